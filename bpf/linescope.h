@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The BPF <-> userspace ABI: records in the `events` ring buffer, per-process configuration in
+ * `procs`, interpreter layouts in `pylayouts`, and the `ls_stats` counters in .bss.
+ * Only fixed-width types, explicit padding and _Static_asserts, so both sides agree byte for byte.
+ */
+#ifndef __LINESCOPE_H
+#define __LINESCOPE_H
+
+#ifndef LS_MAX_FRAMES
+#define LS_MAX_FRAMES 192 /* Python frames walked per sample; deeper stacks are cut and flagged */
+#endif
+#ifndef LS_MAX_PROCS
+#define LS_MAX_PROCS 16384 /* target processes tracked at once */
+#endif
+#ifndef LS_MAX_LAYOUTS
+#define LS_MAX_LAYOUTS 64 /* distinct interpreter layouts (one per CPython minor version/build) */
+#endif
+#ifndef LS_COMM_LEN
+#define LS_COMM_LEN 16
+#endif
+#define LS_OFF_NONE 0xffff /* a layout field that this interpreter does not have */
+
+enum ls_rec_type {
+	LS_REC_SAMPLE = 1, /* ls_sample + nframes * ls_frame */
+	LS_REC_PROC = 2,   /* ls_proc_event: fork, exec, exit, new process seen in the cgroup */
+	LS_REC_OFFCPU = 3, /* ls_sample (kind LS_SAMPLE_OFFCPU) + frames: a thread blocked */
+	LS_REC_RSS = 4,    /* ls_rss_event: resident memory changed */
+	LS_REC_TRACE = 5,  /* ls_trace_batch: a python-usdt batch of line counts */
+	LS_REC_GPU = 6,    /* GPU records from gpu/ (see gpu/gpu_records.h) */
+};
+
+enum ls_sample_kind {
+	LS_SAMPLE_ONCPU = 0,
+	LS_SAMPLE_OFFCPU = 1,  /* weight_ns = time the thread was off CPU */
+	LS_SAMPLE_GPULAUNCH = 2, /* aux = CUDA correlation id; stack of the launching thread */
+};
+
+/* ls_sample.flags */
+enum ls_sample_flags {
+	LS_SF_KERNEL = 1 << 0,     /* sampled in kernel mode (syscall or fault) */
+	LS_SF_TRUNCATED = 1 << 1,  /* the Python stack was deeper than LS_MAX_FRAMES */
+	LS_SF_NO_TSTATE = 1 << 2,  /* a Python process, but this thread has no thread state */
+	LS_SF_READ_FAIL = 1 << 3,  /* a user memory read failed mid-walk (stack is partial) */
+	LS_SF_NOT_PYTHON = 1 << 4, /* process not (yet) known to run a supported CPython */
+	LS_SF_GIL_HELD = 1 << 5,   /* this thread's state is the GIL holder */
+	LS_SF_GIL_KNOWN = 1 << 6,  /* LS_SF_GIL_HELD is meaningful for this interpreter */
+	LS_SF_BAD_FRAME = 1 << 7,  /* walk stopped at a frame that failed a sanity check */
+};
+
+struct ls_frame {
+	__u64 code;  /* PyCodeObject address */
+	__s32 instr; /* byte offset of the current instruction from co_code_adaptive (-2: none) */
+	__u32 fp;    /* fingerprint of code-object fields; detects address reuse */
+};
+
+struct ls_sample {
+	__u32 type; /* LS_REC_SAMPLE or LS_REC_OFFCPU */
+	__u32 pid;  /* tgid, as the host sees it */
+	__u32 tid;
+	__u16 cpu;
+	__u8 kind;  /* enum ls_sample_kind */
+	__u8 flags; /* enum ls_sample_flags */
+	__u64 ts;   /* bpf_ktime_get_ns() */
+	__u64 user_ip;   /* user-mode instruction pointer of the thread */
+	__u64 weight_ns; /* on-CPU: sample period; off-CPU: blocked time */
+	__u64 aux;       /* kind-specific (GPU correlation id) */
+	__u16 nframes;
+	__u16 pad0;
+	__u32 pad1;
+	char comm[LS_COMM_LEN]; /* thread name */
+	struct ls_frame frames[]; /* innermost first */
+};
+
+enum ls_proc_event_kind {
+	LS_PE_FORK = 1,  /* pid is the new process, ppid its parent */
+	LS_PE_EXEC = 2,  /* pid replaced its image; re-discover Python */
+	LS_PE_EXIT = 3,  /* last thread of pid exited; exit_code as in wait(2) */
+	LS_PE_SEEN = 4,  /* pid found in the target cgroup on its first sample */
+};
+
+struct ls_proc_event {
+	__u32 type; /* LS_REC_PROC */
+	__u32 kind; /* enum ls_proc_event_kind */
+	__u32 pid;
+	__u32 ppid;
+	__u32 tid; /* thread that caused the event */
+	__s32 exit_code;
+	__u64 ts;
+	__u64 cgroup_id;
+	char comm[LS_COMM_LEN];
+};
+
+struct ls_rss_event {
+	__u32 type; /* LS_REC_RSS */
+	__u32 pid;
+	__u32 tid;
+	__u32 pad;
+	__u64 ts;
+	__u64 rss_bytes;
+};
+
+/*
+ * Where CPython keeps what the walker needs, for one interpreter build. Userspace fills it from a
+ * per-version table (3.11, 3.12) or from the target's _Py_DebugOffsets (3.13+). Offsets in bytes;
+ * LS_OFF_NONE where the field does not exist.
+ */
+struct ls_pylayout {
+	__u16 tstate_frame;       /* 3.11/12: PyThreadState.cframe; 3.13+: .current_frame */
+	__u16 cframe_current;     /* _PyCFrame.current_frame, or NONE when tstate_frame is the frame */
+	__u16 tstate_native_tid;  /* PyThreadState.native_thread_id */
+	__u16 tstate_next;        /* PyThreadState.next */
+	__u16 frame_code;         /* f_code / f_executable */
+	__u16 frame_previous;     /* previous */
+	__u16 frame_instr;        /* prev_instr / instr_ptr */
+	__u16 frame_owner;        /* owner (u8) */
+	__u16 code_adaptive;      /* offsetof(PyCodeObject, co_code_adaptive) */
+	__u16 code_firstlineno;   /* co_firstlineno (int) */
+	__u16 code_filename;      /* co_filename pointer, used in the fingerprint */
+	__u16 code_qualname;      /* co_qualname pointer, used in the fingerprint */
+	__u16 code_linetable;     /* co_linetable pointer, used in the fingerprint */
+	__u16 interp_threads_head;/* PyInterpreterState.threads.head */
+	__u16 runtime_interp_head;/* _PyRuntimeState.interpreters.head */
+	__u16 runtime_gil_holder; /* 3.11: _PyRuntime.gilstate.tstate_current; NONE if absent */
+	__u8 owner_cstack;        /* FRAME_OWNED_BY_CSTACK value, 0xff when there is none */
+	__u8 code_tag_mask;       /* low bits to clear from f_executable (3.14 _PyStackRef) */
+	__u16 pad;
+};
+
+/* How a thread finds its PyThreadState. */
+enum ls_tstate_mode {
+	LS_TS_NONE = 0,
+	LS_TS_GLIBC_TSD = 1,   /* pthread_getspecific(autoTSSkey) through fsbase (glibc layout) */
+	LS_TS_THREAD_LIST = 2, /* walk interp->threads matching native_thread_id (any libc) */
+};
+
+/* ls_proc.flags */
+enum ls_proc_flags {
+	LS_PF_PYTHON = 1 << 0,  /* interpreter found and layout set: walk frames */
+	LS_PF_PENDING = 1 << 1, /* target, but userspace has not finished discovery */
+};
+
+/* Value of the `procs` map, keyed by tgid. */
+struct ls_proc {
+	__u32 flags;      /* enum ls_proc_flags */
+	__u32 layout_id;  /* index into `pylayouts` */
+	__u64 runtime;    /* address of _PyRuntime */
+	__u64 tss_addr;   /* address of the Py_tss_t holding the thread-state key */
+	__u32 tsd_mode;   /* enum ls_tstate_mode */
+	__u16 tsd_base;   /* glibc: offsetof(struct pthread, specific_1stblock) */
+	__u16 tsd_stride; /* glibc: sizeof(struct pthread_key_data) */
+	__u16 tsd_data;   /* glibc: offsetof(struct pthread_key_data, data) */
+	__u16 tsd_2nd;    /* glibc: offsetof(struct pthread, specific) (second-level table) */
+	__u32 pad;
+};
+
+/* Counters in .bss; every failure path in BPF bumps one. Userspace reports them. */
+struct ls_stats {
+	__u64 samples;        /* samples of target threads emitted */
+	__u64 ringbuf_drops;  /* records lost because the ring buffer was full */
+	__u64 truncated;      /* stacks cut at LS_MAX_FRAMES */
+	__u64 read_fail;      /* user memory reads that failed */
+	__u64 no_tstate;      /* threads of Python processes without a thread state */
+	__u64 proc_events;
+	__u64 procs_full;     /* could not add a process: `procs` map full */
+	__u64 offcpu;
+	__u64 rss_events;
+	__u64 trace_batches;
+	__u64 gpu_records;
+	__u64 bad_frames;
+};
+
+#define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
+
+_Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
+_Static_assert(sizeof(struct ls_sample) == 80, "ls_sample layout");
+_Static_assert(sizeof(struct ls_proc_event) == 56, "ls_proc_event layout");
+_Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
+_Static_assert(sizeof(struct ls_pylayout) == 36, "ls_pylayout layout");
+_Static_assert(sizeof(struct ls_proc) == 40, "ls_proc layout");
+
+#endif /* __LINESCOPE_H */

@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: MIT
+# report/: rules for this directory (see the top-level Makefile for the variables it extends).

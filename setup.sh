@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Installs everything LineScope-BPF needs to build and test on Debian 12 (run as root).
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then
+	echo "setup.sh: run as root (it installs Debian packages)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+pkgs=(
+	build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+	libsqlite3-dev sqlite3 libjansson-dev libxxhash-dev libcmocka-dev systemtap-sdt-dev
+	python3.11 python3.11-dev python3-line-profiler bpftrace debootstrap
+	chromium clang-format
+)
+# Node.js may come from nodesource (which bundles npm and conflicts with Debian's npm package).
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Browser tests drive Debian's chromium through playwright-core (no browser download).
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -f "$here/tests/report/package.json" ] && [ ! -d "$here/tests/report/node_modules/playwright-core" ]; then
+	(cd "$here/tests/report" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+echo "setup.sh: dependencies installed"
