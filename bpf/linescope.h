@@ -7,6 +7,10 @@
 #ifndef __LINESCOPE_H
 #define __LINESCOPE_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h> /* userspace; BPF gets the types from vmlinux.h */
+#endif
+
 #ifndef LS_MAX_FRAMES
 #define LS_MAX_FRAMES 192 /* Python frames walked per sample; deeper stacks are cut and flagged */
 #endif
@@ -34,6 +38,7 @@ enum ls_sample_kind {
 	LS_SAMPLE_ONCPU = 0,
 	LS_SAMPLE_OFFCPU = 1,  /* weight_ns = time the thread was off CPU */
 	LS_SAMPLE_GPULAUNCH = 2, /* aux = CUDA correlation id; stack of the launching thread */
+	LS_SAMPLE_SPAWN = 3,     /* aux = new child pid; stack of the forking thread */
 };
 
 /* ls_sample.flags */
@@ -69,7 +74,7 @@ struct ls_sample {
 	__u16 pad0;
 	__u32 pad1;
 	char comm[LS_COMM_LEN]; /* thread name */
-	struct ls_frame frames[]; /* innermost first */
+	/* followed by nframes struct ls_frame, innermost first */
 };
 
 enum ls_proc_event_kind {
@@ -146,6 +151,7 @@ struct ls_proc {
 	__u32 layout_id;  /* index into `pylayouts` */
 	__u64 runtime;    /* address of _PyRuntime */
 	__u64 tss_addr;   /* address of the Py_tss_t holding the thread-state key */
+	__u64 code_type;  /* address of PyCode_Type: frames whose code has another type are skipped */
 	__u32 tsd_mode;   /* enum ls_tstate_mode */
 	__u16 tsd_base;   /* glibc: offsetof(struct pthread, specific_1stblock) */
 	__u16 tsd_stride; /* glibc: sizeof(struct pthread_key_data) */
@@ -153,6 +159,13 @@ struct ls_proc {
 	__u16 tsd_2nd;    /* glibc: offsetof(struct pthread, specific) (second-level table) */
 	__u32 pad;
 };
+
+/*
+ * The walker reads a frame and a code object as one window each; every layout offset it uses
+ * must leave room for an 8-byte read inside these windows (userspace checks).
+ */
+#define LS_FRAME_WIN 96
+#define LS_CODE_WIN 168
 
 /* Counters in .bss; every failure path in BPF bumps one. Userspace reports them. */
 struct ls_stats {
@@ -173,10 +186,10 @@ struct ls_stats {
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
 
 _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
-_Static_assert(sizeof(struct ls_sample) == 80, "ls_sample layout");
+_Static_assert(sizeof(struct ls_sample) == 72, "ls_sample layout");
 _Static_assert(sizeof(struct ls_proc_event) == 56, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_pylayout) == 36, "ls_pylayout layout");
-_Static_assert(sizeof(struct ls_proc) == 40, "ls_proc layout");
+_Static_assert(sizeof(struct ls_proc) == 48, "ls_proc layout");
 
 #endif /* __LINESCOPE_H */

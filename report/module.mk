@@ -1,2 +1,3 @@
 # SPDX-License-Identifier: MIT
 # report/: rules for this directory (see the top-level Makefile for the variables it extends).
+LIB_OBJS += $(patsubst report/%.c,$(OUTPUT)/report/%.o,$(wildcard report/*.c))

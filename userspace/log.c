@@ -81,7 +81,7 @@ void ls_dbg(const char *fmt, ...)
 	va_end(ap);
 }
 
-int ls_libbpf_print(int level, const char *fmt, va_list ap)
+int ls_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG && log_level < LS_LOG_DEBUG)
 		return 0;

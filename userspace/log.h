@@ -10,6 +10,7 @@
 #define LS_LOG_H
 
 #include <stdarg.h>
+#include <bpf/libbpf.h>
 
 enum ls_log_level {
 	LS_LOG_QUIET = -1, /* errors only */
@@ -27,7 +28,7 @@ void ls_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ls_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* libbpf_set_print() hook: warnings always, debug output only at -vv. */
-int ls_libbpf_print(int level, const char *fmt, va_list ap);
+int ls_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 
 /* Clears the live status line before a message is printed (set by the status module). */
 void ls_log_set_clear_hook(void (*fn)(void));

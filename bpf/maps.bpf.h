@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Maps, settings and counters shared by every BPF source file. Each is a __weak definition so that
+ * bpftool's static linker merges the copies of all files into one object and one skeleton.
+ */
+#ifndef __LS_MAPS_BPF_H
+#define __LS_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "linescope.h"
+
+/* Every record for userspace, tagged by a leading enum ls_rec_type. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps") __weak;
+
+/* The target set: tgid -> how to walk its interpreter. Userspace and fork tracking add entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LS_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct ls_proc);
+} procs SEC(".maps") __weak;
+
+/* Interpreter layouts, indexed by ls_proc.layout_id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LS_MAX_LAYOUTS);
+	__type(key, __u32);
+	__type(value, struct ls_pylayout);
+} pylayouts SEC(".maps") __weak;
+
+/* The target cgroup (v2) when profiling with --cgroup; descendants match too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps") __weak;
+
+/* One sample record under construction per CPU; too large for the BPF stack. */
+struct ls_sample_buf {
+	struct ls_sample hdr;
+	struct ls_frame frames[LS_MAX_FRAMES];
+	__u8 fwin[LS_FRAME_WIN]; /* the frame being walked */
+	__u8 cwin[LS_CODE_WIN];  /* its code object */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_sample_buf);
+} scratch SEC(".maps") __weak;
+
+const volatile bool filter_cgroup __weak = false;
+const volatile __u32 self_tgid __weak = 0;
+
+struct ls_stats stats __weak;
+
+#define LS_STAT_INC(field) __sync_fetch_and_add(&stats.field, 1)
+
+#endif /* __LS_MAPS_BPF_H */

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPython frame walker: finds the current thread's PyThreadState and records, innermost first,
+ * each interpreter frame's code object, instruction offset and code fingerprint. Runs in the context
+ * of the thread being walked (perf_event, sched_switch, USDT), so user reads hit its address space.
+ * Layout offsets come from `pylayouts`; nothing here is specific to one CPython version.
+ */
+#ifndef __LS_PYWALK_BPF_H
+#define __LS_PYWALK_BPF_H
+
+#include "maps.bpf.h"
+#include "fingerprint.h"
+
+#define LS_THREAD_LIST_MAX 256 /* threads scanned per lookup in LS_TS_THREAD_LIST mode */
+
+static __always_inline __u64 read_u64(const void *uaddr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), uaddr)) {
+		LS_STAT_INC(read_fail);
+		return 0;
+	}
+	return v;
+}
+
+/* Loads a u64 at a layout offset inside a window; offsets are bounded by userspace and here. */
+#define WIN_U64(win, off, winsz) ((off) <= (winsz) - 8 ? *(__u64 *)&(win)[(off)&0xff] : 0)
+
+struct tl_ctx {
+	__u64 ts;
+	__u64 found;
+	__u32 tid;
+	__u16 next_off;
+	__u16 tid_off;
+};
+
+static long thread_list_step(__u32 i, void *data)
+{
+	struct tl_ctx *c = data;
+	__u64 tid;
+
+	if (!c->ts)
+		return 1;
+	tid = read_u64((void *)(c->ts + c->tid_off));
+	if ((__u32)tid == c->tid) {
+		c->found = c->ts;
+		return 1;
+	}
+	c->ts = read_u64((void *)(c->ts + c->next_off));
+	return 0;
+}
+
+/* Returns the PyThreadState of the current thread, or 0 when it has none. */
+static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const struct ls_pylayout *L,
+					       struct task_struct *task, __u32 tid)
+{
+	if (p->tsd_mode == LS_TS_GLIBC_TSD) {
+		struct {
+			__s32 initialized;
+			__u32 key;
+		} tss;
+		__u64 fsbase, slot;
+
+		if (bpf_probe_read_user(&tss, sizeof(tss), (void *)p->tss_addr)) {
+			LS_STAT_INC(read_fail);
+			return 0;
+		}
+		if (!tss.initialized)
+			return 0;
+		fsbase = BPF_CORE_READ(task, thread.fsbase);
+		if (!fsbase)
+			return 0;
+		if (tss.key < 32) {
+			slot = fsbase + p->tsd_base + (__u64)tss.key * p->tsd_stride;
+		} else {
+			/* glibc's second-level table: specific[key / 32][key % 32] */
+			__u64 blk = read_u64((void *)(fsbase + p->tsd_2nd + (tss.key / 32) * 8));
+
+			if (!blk)
+				return 0;
+			slot = blk + (__u64)(tss.key % 32) * p->tsd_stride;
+		}
+		return read_u64((void *)(slot + p->tsd_data));
+	}
+	if (p->tsd_mode == LS_TS_THREAD_LIST) {
+		struct tl_ctx c = {
+			.tid = tid,
+			.next_off = L->tstate_next,
+			.tid_off = L->tstate_native_tid,
+		};
+		__u64 interp = read_u64((void *)(p->runtime + L->runtime_interp_head));
+
+		if (!interp)
+			return 0;
+		c.ts = read_u64((void *)(interp + L->interp_threads_head));
+		bpf_loop(LS_THREAD_LIST_MAX, thread_list_step, &c, 0);
+		return c.found;
+	}
+	return 0;
+}
+
+struct walk_ctx {
+	struct ls_sample_buf *b;
+	const struct ls_pylayout *L;
+	__u64 frame;
+	__u64 code_type;
+	__u32 n;
+	__u8 flags;
+};
+
+static long walk_step(__u32 i, void *data)
+{
+	struct walk_ctx *c = data;
+	struct ls_sample_buf *b = c->b;
+	const struct ls_pylayout *L = c->L;
+	__u64 code, instr, ltab, fname, qname;
+	__u32 firstlineno, n;
+	__u8 owner;
+
+	if (!c->frame)
+		return 1;
+	if (c->n >= LS_MAX_FRAMES) {
+		c->flags |= LS_SF_TRUNCATED;
+		LS_STAT_INC(truncated);
+		return 1;
+	}
+	if (bpf_probe_read_user(b->fwin, LS_FRAME_WIN, (void *)c->frame)) {
+		c->flags |= LS_SF_READ_FAIL;
+		LS_STAT_INC(read_fail);
+		return 1;
+	}
+	code = WIN_U64(b->fwin, L->frame_code, LS_FRAME_WIN) & ~(__u64)L->code_tag_mask;
+	instr = WIN_U64(b->fwin, L->frame_instr, LS_FRAME_WIN);
+	owner = L->frame_owner < LS_FRAME_WIN ? b->fwin[L->frame_owner & 0x7f] : 0;
+	c->frame = WIN_U64(b->fwin, L->frame_previous, LS_FRAME_WIN);
+
+	/* shim frames owned by the C stack (3.12+) carry no user code */
+	if (owner == L->owner_cstack)
+		return 0;
+	if (!code || bpf_probe_read_user(b->cwin, LS_CODE_WIN, (void *)code)) {
+		c->flags |= LS_SF_READ_FAIL;
+		LS_STAT_INC(read_fail);
+		return 1;
+	}
+	/* ob_type follows ob_refcnt; a frame whose executable is not a code object is skipped */
+	if (*(__u64 *)&b->cwin[8] != c->code_type)
+		return 0;
+	fname = WIN_U64(b->cwin, L->code_filename, LS_CODE_WIN);
+	qname = WIN_U64(b->cwin, L->code_qualname, LS_CODE_WIN);
+	ltab = WIN_U64(b->cwin, L->code_linetable, LS_CODE_WIN);
+	firstlineno = L->code_firstlineno <= LS_CODE_WIN - 4 ?
+			      *(__u32 *)&b->cwin[L->code_firstlineno & 0xff] :
+			      0;
+
+	n = c->n;
+	if (n >= LS_MAX_FRAMES)
+		return 1;
+	b->frames[n].code = code;
+	b->frames[n].instr = instr ? (__s32)(instr - (code + L->code_adaptive)) : -2;
+	b->frames[n].fp = ls_code_fp(fname, qname, ltab, firstlineno);
+	c->n = n + 1;
+	return 0;
+}
+
+/*
+ * Fills b->frames for the current thread and returns how many; sets LS_SF_* flags in b->hdr.
+ * b->hdr.flags must be initialised by the caller.
+ */
+static __always_inline __u32 ls_walk_python(struct ls_sample_buf *b, const struct ls_proc *p,
+					    struct task_struct *task, __u32 tid)
+{
+	const struct ls_pylayout *L;
+	struct walk_ctx c = {};
+	__u32 lid = p->layout_id;
+	__u64 tstate, frame;
+
+	L = bpf_map_lookup_elem(&pylayouts, &lid);
+	if (!L) {
+		b->hdr.flags |= LS_SF_NOT_PYTHON;
+		return 0;
+	}
+	tstate = ls_current_tstate(p, L, task, tid);
+	if (!tstate) {
+		b->hdr.flags |= LS_SF_NO_TSTATE;
+		LS_STAT_INC(no_tstate);
+		return 0;
+	}
+	if (L->runtime_gil_holder != LS_OFF_NONE) {
+		b->hdr.flags |= LS_SF_GIL_KNOWN;
+		if (read_u64((void *)(p->runtime + L->runtime_gil_holder)) == tstate)
+			b->hdr.flags |= LS_SF_GIL_HELD;
+	}
+	frame = read_u64((void *)(tstate + L->tstate_frame));
+	if (frame && L->cframe_current != LS_OFF_NONE)
+		frame = read_u64((void *)(frame + L->cframe_current));
+
+	c.b = b;
+	c.L = L;
+	c.frame = frame;
+	c.code_type = p->code_type;
+	bpf_loop(LS_MAX_FRAMES + 1, walk_step, &c, 0);
+	if (c.frame && !(c.flags & (LS_SF_TRUNCATED | LS_SF_READ_FAIL))) {
+		/* skipped shim frames used up the iterations */
+		c.flags |= LS_SF_TRUNCATED;
+		LS_STAT_INC(truncated);
+	}
+	b->hdr.flags |= c.flags;
+	return c.n;
+}
+
+#endif /* __LS_PYWALK_BPF_H */

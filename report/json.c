@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+/* Builds the report data and the JSON output from the model. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "escape.h"
+#include "json.h"
+
+json_t *ls_json__strn(const char *text, size_t len)
+{
+	json_t *j;
+	char *clean;
+
+	if (!text)
+		return json_null();
+	j = json_stringn(text, len);
+	if (j)
+		return j;
+	/* invalid UTF-8 (or NUL bytes): replace what is not text */
+	if (ls_utf8_sanitize(text, len, &clean, &len) < 0)
+		return json_string("");
+	j = json_stringn(clean, len);
+	free(clean);
+	return j ? j : json_string("");
+}
+
+json_t *ls_json__str(const char *text)
+{
+	return text ? ls_json__strn(text, strlen(text)) : json_null();
+}
+
+static json_t *secs(int64_t ns)
+{
+	return json_real(ns / 1e9);
+}
+
+static const char *meta_or(const struct ls_model *m, const char *key, const char *def)
+{
+	const char *v = ls_model__meta(m, key);
+
+	return v ? v : def;
+}
+
+static json_t *exit_text(int status)
+{
+	char buf[64];
+
+	if (status < 0)
+		return json_null();
+	if (WIFEXITED(status))
+		snprintf(buf, sizeof(buf), "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, sizeof(buf), "signal %s", sigabbrev_np(WTERMSIG(status)) ?: "?");
+	else
+		snprintf(buf, sizeof(buf), "status %d", status);
+	return json_string(buf);
+}
+
+/* Samples per second of the main process (the first one recorded). */
+static json_t *main_rate(const struct ls_model *m)
+{
+	if (!m->nprocs || m->elapsed_s <= 0)
+		return json_null();
+	return json_real(m->procs[0].samples / m->elapsed_s);
+}
+
+static json_t *run_object(const struct ls_model *m)
+{
+	int64_t lost = m->lost_ringbuf + m->lost_read + m->lost_truncated + m->lost_unresolved;
+	const char *status = meta_or(m, "status", NULL);
+	json_t *run = json_object(), *notes = json_array(), *caps = json_object();
+	char buf[256];
+
+	json_object_set_new(run, "tool", json_string(meta_or(m, "tool", "linescope-bpf")));
+	if (!status) {
+		status = "Failed";
+		json_array_append_new(notes, json_string("the recording was interrupted before it "
+							 "finished; measurements up to the last "
+							 "flush are shown"));
+	}
+	json_object_set_new(run, "status", json_string(status));
+	json_object_set_new(run, "status_detail", ls_json__str(ls_model__meta(m, "status_detail")));
+	json_object_set_new(run, "method", json_string(meta_or(m, "method", "Sampling")));
+	json_object_set_new(run, "collector", json_string(meta_or(m, "collector", "bpf-sampling")));
+	json_object_set_new(run, "mode", json_string(meta_or(m, "mode", "cpu")));
+	json_object_set_new(run, "scope",
+			    json_pack("{s:s, s:o}", "kind", meta_or(m, "scope_kind", "pid"), "text",
+				      ls_json__str(meta_or(m, "scope", ""))));
+	json_object_set_new(run, "started_at", ls_json__str(ls_model__meta(m, "started_at")));
+	json_object_set_new(run, "elapsed_s", json_real(m->elapsed_s));
+	json_object_set_new(run, "frequency_hz",
+			    json_integer(strtol(meta_or(m, "frequency_hz", "0"), NULL, 10)));
+	json_object_set_new(run, "samples", json_integer(m->samples));
+	json_object_set_new(run, "samples_per_s", main_rate(m));
+	json_object_set_new(run, "lost",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)lost,
+				      "ringbuf", (json_int_t)m->lost_ringbuf, "read_errors",
+				      (json_int_t)m->lost_read, "truncated_stacks",
+				      (json_int_t)m->lost_truncated, "unresolved",
+				      (json_int_t)m->lost_unresolved));
+	json_object_set_new(run, "processes", json_integer(m->nprocs));
+	json_object_set_new(run, "threads", json_integer(m->threads));
+	json_object_set_new(caps, "samples", json_true());
+	json_object_set_new(caps, "hits", json_false());
+	json_object_set_new(caps, "calls", json_false());
+	json_object_set_new(caps, "cpu_split", json_true());
+	json_object_set_new(caps, "wait", json_false());
+	json_object_set_new(caps, "memory", json_false());
+	json_object_set_new(caps, "gpu", json_false());
+	json_object_set_new(caps, "spark", json_false());
+	json_object_set_new(run, "capabilities", caps);
+	if (m->lost_truncated) {
+		snprintf(buf, sizeof(buf),
+			 "%lld samples had Python stacks deeper than %s frames; their outermost "
+			 "frames are missing",
+			 (long long)m->lost_truncated, meta_or(m, "max_frames", "the maximum"));
+		json_array_append_new(notes, json_string(buf));
+	}
+	json_object_set_new(run, "notes", notes);
+	return run;
+}
+
+static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "pid", json_integer(p->pid));
+	json_object_set_new(o, "ppid", json_integer(p->ppid));
+	json_object_set_new(o, "nspid", p->nspid && p->nspid != p->pid ? json_integer(p->nspid) :
+									json_null());
+	json_object_set_new(o, "comm", ls_json__str(p->comm));
+	json_object_set_new(o, "argv", ls_json__str(p->argv ? p->argv : p->comm));
+	json_object_set_new(o, "start_s", secs(p->start_ns));
+	json_object_set_new(o, "end_s", p->end_ns >= 0 ? secs(p->end_ns) : json_null());
+	json_object_set_new(o, "exit", exit_text(p->exit_code));
+	if (p->python) {
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "%s (%s)", p->python, p->python_build ?: "");
+		json_object_set_new(o, "python", json_string(buf));
+	} else {
+		json_object_set_new(o, "python", json_null());
+	}
+	json_object_set_new(o, "note", ls_json__str(p->note));
+	json_object_set_new(o, "threads", json_integer(p->threads));
+	json_object_set_new(o, "samples", json_integer(p->samples));
+	json_object_set_new(o, "native_samples", json_integer(p->native_samples));
+	if (p->parent >= 0 && p->spawn_file >= 0)
+		json_object_set_new(o, "parent",
+				    json_pack("{s:i, s:i, s:i, s:n}", "proc", p->parent, "src",
+					      p->spawn_file, "line", p->spawn_line, "wait_s"));
+	else
+		json_object_set_new(o, "parent", json_null());
+	return o;
+}
+
+static json_t *source_object(const struct ls_mfile *f)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "path", ls_json__str(f->path));
+	json_object_set_new(o, "name", ls_json__str(f->name));
+	json_object_set_new(o, "kind", json_string(f->kind));
+	json_object_set_new(o, "text", f->text ? ls_json__strn(f->text, f->len) : json_null());
+	json_object_set_new(o, "unavailable",
+			    f->text ? json_null() :
+				      ls_json__str(f->unavailable ? f->unavailable :
+								    "source not captured"));
+	json_object_set_new(o, "nlines", json_integer(f->nlines));
+	json_object_set_new(o, "cells", json_null());
+	return o;
+}
+
+/* Appends to named column arrays of a column-oriented table. */
+static json_t *column(json_t *table, const char *name)
+{
+	json_t *a = json_object_get(table, name);
+
+	if (!a) {
+		a = json_array();
+		json_object_set_new(table, name, a);
+	}
+	return a;
+}
+
+static json_t *lines_table(const struct ls_model *m)
+{
+	static const char *const absent[] = { "cpu_s",	    "wait_s",	 "gil_wait_s", "hits",
+					      "avg_hit_s",  "mem_change", "peak_mem",   "gpu_s",
+					      "gpu_peak_mem", "driver_s" };
+	json_t *t = json_object();
+
+	/* named columns exist even when empty, so the renderer sees the shape */
+	const char *const cols[] = { "proc",	"src",	       "line",	    "time_s",
+				     "total_s", "samples",    "samples_total", "python_s",
+				     "native_s", "kernel_s" };
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		column(t, cols[i]);
+	for (size_t i = 0; i < m->nlines; i++) {
+		const struct ls_mline *l = &m->lines[i];
+
+		json_array_append_new(column(t, "proc"), json_integer(l->proc));
+		json_array_append_new(column(t, "src"), json_integer(l->file));
+		json_array_append_new(column(t, "line"), json_integer(l->line));
+		json_array_append_new(column(t, "time_s"), secs(l->own_ns));
+		json_array_append_new(column(t, "total_s"), secs(l->total_ns));
+		json_array_append_new(column(t, "samples"), json_integer(l->own_count));
+		json_array_append_new(column(t, "samples_total"), json_integer(l->total_count));
+		json_array_append_new(column(t, "python_s"), secs(l->mode_ns[0]));
+		json_array_append_new(column(t, "native_s"), secs(l->mode_ns[1]));
+		json_array_append_new(column(t, "kernel_s"), secs(l->mode_ns[2]));
+	}
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+		json_object_set_new(t, absent[i], json_null());
+	return t;
+}
+
+static json_t *functions_table(const struct ls_model *m)
+{
+	json_t *t = json_object();
+	const char *const cols[] = { "proc",	"src",	   "name",   "def_line", "end_line",
+				     "lines",	"time_s",  "total_s", "samples" };
+
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		column(t, cols[i]);
+	for (size_t i = 0; i < m->nfstats; i++) {
+		const struct ls_mfstat *fs = &m->fstats[i];
+		const struct ls_mfunc *f = &m->funcs[fs->func];
+
+		json_array_append_new(column(t, "proc"), json_integer(fs->proc));
+		json_array_append_new(column(t, "src"), json_integer(f->file));
+		json_array_append_new(column(t, "name"), ls_json__str(f->qualname));
+		json_array_append_new(column(t, "def_line"), json_integer(f->firstlineno));
+		json_array_append_new(column(t, "end_line"), json_null());
+		json_array_append_new(column(t, "lines"), json_null());
+		json_array_append_new(column(t, "time_s"), secs(fs->own_ns));
+		json_array_append_new(column(t, "total_s"), secs(fs->total_ns));
+		json_array_append_new(column(t, "samples"), json_integer(fs->own_count));
+	}
+	json_object_set_new(t, "calls", json_null());
+	return t;
+}
+
+static json_t *edges_table(const struct ls_model *m)
+{
+	json_t *t = json_object();
+	const char *const cols[] = { "proc", "src", "line", "callee_src", "callee_line", "samples" };
+
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		column(t, cols[i]);
+	for (size_t i = 0; i < m->nedges; i++) {
+		const struct ls_medge *e = &m->edges[i];
+		const struct ls_mfunc *f = &m->funcs[e->callee];
+
+		json_array_append_new(column(t, "proc"), json_integer(e->proc));
+		json_array_append_new(column(t, "src"), json_integer(e->file));
+		json_array_append_new(column(t, "line"), json_integer(e->line));
+		json_array_append_new(column(t, "callee_src"), json_integer(f->file));
+		json_array_append_new(column(t, "callee_line"), json_integer(f->firstlineno));
+		json_array_append_new(column(t, "samples"), json_integer(e->count));
+	}
+	return t;
+}
+
+static json_t *children_array(const struct ls_model *m)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct ls_mproc *p = &m->procs[i];
+		json_t *o;
+
+		if (p->parent < 0 || p->spawn_file < 0)
+			continue;
+		o = json_object();
+		json_object_set_new(o, "proc", json_integer(i));
+		json_object_set_new(o, "parent_proc", json_integer(p->parent));
+		json_object_set_new(o, "src", json_integer(p->spawn_file));
+		json_object_set_new(o, "line", json_integer(p->spawn_line));
+		json_object_set_new(o, "cmd", ls_json__str(p->argv ? p->argv : p->comm));
+		json_object_set_new(o, "wait_s", json_null());
+		json_object_set_new(o, "duration_s",
+				    p->end_ns >= 0 ? secs(p->end_ns - p->start_ns) : json_null());
+		json_object_set_new(o, "exit", exit_text(p->exit_code));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+json_t *ls_json__report_data(const struct ls_model *m)
+{
+	json_t *d = json_object(), *procs = json_array(), *srcs = json_array(), *syms = json_array();
+
+	json_object_set_new(d, "version", json_integer(1));
+	json_object_set_new(d, "run", run_object(m));
+	for (size_t i = 0; i < m->nprocs; i++)
+		json_array_append_new(procs, process_object(m, &m->procs[i]));
+	json_object_set_new(d, "processes", procs);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		json_array_append_new(srcs, source_object(&m->files[i]));
+		json_array_append_new(syms, json_pack("{s:[], s:[]}", "links", "defs"));
+	}
+	json_object_set_new(d, "sources", srcs);
+	json_object_set_new(d, "lines", lines_table(m));
+	json_object_set_new(d, "functions", functions_table(m));
+	json_object_set_new(d, "edges", edges_table(m));
+	json_object_set_new(d, "symbols", syms);
+	json_object_set_new(d, "children", children_array(m));
+	json_object_set_new(d, "memory", json_null());
+	json_object_set_new(d, "gpu", json_null());
+	json_object_set_new(d, "spark", json_null());
+	return d;
+}
+
+/* Source text of one line (1-based) of a file, or NULL. */
+static json_t *line_text(const struct ls_mfile *f, int line)
+{
+	const char *p, *end;
+
+	if (!f->text || line < 1)
+		return json_null();
+	p = f->text;
+	end = f->text + f->len;
+	for (int l = 1; l < line && p < end; l++) {
+		p = memchr(p, '\n', end - p);
+		if (!p)
+			return json_null();
+		p++;
+	}
+	if (p >= end)
+		return json_null();
+	return ls_json__strn(p, (const char *)(memchr(p, '\n', end - p) ?: end) - p);
+}
+
+json_t *ls_json__lines(const struct ls_model *m)
+{
+	json_t *o = json_object(), *run = run_object(m), *lines = json_array(), *procs = json_array(),
+	       *funcs = json_array();
+
+	json_object_set_new(run, "schema", json_integer(1));
+	json_object_del(run, "capabilities");
+	json_object_set_new(o, "run", run);
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct ls_mproc *p = &m->procs[i];
+		json_t *po = process_object(m, p);
+
+		json_object_del(po, "parent");
+		json_object_set_new(po, "parent_pid",
+				    p->parent >= 0 ? json_integer(m->procs[p->parent].pid) :
+						     json_null());
+		json_array_append_new(procs, po);
+	}
+	json_object_set_new(o, "processes", procs);
+	for (size_t i = 0; i < m->nlines; i++) {
+		const struct ls_mline *l = &m->lines[i];
+		const struct ls_mfile *f = &m->files[l->file];
+		json_t *r = json_object();
+
+		json_object_set_new(r, "pid", json_integer(m->procs[l->proc].pid));
+		json_object_set_new(r, "path", ls_json__str(f->path));
+		json_object_set_new(r, "line", json_integer(l->line));
+		json_object_set_new(r, "function",
+				    l->func >= 0 ? ls_json__str(m->funcs[l->func].qualname) :
+						   json_null());
+		json_object_set_new(r, "kind", json_string(f->kind));
+		json_object_set_new(r, "samples", json_integer(l->self_count));
+		json_object_set_new(r, "self_time_s", secs(l->self_ns));
+		json_object_set_new(r, "total_time_s", secs(l->total_ns));
+		json_object_set_new(r, "time_s", secs(l->own_ns));
+		json_object_set_new(r, "own_samples", json_integer(l->own_count));
+		json_object_set_new(r, "python_time_s", secs(l->mode_ns[0]));
+		json_object_set_new(r, "native_time_s", secs(l->mode_ns[1]));
+		json_object_set_new(r, "kernel_time_s", secs(l->mode_ns[2]));
+		json_object_set_new(r, "cpu_time_s", json_null());
+		json_object_set_new(r, "wait_time_s", json_null());
+		json_object_set_new(r, "hits", json_null());
+		json_object_set_new(r, "avg_hit_s", json_null());
+		json_object_set_new(r, "mem_change_bytes", json_null());
+		json_object_set_new(r, "peak_mem_bytes", json_null());
+		json_object_set_new(r, "gpu_time_s", json_null());
+		json_object_set_new(r, "gpu_peak_mem_bytes", json_null());
+		json_object_set_new(r, "source", line_text(f, l->line));
+		json_array_append_new(lines, r);
+	}
+	json_object_set_new(o, "lines", lines);
+	for (size_t i = 0; i < m->nfstats; i++) {
+		const struct ls_mfstat *fs = &m->fstats[i];
+		const struct ls_mfunc *f = &m->funcs[fs->func];
+
+		json_array_append_new(funcs,
+				      json_pack("{s:i, s:o, s:o, s:i, s:I, s:f, s:f, s:n}", "pid",
+						m->procs[fs->proc].pid, "path",
+						ls_json__str(m->files[f->file].path), "function",
+						ls_json__str(f->qualname), "first_line",
+						f->firstlineno, "samples", (json_int_t)fs->own_count,
+						"time_s", fs->own_ns / 1e9, "total_time_s",
+						fs->total_ns / 1e9, "calls"));
+	}
+	json_object_set_new(o, "functions", funcs);
+	return o;
+}

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: MIT
+/* Loads a stored profile and aggregates its sample rows by line, function and caller edge. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hashmap.h"
+#include "log.h"
+#include "model.h"
+#include "store.h"
+
+struct stack {
+	uint32_t *frames; /* function id, line; innermost first */
+	int depth;
+};
+
+struct loader {
+	struct ls_model *m;
+	sqlite3 *db;
+	struct ls_hashmap file_idx, func_idx, proc_idx, line_idx, fstat_idx, edge_idx;
+	struct stack *stacks;
+	size_t nstacks;
+	size_t lcap, fcap, ecap;
+	/* scratch for one stack */
+	int *own_line;
+	size_t scratch;
+};
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+static int64_t col_id(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
+}
+
+static int prepare(struct loader *L, const char *sql, sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(L->db, sql, -1, st, NULL) != SQLITE_OK)
+		return ls_err(-EINVAL, "profile query failed: %s", sqlite3_errmsg(L->db));
+	return 0;
+}
+
+static void *grow(void *p, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 256;
+	return realloc(p, *cap * elem);
+}
+
+static int load_meta(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int err = prepare(L, "SELECT key, value FROM meta", &st);
+
+	if (err)
+		return err;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char **k = grow(m->meta_keys, &cap, m->nmeta, sizeof(char *)), **v;
+
+		if (!k)
+			break;
+		m->meta_keys = k;
+		v = realloc(m->meta_vals, cap * sizeof(char *));
+		if (!v)
+			break;
+		m->meta_vals = v;
+		m->meta_keys[m->nmeta] = col_dup(st, 0);
+		m->meta_vals[m->nmeta] = col_dup(st, 1);
+		m->nmeta++;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+const char *ls_model__meta(const struct ls_model *m, const char *key)
+{
+	for (size_t i = 0; i < m->nmeta; i++)
+		if (m->meta_keys[i] && !strcmp(m->meta_keys[i], key))
+			return m->meta_vals[i];
+	return NULL;
+}
+
+static int64_t stat_of(struct loader *L, const char *key)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if (prepare(L, "SELECT value FROM stats WHERE key = ?", &st))
+		return 0;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int load_procs(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int err = prepare(L,
+			  "SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
+			  " start_ns, end_ns, exit_code, python, python_build, note,"
+			  " (SELECT count(*) FROM threads t WHERE t.process_id = p.id)"
+			  " FROM processes p ORDER BY id",
+			  &st);
+
+	if (err)
+		return err;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct ls_mproc *v = grow(m->procs, &cap, m->nprocs, sizeof(*v)), *p;
+
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		m->procs = v;
+		p = &m->procs[m->nprocs];
+		memset(p, 0, sizeof(*p));
+		p->id = sqlite3_column_int64(st, 0);
+		p->pid = sqlite3_column_int(st, 1);
+		p->ppid = sqlite3_column_int(st, 2);
+		p->nspid = sqlite3_column_int(st, 3);
+		p->parent = (int)col_id(st, 4); /* resolved to an index below */
+		p->spawn_stack = col_id(st, 5);
+		p->comm = col_dup(st, 6);
+		p->argv = col_dup(st, 7);
+		p->exe = col_dup(st, 8);
+		p->start_ns = sqlite3_column_int64(st, 9);
+		p->end_ns = col_id(st, 10);
+		p->exit_code = (int)col_id(st, 11);
+		p->python = col_dup(st, 12);
+		p->python_build = col_dup(st, 13);
+		p->note = col_dup(st, 14);
+		p->threads = sqlite3_column_int(st, 15);
+		p->spawn_file = -1;
+		ls_hashmap__set(&L->proc_idx, p->id, m->nprocs);
+		m->threads += p->threads;
+		m->nprocs++;
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < m->nprocs; i++) {
+		uint64_t idx;
+
+		m->procs[i].parent = m->procs[i].parent >= 0 &&
+					     ls_hashmap__get(&L->proc_idx, m->procs[i].parent, &idx) ?
+				     (int)idx :
+				     -1;
+	}
+	return err;
+}
+
+static int count_lines(const char *t, size_t len)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += t[i] == '\n';
+	return n + (len && t[len - 1] != '\n');
+}
+
+static int load_files(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int err = prepare(L,
+			  "SELECT f.id, f.path, f.kind, f.unavailable, s.text"
+			  " FROM files f LEFT JOIN sources s ON s.id = f.source_id ORDER BY f.id",
+			  &st);
+
+	if (err)
+		return err;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct ls_mfile *v = grow(m->files, &cap, m->nfiles, sizeof(*v)), *f;
+		const void *text;
+		const char *slash;
+
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		m->files = v;
+		f = &m->files[m->nfiles];
+		memset(f, 0, sizeof(*f));
+		f->id = sqlite3_column_int64(st, 0);
+		f->path = col_dup(st, 1);
+		if (!f->path)
+			f->path = strdup("<unknown>");
+		slash = strrchr(f->path, '/');
+		f->name = slash && slash[1] ? slash + 1 : f->path;
+		{
+			const char *kind = (const char *)sqlite3_column_text(st, 2);
+
+			f->kind = kind && !strcmp(kind, "library") ? "library" : "python";
+		}
+		f->unavailable = col_dup(st, 3);
+		text = sqlite3_column_blob(st, 4);
+		if (text) {
+			f->len = sqlite3_column_bytes(st, 4);
+			f->text = malloc(f->len + 1);
+			if (f->text) {
+				memcpy(f->text, text, f->len);
+				f->text[f->len] = 0;
+				f->nlines = count_lines(f->text, f->len);
+			}
+		}
+		ls_hashmap__set(&L->file_idx, f->id, m->nfiles);
+		m->nfiles++;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+int ls_model__file_index(const struct ls_model *m, int64_t id)
+{
+	/* files are stored densely by id from 1 */
+	if (id >= 1 && (size_t)id <= m->nfiles && m->files[id - 1].id == id)
+		return id - 1;
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (m->files[i].id == id)
+			return i;
+	return -1;
+}
+
+static int load_funcs(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int err = prepare(L, "SELECT id, file_id, qualname, firstlineno FROM functions ORDER BY id",
+			  &st);
+
+	if (err)
+		return err;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct ls_mfunc *v = grow(m->funcs, &cap, m->nfuncs, sizeof(*v)), *f;
+		uint64_t fi;
+
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		m->funcs = v;
+		f = &m->funcs[m->nfuncs];
+		f->id = sqlite3_column_int64(st, 0);
+		f->file = ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 1), &fi) ? (int)fi : -1;
+		f->qualname = col_dup(st, 2);
+		f->firstlineno = sqlite3_column_int(st, 3);
+		if (f->file < 0 || !f->qualname) {
+			free(f->qualname);
+			continue; /* a function of a file this profile does not hold */
+		}
+		ls_hashmap__set(&L->func_idx, f->id, m->nfuncs);
+		m->nfuncs++;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int load_stacks(struct loader *L)
+{
+	sqlite3_stmt *st;
+	int64_t max = 0;
+	int err = prepare(L, "SELECT max(id) FROM stacks", &st);
+
+	if (err)
+		return err;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		max = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (max < 0 || max > (1 << 28))
+		return ls_err(-EINVAL, "profile has an implausible stack count %lld", (long long)max);
+	L->nstacks = max + 1;
+	L->stacks = calloc(L->nstacks, sizeof(*L->stacks));
+	if (!L->stacks)
+		return -ENOMEM;
+	err = prepare(L, "SELECT id, depth, frames FROM stacks", &st);
+	if (err)
+		return err;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		int depth = sqlite3_column_int(st, 1), bytes = sqlite3_column_bytes(st, 2);
+		const void *blob = sqlite3_column_blob(st, 2);
+		struct stack *s;
+
+		if (id <= 0 || id > max || depth <= 0 || bytes != depth * 8 || !blob)
+			continue;
+		s = &L->stacks[id];
+		s->frames = malloc(bytes);
+		if (!s->frames) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(s->frames, blob, bytes);
+		s->depth = depth;
+		if ((size_t)depth > L->scratch)
+			L->scratch = depth;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+static struct ls_mline *line_slot(struct loader *L, int proc, int file, int line)
+{
+	struct ls_model *m = L->m;
+	uint64_t key = ((uint64_t)proc << 44) ^ ((uint64_t)file << 22) ^ (uint32_t)line, *slot;
+	struct ls_mline *l;
+
+	slot = ls_hashmap__slot(&L->line_idx, key, UINT64_MAX);
+	if (!slot)
+		return NULL;
+	if (*slot != UINT64_MAX) {
+		l = &m->lines[*slot];
+		if (l->proc == proc && l->file == file && l->line == line)
+			return l;
+	}
+	if (m->nlines == L->lcap) {
+		struct ls_mline *v = grow(m->lines, &L->lcap, m->nlines, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->lines = v;
+	}
+	l = &m->lines[m->nlines];
+	memset(l, 0, sizeof(*l));
+	l->proc = proc;
+	l->file = file;
+	l->line = line;
+	l->func = -1;
+	if (*slot == UINT64_MAX)
+		*slot = m->nlines;
+	m->nlines++;
+	m->files[file].used = true;
+	return l;
+}
+
+static struct ls_mfstat *fstat_slot(struct loader *L, int proc, int func)
+{
+	struct ls_model *m = L->m;
+	uint64_t key = ((uint64_t)proc << 32) | (uint32_t)func, *slot;
+	struct ls_mfstat *f;
+
+	slot = ls_hashmap__slot(&L->fstat_idx, key, UINT64_MAX);
+	if (!slot)
+		return NULL;
+	if (*slot != UINT64_MAX)
+		return &m->fstats[*slot];
+	if (m->nfstats == L->fcap) {
+		struct ls_mfstat *v = grow(m->fstats, &L->fcap, m->nfstats, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->fstats = v;
+	}
+	f = &m->fstats[m->nfstats];
+	memset(f, 0, sizeof(*f));
+	f->proc = proc;
+	f->func = func;
+	*slot = m->nfstats++;
+	return f;
+}
+
+static struct ls_medge *edge_slot(struct loader *L, int proc, int file, int line, int callee)
+{
+	struct ls_model *m = L->m;
+	uint64_t key = ls_hash64(((uint64_t)proc << 44) ^ ((uint64_t)file << 22) ^ (uint32_t)line) ^
+		       (uint64_t)callee,
+		 *slot;
+	struct ls_medge *e;
+
+	slot = ls_hashmap__slot(&L->edge_idx, key, UINT64_MAX);
+	if (!slot)
+		return NULL;
+	if (*slot != UINT64_MAX) {
+		e = &m->edges[*slot];
+		if (e->proc == proc && e->file == file && e->line == line && e->callee == callee)
+			return e;
+	}
+	if (m->nedges == L->ecap) {
+		struct ls_medge *v = grow(m->edges, &L->ecap, m->nedges, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->edges = v;
+	}
+	e = &m->edges[m->nedges];
+	e->proc = proc;
+	e->file = file;
+	e->line = line;
+	e->callee = callee;
+	e->count = 0;
+	if (*slot == UINT64_MAX)
+		*slot = m->nedges;
+	m->nedges++;
+	return e;
+}
+
+static int func_at(struct loader *L, uint32_t id)
+{
+	uint64_t idx;
+
+	return ls_hashmap__get(&L->func_idx, id, &idx) ? (int)idx : -1;
+}
+
+/* Attributes one aggregated sample row (count samples, weight ns) of process proc. */
+static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int mode, int64_t count,
+		   int64_t weight)
+{
+	struct ls_model *m = L->m;
+	struct ls_mproc *p = &m->procs[proc];
+	const struct stack *s;
+	struct ls_mline *l;
+	int own = -1;
+
+	if (kind != 0)
+		return 0; /* only on-CPU samples so far */
+	p->samples += count;
+	p->weight_ns += weight;
+	m->samples += count;
+	s = stack_id > 0 && (size_t)stack_id < L->nstacks ? &L->stacks[stack_id] : NULL;
+	if (!s || !s->depth) {
+		p->native_samples += count;
+		return 0;
+	}
+	/* own frame: innermost frame in project code, else the innermost frame */
+	for (int i = 0; i < s->depth && own < 0; i++) {
+		int f = func_at(L, s->frames[2 * i]);
+
+		if (f >= 0 && !strcmp(m->files[m->funcs[f].file].kind, "python"))
+			own = i;
+	}
+	if (own < 0)
+		own = 0;
+
+	for (int i = 0; i < s->depth; i++) {
+		int f = func_at(L, s->frames[2 * i]), line = (int)s->frames[2 * i + 1];
+		bool seen_line = false, seen_func = false;
+
+		if (f < 0)
+			continue;
+		/* recursion: count each line and function once per sample for total */
+		for (int j = 0; j < i; j++) {
+			int g = func_at(L, s->frames[2 * j]);
+
+			if (g < 0)
+				continue;
+			if (m->funcs[g].file == m->funcs[f].file && (int)s->frames[2 * j + 1] == line)
+				seen_line = true;
+			if (g == f)
+				seen_func = true;
+		}
+		l = line_slot(L, proc, m->funcs[f].file, line);
+		if (!l)
+			return -ENOMEM;
+		if (i == 0) {
+			l->self_count += count;
+			l->self_ns += weight;
+		}
+		if (i == own) {
+			struct ls_mfstat *fs = fstat_slot(L, proc, f);
+
+			l->own_count += count;
+			l->own_ns += weight;
+			if (mode >= 0 && mode < 3)
+				l->mode_ns[mode] += weight;
+			if (!fs)
+				return -ENOMEM;
+			fs->own_count += count;
+			fs->own_ns += weight;
+		}
+		if (!seen_line) {
+			l->total_count += count;
+			l->total_ns += weight;
+		}
+		if (!seen_func) {
+			struct ls_mfstat *fs = fstat_slot(L, proc, f);
+
+			if (!fs)
+				return -ENOMEM;
+			fs->total_count += count;
+			fs->total_ns += weight;
+		}
+		/* which function a line belongs to: the one it ran in most */
+		if (l->func != f && count > l->best_func_count) {
+			l->func = f;
+			l->best_func_count = count;
+		} else if (l->func == f) {
+			l->best_func_count += count;
+		}
+		if (i + 1 < s->depth) {
+			int caller = func_at(L, s->frames[2 * (i + 1)]);
+			struct ls_medge *e;
+
+			if (caller < 0)
+				continue;
+			e = edge_slot(L, proc, m->funcs[caller].file, (int)s->frames[2 * (i + 1) + 1],
+				      f);
+			if (!e)
+				return -ENOMEM;
+			e->count += count;
+		}
+	}
+	return 0;
+}
+
+static int load_samples(struct loader *L)
+{
+	sqlite3_stmt *st;
+	int err = prepare(L,
+			  "SELECT process_id, stack_id, kind, mode, sum(count), sum(weight_ns)"
+			  " FROM samples GROUP BY process_id, stack_id, kind, mode",
+			  &st);
+
+	if (err)
+		return err;
+	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t proc;
+
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
+			continue;
+		err = add_row(L, proc, sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
+			      sqlite3_column_int(st, 3), sqlite3_column_int64(st, 4),
+			      sqlite3_column_int64(st, 5));
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+/* The line that started each child: the innermost project frame of its parent's spawn stack. */
+static void resolve_spawns(struct loader *L)
+{
+	struct ls_model *m = L->m;
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		struct ls_mproc *p = &m->procs[i];
+		const struct stack *s;
+
+		if (p->spawn_stack <= 0 || (size_t)p->spawn_stack >= L->nstacks)
+			continue;
+		s = &L->stacks[p->spawn_stack];
+		for (int k = 0; k < s->depth; k++) {
+			int f = func_at(L, s->frames[2 * k]);
+
+			if (f < 0)
+				continue;
+			if (p->spawn_file < 0 || !strcmp(m->files[m->funcs[f].file].kind, "python")) {
+				p->spawn_file = m->funcs[f].file;
+				p->spawn_line = (int)s->frames[2 * k + 1];
+				m->files[p->spawn_file].used = true;
+			}
+			if (!strcmp(m->files[m->funcs[f].file].kind, "python"))
+				break;
+		}
+	}
+}
+
+static void loader_release(struct loader *L)
+{
+	for (size_t i = 0; i < L->nstacks; i++)
+		free(L->stacks[i].frames);
+	free(L->stacks);
+	ls_hashmap_release(&L->file_idx);
+	ls_hashmap_release(&L->func_idx);
+	ls_hashmap_release(&L->proc_idx);
+	ls_hashmap_release(&L->line_idx);
+	ls_hashmap_release(&L->fstat_idx);
+	ls_hashmap_release(&L->edge_idx);
+}
+
+int ls_model__load(const char *path, struct ls_model **out)
+{
+	struct ls_store *store;
+	struct loader L = {};
+	const char *v;
+	int err;
+
+	err = ls_store__open(path, &store);
+	if (err)
+		return err;
+	L.m = calloc(1, sizeof(*L.m));
+	if (!L.m) {
+		ls_store__free(store);
+		return -ENOMEM;
+	}
+	L.db = ls_store__db(store);
+	ls_hashmap_init(&L.file_idx);
+	ls_hashmap_init(&L.func_idx);
+	ls_hashmap_init(&L.proc_idx);
+	ls_hashmap_init(&L.line_idx);
+	ls_hashmap_init(&L.fstat_idx);
+	ls_hashmap_init(&L.edge_idx);
+
+	err = load_meta(&L);
+	if (!err)
+		err = load_procs(&L);
+	if (!err)
+		err = load_files(&L);
+	if (!err)
+		err = load_funcs(&L);
+	if (!err)
+		err = load_stacks(&L);
+	if (!err)
+		err = load_samples(&L);
+	if (!err)
+		resolve_spawns(&L);
+	if (!err) {
+		L.m->lost_ringbuf = stat_of(&L, "ringbuf_drops");
+		L.m->lost_read = stat_of(&L, "read_fail");
+		L.m->lost_truncated = stat_of(&L, "truncated_stacks");
+		L.m->lost_unresolved = stat_of(&L, "unresolved_frames");
+		v = ls_model__meta(L.m, "elapsed_ns");
+		L.m->elapsed_s = v ? strtoll(v, NULL, 10) / 1e9 : 0;
+		v = ls_model__meta(L.m, "period_ns");
+		L.m->period_ns = v ? strtoull(v, NULL, 10) : 0;
+	}
+	loader_release(&L);
+	ls_store__free(store);
+	if (err) {
+		ls_model__free(L.m);
+		return err == -ENOMEM ? ls_err(err, "out of memory loading %s", path) : err;
+	}
+	*out = L.m;
+	return 0;
+}
+
+void ls_model__free(struct ls_model *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nmeta; i++) {
+		free(m->meta_keys[i]);
+		free(m->meta_vals[i]);
+	}
+	free(m->meta_keys);
+	free(m->meta_vals);
+	for (size_t i = 0; i < m->nprocs; i++) {
+		struct ls_mproc *p = &m->procs[i];
+
+		free(p->comm);
+		free(p->argv);
+		free(p->exe);
+		free(p->python);
+		free(p->python_build);
+		free(p->note);
+	}
+	free(m->procs);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		free(m->files[i].path);
+		free(m->files[i].unavailable);
+		free(m->files[i].text);
+	}
+	free(m->files);
+	for (size_t i = 0; i < m->nfuncs; i++)
+		free(m->funcs[i].qualname);
+	free(m->funcs);
+	free(m->lines);
+	free(m->fstats);
+	free(m->edges);
+	free(m);
+}

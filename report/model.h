@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report model: a stored profile loaded and aggregated per line, function and process,
+ * the common input of the HTML, JSON and text writers. Built once, read-only afterwards.
+ *
+ * Attribution: a sample's *self* line is its innermost Python frame; its *own* line (the report's
+ * Time) is the innermost frame in project code, so that time spent in the standard library, an
+ * installed package or native code called from a line counts for that line; *total* counts every
+ * distinct line on the stack.
+ */
+#ifndef LS_MODEL_H
+#define LS_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ls_mproc {
+	int64_t id;
+	int pid, ppid, nspid;
+	int parent;      /* index of the parent process in the model, or -1 */
+	int64_t spawn_stack;
+	char *comm, *argv, *exe, *python, *python_build, *note;
+	int64_t start_ns, end_ns; /* end -1: still running when the profile was written */
+	int exit_code;            /* wait(2) status, -1 unknown */
+	int threads;
+	int64_t samples;          /* on-CPU samples */
+	int64_t native_samples;   /* on-CPU samples with no Python frame */
+	int64_t weight_ns;
+	/* the line that started this process, when its parent was profiled */
+	int spawn_file, spawn_line;
+};
+
+struct ls_mfile {
+	int64_t id;
+	char *path;
+	const char *name; /* points into path */
+	const char *kind; /* "python" | "library" */
+	char *unavailable;
+	char *text;       /* NULL when unavailable */
+	size_t len;
+	int nlines;
+	bool used;        /* some line of it was sampled */
+};
+
+struct ls_mfunc {
+	int64_t id;
+	int file;         /* index into files */
+	char *qualname;
+	int firstlineno;
+};
+
+struct ls_mline {
+	int proc, file, line;
+	int func;         /* the function most samples of this line ran in */
+	int64_t self_count, self_ns;   /* innermost Python frame */
+	int64_t own_count, own_ns;     /* innermost project frame (Time) */
+	int64_t total_count, total_ns; /* anywhere on the stack */
+	int64_t mode_ns[3];            /* own time by CPU mode: python, native, kernel */
+	int64_t best_func_count;
+};
+
+struct ls_mfstat {
+	int proc, func;
+	int64_t own_count, own_ns, total_count, total_ns;
+};
+
+struct ls_medge {
+	int proc, file, line; /* caller line */
+	int callee;           /* function called from it */
+	int64_t count;
+};
+
+struct ls_model {
+	char **meta_keys, **meta_vals;
+	size_t nmeta;
+	struct ls_mproc *procs;
+	size_t nprocs;
+	struct ls_mfile *files;
+	size_t nfiles;
+	struct ls_mfunc *funcs;
+	size_t nfuncs;
+	struct ls_mline *lines;
+	size_t nlines;
+	struct ls_mfstat *fstats;
+	size_t nfstats;
+	struct ls_medge *edges;
+	size_t nedges;
+	int64_t samples, threads;
+	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
+	double elapsed_s;
+	uint64_t period_ns;
+};
+
+/* Loads the profile at path. One-line errors logged (missing, corrupt, wrong schema). */
+int ls_model__load(const char *path, struct ls_model **out);
+void ls_model__free(struct ls_model *m);
+
+/* Metadata value, or NULL. Valid until ls_model__free(). */
+const char *ls_model__meta(const struct ls_model *m, const char *key);
+
+/* Index of a file/function by store id, or -1. */
+int ls_model__file_index(const struct ls_model *m, int64_t id);
+
+#endif

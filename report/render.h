@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Rendering a stored profile to a file or standard output, in one of the report formats. */
+#ifndef LS_RENDER_H
+#define LS_RENDER_H
+
+#include "cli.h"
+
+/*
+ * Renders the profile at `profile` as fmt into `output` (NULL or "-": standard output).
+ * top: lines shown by the text format (0: default). A written file is chowned to uid/gid
+ * unless they are -1. One-line errors are logged. Returns 0 or a negative errno.
+ */
+int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,
+		    int gid);
+
+#endif

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/* Text report. Columns follow perf's: share of the total, then counts, then where. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "text.h"
+
+static const struct ls_model *sort_model;
+
+static int by_own_desc(const void *a, const void *b)
+{
+	const struct ls_mline *x = &sort_model->lines[*(const size_t *)a];
+	const struct ls_mline *y = &sort_model->lines[*(const size_t *)b];
+
+	if (x->own_ns != y->own_ns)
+		return x->own_ns < y->own_ns ? 1 : -1;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Writes line `line` of f (1-based), trimmed of leading blanks, at most width bytes. */
+static void put_source(FILE *out, const struct ls_mfile *f, int line, int width)
+{
+	const char *p = f->text, *end, *nl;
+
+	if (!p)
+		return;
+	end = p + f->len;
+	for (int l = 1; l < line && p < end; l++) {
+		nl = memchr(p, '\n', end - p);
+		p = nl ? nl + 1 : end;
+	}
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	nl = memchr(p, '\n', end - p);
+	if (!nl)
+		nl = end;
+	for (int i = 0; p + i < nl && i < width; i++)
+		fputc((unsigned char)p[i] < 0x20 ? ' ' : p[i], out);
+}
+
+int ls_text__write(FILE *out, const struct ls_model *m, int top)
+{
+	const char *status = ls_model__meta(m, "status"), *detail = ls_model__meta(m, "status_detail");
+	int64_t total_ns = 0, lost = m->lost_ringbuf + m->lost_read + m->lost_truncated;
+	size_t *order;
+	int shown = 0;
+
+	for (size_t i = 0; i < m->nlines; i++)
+		total_ns += m->lines[i].own_ns;
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (!m->procs[i].python || m->procs[i].native_samples)
+			total_ns += m->procs[i].native_samples * (int64_t)m->period_ns;
+
+	fprintf(out, "# %s\n", ls_model__meta(m, "tool") ?: "linescope-bpf");
+	fprintf(out, "# Status: %s%s%s%s\n", status ? status : "Failed (recording interrupted)",
+		detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
+	fprintf(out, "# Collection: %s (%s, %s Hz, %s time)\n",
+		ls_model__meta(m, "method") ?: "Sampling",
+		ls_model__meta(m, "collector") ?: "bpf-sampling",
+		ls_model__meta(m, "frequency_hz") ?: "?", ls_model__meta(m, "mode") ?: "cpu");
+	fprintf(out, "# Scope: %s %s\n", ls_model__meta(m, "scope_kind") ?: "",
+		ls_model__meta(m, "scope") ?: "");
+	fprintf(out, "# Elapsed: %.3f s, %lld samples, %zu processes, %lld threads, %lld lost\n",
+		m->elapsed_s, (long long)m->samples, m->nprocs, (long long)m->threads,
+		(long long)lost);
+	fprintf(out, "#\n# Processes:\n");
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct ls_mproc *p = &m->procs[i];
+
+		fprintf(out, "#   %7d  %-40.40s  %8lld samples  %s%s%s\n", p->pid,
+			p->argv ? p->argv : p->comm ? p->comm : "?", (long long)p->samples,
+			p->python ? "Python " : "", p->python ? p->python : "",
+			p->note ? p->note : "");
+	}
+	fprintf(out, "#\n# %8s %9s %9s %9s  %-32s %-24s %s\n", "Time", "Samples", "Self(s)",
+		"Total(s)", "Location", "Function", "Source");
+	if (!m->nlines) {
+		fprintf(out, "#\n# no Python lines were sampled\n");
+		return ferror(out) ? -EIO : 0;
+	}
+	order = malloc(m->nlines * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nlines; i++)
+		order[i] = i;
+	sort_model = m;
+	qsort(order, m->nlines, sizeof(*order), by_own_desc);
+	for (size_t k = 0; k < m->nlines && shown < (top ? top : 40); k++) {
+		const struct ls_mline *l = &m->lines[order[k]];
+		const struct ls_mfile *f = &m->files[l->file];
+		char loc[256];
+
+		if (!l->own_ns)
+			break;
+		snprintf(loc, sizeof(loc), "%s:%d [%d]", f->name, l->line, m->procs[l->proc].pid);
+		fprintf(out, "  %7.2f%% %9lld %9.3f %9.3f  %-32s %-24.24s ",
+			total_ns ? 100.0 * l->own_ns / total_ns : 0.0, (long long)l->own_count,
+			l->own_ns / 1e9, l->total_ns / 1e9, loc,
+			l->func >= 0 ? m->funcs[l->func].qualname : "?");
+		put_source(out, f, l->line, 80);
+		fputc('\n', out);
+		shown++;
+	}
+	free(order);
+	return ferror(out) ? -EIO : 0;
+}

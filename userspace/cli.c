@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/* argp tables for both subcommands, and the flag-combination checks, in one place. */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+const char *argp_program_version = "linescope-bpf " LS_VERSION;
+const char *argp_program_bug_address = "https://github.com/linescope/linescope-bpf/issues";
+
+static const char record_doc[] =
+	"Line-level profiler for Python processes, system-wide, on eBPF.\n"
+	"\n"
+	"USAGE: linescope-bpf [OPTIONS] (-p PID[,PID...] | -c CGROUP | -- COMMAND [ARGS...])\n"
+	"       linescope-bpf report PROFILE [-o FILE] [--format html|text|json]\n"
+	"\n"
+	"Samples every thread of the target processes and their descendants, attributes time to\n"
+	"Python source lines, and writes a profile (--profile) and a self-contained HTML report\n"
+	"(-o) when the targets are gone, after -d seconds, or on Ctrl-C/SIGTERM.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    linescope-bpf -- python3 train.py      # launch a command, profile it and its children\n"
+	"    linescope-bpf -p 4242 -d 30            # attach to a running process for 30 s\n"
+	"    linescope-bpf -c system.slice/job      # every process of a cgroup v2 group\n"
+	"    linescope-bpf -F 499 -o out.html -- python3 app.py\n"
+	"    linescope-bpf report linescope.lsprof --format text\n";
+
+static const char report_doc[] =
+	"Re-render a stored profile.\n"
+	"\n"
+	"USAGE: linescope-bpf report PROFILE [-o FILE] [--format html|text|json]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    linescope-bpf report linescope.lsprof -o report.html\n"
+	"    linescope-bpf report linescope.lsprof --format text | head -40\n"
+	"    linescope-bpf report linescope.lsprof --format json > lines.json\n";
+
+enum {
+	OPT_PROFILE = 0x100,
+	OPT_MODE,
+	OPT_MEMORY,
+	OPT_TRACE,
+	OPT_SAMPLE,
+	OPT_GPU,
+	OPT_FORMAT,
+	OPT_TOP,
+};
+
+static const struct argp_option record_opts[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile these running processes (and their descendants)", 0 },
+	{ "cgroup", 'c', "PATH", 0, "Profile every process in this cgroup v2 group and below "
+				    "(absolute, or relative to the cgroup v2 mount)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
+	{ "frequency", 'F', "HZ", 0, "Samples per second per thread (default 999)", 0 },
+	{ "output", 'o', "FILE.html", 0, "Report file (default linescope.html)", 0 },
+	{ "profile", OPT_PROFILE, "FILE.lsprof", 0, "Profile file (default linescope.lsprof)", 0 },
+	{ "mode", OPT_MODE, "cpu|wall", 0, "Time to attribute: on-CPU only, or wall (default)", 0 },
+	{ "memory", OPT_MEMORY, NULL, 0, "Attribute resident memory growth to lines", 0 },
+	{ "trace", OPT_TRACE, NULL, 0, "Exact line hits and per-hit time (python-usdt)", 0 },
+	{ "sample", OPT_SAMPLE, NULL, 0, "With --trace: keep sampling too (mixed collection)", 0 },
+	{ "gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0 },
+	{ "quiet", 'q', NULL, 0, "No live status and no summary", 0 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics (-vv: also libbpf's)", 0 },
+	{},
+};
+
+static const struct argp_option report_opts[] = {
+	{ "output", 'o', "FILE", 0, "Write here instead of standard output", 0 },
+	{ "format", OPT_FORMAT, "html|text|json", 0, "Output format (default html)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Text format: number of lines to show (default 40)", 0 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics", 0 },
+	{ "quiet", 'q', NULL, 0, "Errors only", 0 },
+	{},
+};
+
+static long parse_long(struct argp_state *state, const char *arg, long min, long max,
+		       const char *what)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		argp_error(state, "invalid %s '%s' (expected %ld..%ld)", what, arg, min, max);
+	return v;
+}
+
+static void parse_pids(struct argp_state *state, struct ls_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+
+	if (!copy)
+		argp_failure(state, 1, ENOMEM, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		pid_t *v = realloc(o->pids, (o->npids + 1) * sizeof(*v));
+
+		if (!v)
+			argp_failure(state, 1, ENOMEM, "out of memory");
+		o->pids = v;
+		o->pids[o->npids++] = parse_long(state, tok, 1, INT_MAX, "pid");
+	}
+	free(copy);
+	if (!o->npids)
+		argp_error(state, "-p needs at least one pid");
+}
+
+static error_t record_parse(int key, char *arg, struct argp_state *state)
+{
+	struct ls_opts *o = state->input;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		parse_pids(state, o, arg);
+		break;
+	case 'c':
+		o->cgroup = arg;
+		break;
+	case 'd':
+		errno = 0;
+		o->duration = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->duration > 0) || o->duration > 1e7)
+			argp_error(state, "invalid duration '%s' (seconds, > 0)", arg);
+		break;
+	case 'F':
+		o->frequency = parse_long(state, arg, 1, 100000, "frequency");
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_PROFILE:
+		o->profile = arg;
+		break;
+	case OPT_MODE:
+		if (!strcmp(arg, "wall"))
+			o->mode = LS_TIME_WALL;
+		else if (!strcmp(arg, "cpu"))
+			o->mode = LS_TIME_CPU;
+		else
+			argp_error(state, "invalid mode '%s' (cpu or wall)", arg);
+		break;
+	case OPT_MEMORY:
+		o->memory = true;
+		break;
+	case OPT_TRACE:
+		o->trace = true;
+		break;
+	case OPT_SAMPLE:
+		o->sample = true;
+		break;
+	case OPT_GPU:
+		o->gpu = true;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'; put the command to profile after --",
+			   arg);
+		break;
+	case ARGP_KEY_END: {
+		int kinds = (o->npids > 0) + (o->cgroup != NULL) + (o->command != NULL);
+
+		if (kinds == 0)
+			argp_error(state, "nothing to profile: give -p PID, -c CGROUP or -- COMMAND");
+		if (kinds > 1)
+			argp_error(state, "-p, -c and -- COMMAND are exclusive; choose one");
+		if (o->sample && !o->trace)
+			argp_error(state, "--sample only makes sense with --trace");
+		break;
+	}
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t report_parse(int key, char *arg, struct argp_state *state)
+{
+	struct ls_opts *o = state->input;
+
+	switch (key) {
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "html"))
+			o->format = LS_FMT_HTML;
+		else if (!strcmp(arg, "text"))
+			o->format = LS_FMT_TEXT;
+		else if (!strcmp(arg, "json"))
+			o->format = LS_FMT_JSON;
+		else
+			argp_error(state, "invalid format '%s' (html, text or json)", arg);
+		break;
+	case OPT_TOP:
+		o->top = parse_long(state, arg, 1, 1000000, "line count");
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->profile)
+			argp_error(state, "unexpected argument '%s'", arg);
+		o->profile = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!o->profile)
+			argp_error(state, "missing PROFILE (a .lsprof file)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
+{
+	static const struct argp record_argp = {
+		.options = record_opts,
+		.parser = record_parse,
+		.doc = record_doc,
+	};
+	static const struct argp report_argp = {
+		.options = report_opts,
+		.parser = report_parse,
+		.args_doc = "PROFILE",
+		.doc = report_doc,
+	};
+	int n = argc;
+
+	memset(o, 0, sizeof(*o));
+	o->frequency = 999;
+	o->mode = LS_TIME_WALL;
+	o->top = 40;
+	argp_err_exit_status = LS_EXIT_USAGE;
+
+	if (argc > 1 && !strcmp(argv[1], "report")) {
+		o->report = true;
+		argv[1] = argv[0];
+		argp_parse(&report_argp, argc - 1, argv + 1, 0, NULL, o);
+		return;
+	}
+	/* everything after the first "--" is the command, untouched by option parsing */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			n = i;
+			if (i + 1 < argc)
+				o->command = &argv[i + 1];
+			break;
+		}
+	}
+	if (n < argc && !o->command) {
+		fprintf(stderr, "linescope-bpf: missing command after --\n");
+		exit(LS_EXIT_USAGE);
+	}
+	argp_parse(&record_argp, n, argv, 0, NULL, o);
+	if (!o->profile)
+		o->profile = "linescope.lsprof";
+	if (!o->output)
+		o->output = "linescope.html";
+}
+
+void ls_cli__release(struct ls_opts *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+}

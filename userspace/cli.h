@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command line: `linescope-bpf [OPTIONS] [-- COMMAND ARGS...]` records; `linescope-bpf report
+ * PROFILE [-o FILE] [--format html|text|json]` re-renders. Usage errors exit with status 64.
+ */
+#ifndef LS_CLI_H
+#define LS_CLI_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define LS_EXIT_USAGE 64
+
+enum ls_format { LS_FMT_HTML, LS_FMT_TEXT, LS_FMT_JSON };
+enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };
+
+struct ls_opts {
+	bool report;          /* the `report` subcommand */
+	const char *profile;  /* --profile FILE.lsprof, or report's PROFILE */
+	const char *output;   /* -o FILE; NULL: default (record) or stdout (report) */
+	enum ls_format format;
+	pid_t *pids;          /* -p */
+	int npids;
+	const char *cgroup;   /* -c */
+	char **command;       /* after --, NULL-terminated */
+	double duration;      /* -d, seconds; 0 = until the targets are gone */
+	unsigned frequency;   /* -F */
+	enum ls_time_mode mode;
+	bool memory, trace, sample, gpu;
+	bool quiet;
+	int verbose;
+	int top;              /* text report: lines shown */
+};
+
+/* Parses argv into opts; exits with a one-line message on a usage error. */
+void ls_cli__parse(int argc, char **argv, struct ls_opts *opts);
+void ls_cli__release(struct ls_opts *opts);
+
+#endif

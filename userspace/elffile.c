@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/* ELF access through libelf; the file stays mapped (ELF_C_READ_MMAP) while the object lives. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "elffile.h"
+
+struct ls_elf {
+	int fd;
+	Elf *e;
+	GElf_Ehdr ehdr;
+};
+
+int ls_elf__open(const char *path, struct ls_elf **out)
+{
+	struct ls_elf *elf;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	elf = calloc(1, sizeof(*elf));
+	if (!elf)
+		return -ENOMEM;
+	elf->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (elf->fd < 0) {
+		err = -errno;
+		free(elf);
+		return err;
+	}
+	elf->e = elf_begin(elf->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf->e || elf_kind(elf->e) != ELF_K_ELF || !gelf_getehdr(elf->e, &elf->ehdr)) {
+		ls_elf__free(elf);
+		return -ENOEXEC;
+	}
+	*out = elf;
+	return 0;
+}
+
+void ls_elf__free(struct ls_elf *elf)
+{
+	if (!elf)
+		return;
+	if (elf->e)
+		elf_end(elf->e);
+	if (elf->fd >= 0)
+		close(elf->fd);
+	free(elf);
+}
+
+bool ls_elf__is_dyn(const struct ls_elf *elf)
+{
+	return elf->ehdr.e_type == ET_DYN;
+}
+
+uint64_t ls_elf__first_load_vaddr(const struct ls_elf *elf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf->e, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf->e, i, &ph) && ph.p_type == PT_LOAD)
+			return ph.p_vaddr & ~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0xfff);
+	}
+	return 0;
+}
+
+static int find_in(Elf_Scn *scn, GElf_Shdr *sh, Elf *e, const char *name, uint64_t *value,
+		   uint64_t *size)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!data || !sh->sh_entsize)
+		return -ENOENT;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *s;
+
+		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		s = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (s && !strcmp(s, name)) {
+			*value = sym.st_value;
+			if (size)
+				*size = sym.st_size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ls_elf__sym(const struct ls_elf *elf, const char *name, uint64_t *value, uint64_t *size)
+{
+	/* .dynsym first: small, and present in stripped binaries */
+	static const int types[] = { SHT_DYNSYM, SHT_SYMTAB };
+
+	for (int t = 0; t < 2; t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf->e, scn))) {
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (unsigned)types[t])
+				continue;
+			if (!find_in(scn, &sh, elf->e, name, value, size))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ls_elf__section(const struct ls_elf *elf, const char *name, uint64_t *addr, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf->e, &shstrndx))
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf->e, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		s = elf_strptr(elf->e, shstrndx, sh.sh_name);
+		if (s && !strcmp(s, name)) {
+			*addr = sh.sh_addr;
+			if (size)
+				*size = sh.sh_size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf->e, &n))
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		ssize_t r;
+
+		if (!gelf_getphdr(elf->e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
+			continue;
+		r = pread(elf->fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr));
+		if (r < 0)
+			return -errno;
+		return r == (ssize_t)len ? 0 : -EFAULT;
+	}
+	return -EFAULT;
+}
+
+bool ls_elf__needs(const struct ls_elf *elf, const char *prefix)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf->e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *s;
+
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			s = elf_strptr(elf->e, sh.sh_link, dyn.d_un.d_val);
+			if (s && !strncmp(s, prefix, strlen(prefix)))
+				return true;
+		}
+	}
+	return false;
+}
+
+bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf->e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *d = (const char *)data->d_buf + desc_off;
+			size_t plen = strlen(provider);
+
+			/* stapsdt note: pc, base, semaphore (3 addresses), then "provider\0name\0args" */
+			if (nh.n_type != 3 || nh.n_namesz != 8 ||
+			    memcmp((char *)data->d_buf + name_off, "stapsdt", 8))
+				continue;
+			if (nh.n_descsz > 24 + plen && !memcmp(d + 24, provider, plen + 1))
+				return true;
+		}
+	}
+	return false;
+}

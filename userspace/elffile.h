@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Read-only view of an ELF file (libelf): symbols from .dynsym and .symtab, sections, program
+ * headers, reads at virtual addresses, SDT notes. Not thread-safe; one owner.
+ */
+#ifndef LS_ELFFILE_H
+#define LS_ELFFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ls_elf;
+
+/* Opens path; -ENOENT/-EACCES from open, -ENOEXEC when it is not a usable ELF file. */
+int ls_elf__open(const char *path, struct ls_elf **out);
+void ls_elf__free(struct ls_elf *elf);
+
+/* ET_DYN (PIE executable or shared object) rather than ET_EXEC. */
+bool ls_elf__is_dyn(const struct ls_elf *elf);
+
+/* Virtual address of the first PT_LOAD segment, page aligned: subtract it when computing a bias. */
+uint64_t ls_elf__first_load_vaddr(const struct ls_elf *elf);
+
+/* Symbol value and size, from .dynsym or .symtab; -ENOENT when absent. */
+int ls_elf__sym(const struct ls_elf *elf, const char *name, uint64_t *value, uint64_t *size);
+
+/* Section address and size by name; -ENOENT when absent. */
+int ls_elf__section(const struct ls_elf *elf, const char *name, uint64_t *addr, uint64_t *size);
+
+/* Copies len bytes at virtual address vaddr from the file's loadable data; -EFAULT when absent. */
+int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len);
+
+/* Whether DT_NEEDED names a library whose name starts with prefix. */
+bool ls_elf__needs(const struct ls_elf *elf, const char *prefix);
+
+/* Whether the file carries SystemTap SDT probes (.note.stapsdt) of the given provider. */
+bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider);
+
+#endif

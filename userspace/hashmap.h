@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Open-addressing hash map from u64 keys to u64 values (values are often indices or pointers).
+ * Embedded object: ls_hashmap_init/_release. Not thread-safe.
+ */
+#ifndef LS_HASHMAP_H
+#define LS_HASHMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ls_hashmap {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint8_t *used;
+	size_t cap; /* power of two */
+	size_t n;
+};
+
+void ls_hashmap_init(struct ls_hashmap *m);
+void ls_hashmap_release(struct ls_hashmap *m);
+
+/* Inserts or replaces. 0 or -ENOMEM. */
+int ls_hashmap__set(struct ls_hashmap *m, uint64_t key, uint64_t val);
+/* Returns true and *val when present. */
+bool ls_hashmap__get(const struct ls_hashmap *m, uint64_t key, uint64_t *val);
+/* Returns a pointer to the value slot, inserting `init` when absent; NULL on -ENOMEM. The pointer
+ * is valid until the next insertion. */
+uint64_t *ls_hashmap__slot(struct ls_hashmap *m, uint64_t key, uint64_t init);
+bool ls_hashmap__del(struct ls_hashmap *m, uint64_t key);
+
+/* Iteration: for (size_t i = 0; ls_hashmap__next(m, &i, &k, &v); ) */
+bool ls_hashmap__next(const struct ls_hashmap *m, size_t *it, uint64_t *key, uint64_t *val);
+
+static inline uint64_t ls_hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+#endif

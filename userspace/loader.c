@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Skeleton open -> rodata -> load -> attach. Sampling uses a fixed cpu-clock period (not a
+ * frequency), so every sample weighs exactly the period and times are exact multiples of it.
+ * The online CPU list is parsed here: libbpf 1.1's shared library does not export its parser.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "loader.h" /* before the skeleton: it defines the .bss types */
+#include "linescope.skel.h"
+#include "log.h"
+
+struct ls_loader {
+	struct linescope_bpf *skel;
+	struct bpf_link **links; /* one per CPU */
+	int *pfds;
+	int ncpus;
+	uint64_t period_ns;
+};
+
+/* Parses a CPU list like "0-3,5,7-8" into mask[0..max). Returns the count or -EINVAL. */
+static int parse_cpulist(const char *s, bool *mask, int max)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			return -EINVAL;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1)
+				return -EINVAL;
+			s = end;
+		}
+		for (long c = a; c <= b && c < max; c++) {
+			if (!mask[c])
+				n++;
+			mask[c] = true;
+		}
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+static int online_cpus(bool **mask, int *max)
+{
+	char buf[1024];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int n = libbpf_num_possible_cpus();
+
+	if (n <= 0)
+		return n ? n : -EINVAL;
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	*mask = calloc(n, sizeof(bool));
+	if (!*mask)
+		return -ENOMEM;
+	*max = n;
+	return parse_cpulist(buf, *mask, n);
+}
+
+static int open_perf_event(int cpu, uint64_t period_ns)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = period_ns,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int attach_sampling(struct ls_loader *l)
+{
+	bool *mask = NULL;
+	int max = 0, err;
+
+	err = online_cpus(&mask, &max);
+	if (err < 0)
+		return ls_err(err, "cannot read the online CPUs: %s", strerror(-err));
+	l->ncpus = max;
+	l->links = calloc(max, sizeof(*l->links));
+	l->pfds = malloc(max * sizeof(int));
+	if (!l->links || !l->pfds) {
+		free(mask);
+		return -ENOMEM;
+	}
+	for (int c = 0; c < max; c++)
+		l->pfds[c] = -1;
+	for (int c = 0; c < max; c++) {
+		if (!mask[c])
+			continue;
+		l->pfds[c] = open_perf_event(c, l->period_ns);
+		if (l->pfds[c] < 0) {
+			err = l->pfds[c];
+			free(mask);
+			return ls_err(err, "perf_event_open(cpu-clock) on CPU %d: %s%s", c,
+				      strerror(-err),
+				      err == -EACCES || err == -EPERM ?
+					      "; run as root (CAP_PERFMON)" :
+					      "");
+		}
+		l->links[c] = bpf_program__attach_perf_event(l->skel->progs.handle_sample,
+							     l->pfds[c]);
+		if (!l->links[c]) {
+			err = -errno;
+			free(mask);
+			return ls_err(err, "cannot attach the sampler on CPU %d: %s", c,
+				      strerror(-err));
+		}
+	}
+	free(mask);
+	return 0;
+}
+
+int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
+{
+	struct ls_loader *l;
+	int err;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->period_ns = 1000000000ULL / (opts->frequency_hz ? opts->frequency_hz : 999);
+	libbpf_set_print(ls_libbpf_print);
+
+	l->skel = linescope_bpf__open();
+	if (!l->skel) {
+		err = -errno;
+		ls_loader__free(l);
+		return ls_err(err, "cannot open the BPF programs: %s", strerror(-err));
+	}
+	l->skel->rodata->self_tgid = opts->self_pid;
+	l->skel->rodata->filter_cgroup = opts->cgroup_fd >= 0;
+
+	err = linescope_bpf__load(l->skel);
+	if (err) {
+		ls_loader__free(l);
+		return ls_err(err, "cannot load the BPF programs: %s%s", strerror(-err),
+			      geteuid() != 0 ? "; run as root (CAP_BPF, CAP_PERFMON)" :
+					       "; the kernel refused them (see -vv for the log)");
+	}
+	if (opts->cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		err = bpf_map_update_elem(bpf_map__fd(l->skel->maps.cgroup_filter), &zero,
+					  &opts->cgroup_fd, BPF_ANY);
+		if (err) {
+			err = -errno;
+			ls_loader__free(l);
+			return ls_err(err, "cannot set the cgroup filter: %s", strerror(-err));
+		}
+	}
+	err = linescope_bpf__attach(l->skel);
+	if (err) {
+		ls_loader__free(l);
+		return ls_err(err, "cannot attach the BPF tracepoints: %s", strerror(-err));
+	}
+	err = attach_sampling(l);
+	if (err) {
+		ls_loader__free(l);
+		return err;
+	}
+	*out = l;
+	return 0;
+}
+
+void ls_loader__free(struct ls_loader *l)
+{
+	if (!l)
+		return;
+	for (int c = 0; l->links && c < l->ncpus; c++)
+		bpf_link__destroy(l->links[c]);
+	for (int c = 0; l->pfds && c < l->ncpus; c++)
+		if (l->pfds[c] >= 0)
+			close(l->pfds[c]);
+	free(l->links);
+	free(l->pfds);
+	linescope_bpf__destroy(l->skel);
+	free(l);
+}
+
+int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
+{
+	__u32 key = pid;
+	int err;
+
+	if (!p) {
+		bpf_map_delete_elem(bpf_map__fd(l->skel->maps.procs), &key);
+		return 0;
+	}
+	err = bpf_map_update_elem(bpf_map__fd(l->skel->maps.procs), &key, p, BPF_ANY);
+	if (err)
+		return ls_err(-errno, "cannot add pid %d to the target set: %s", pid,
+			      strerror(errno));
+	return 0;
+}
+
+int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pylayout *L)
+{
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.pylayouts), &id, L, BPF_ANY))
+		return ls_err(-errno, "cannot install interpreter layout %u: %s", id,
+			      strerror(errno));
+	return 0;
+}
+
+int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t len), void *ctx,
+		    struct ring_buffer **out)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), cb, ctx, NULL);
+
+	if (!rb)
+		return ls_err(-errno, "cannot open the ring buffer: %s", strerror(errno));
+	*out = rb;
+	return 0;
+}
+
+void ls_loader__stats(const struct ls_loader *l, struct ls_stats *st)
+{
+	/* .bss is mmap'ed: read each counter once */
+	memcpy(st, (const void *)&l->skel->bss->stats, sizeof(*st));
+}
+
+uint64_t ls_loader__period_ns(const struct ls_loader *l)
+{
+	return l->period_ns;
+}

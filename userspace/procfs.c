@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/* /proc readers and target memory access. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "procfs.h"
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len - 1) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n < 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	buf[total] = 0;
+	return total;
+}
+
+int ls_procfs__stat(pid_t pid, struct ls_procstat *st)
+{
+	char path[64], buf[4096], *p, *close_paren;
+	int n;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ESRCH ? -ENOENT : n;
+	/* comm may contain spaces and parentheses: it ends at the last ')' */
+	p = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!p || !close_paren || close_paren < p)
+		return -EINVAL;
+	snprintf(st->comm, sizeof(st->comm), "%.*s", (int)(close_paren - p - 1), p + 1);
+	p = close_paren + 2;
+	st->state = *p;
+	/* fields after comm: state(3) ppid(4) ... starttime(22) */
+	for (int field = 3; field <= 22 && p; field++) {
+		if (field == 4)
+			st->ppid = atoi(p);
+		else if (field == 22)
+			st->start_ticks = strtoull(p, NULL, 10);
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	st->nspid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_small(path, buf, sizeof(buf)) > 0) {
+		char *l = strstr(buf, "\nNSpid:");
+
+		if (l) {
+			/* the last value is the pid in the innermost namespace */
+			char *end = strchr(l + 1, '\n'), *last = NULL;
+
+			if (end)
+				*end = 0;
+			for (p = l + 7; *p; p++)
+				if (isdigit((unsigned char)*p) && (p[-1] == ' ' || p[-1] == '\t'))
+					last = p;
+			if (last)
+				st->nspid = atoi(last);
+		}
+	}
+	return 0;
+}
+
+int ls_procfs__cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	n = read_small(path, buf, len);
+	if (n < 0)
+		return n;
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
+	for (int i = 0; i < n; i++)
+		if (buf[i] == 0)
+			buf[i] = ' ';
+	buf[n] = 0;
+	return n;
+}
+
+int ls_procfs__link(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
+void ls_procfs__resolve(pid_t pid, const char *path, char *buf, size_t len)
+{
+	if (path[0] == '/')
+		snprintf(buf, len, "/proc/%d/root%s", pid, path);
+	else
+		snprintf(buf, len, "/proc/%d/cwd/%s", pid, path);
+}
+
+int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		return -EFAULT; /* partial read: the range crosses into unmapped memory */
+	return -errno;
+}
+
+bool ls_procfs__alive(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return access(path, F_OK) == 0;
+}
+
+int ls_procmaps__load(pid_t pid, struct ls_procmaps *maps)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, alloc = 0;
+	FILE *f;
+	int err = 0;
+
+	maps->vmas = NULL;
+	maps->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		struct ls_vma v = {};
+		int pos = 0;
+		char *p;
+
+		if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &v.start, &v.end, v.perms,
+			   &v.offset, &v.dev_major, &v.dev_minor, &v.inode, &pos) < 7)
+			continue;
+		p = line + pos;
+		p[strcspn(p, "\n")] = 0;
+		v.path = strdup(p);
+		if (!v.path) {
+			err = -ENOMEM;
+			break;
+		}
+		if (maps->n == alloc) {
+			struct ls_vma *nv;
+
+			alloc = alloc ? alloc * 2 : 64;
+			nv = realloc(maps->vmas, alloc * sizeof(*nv));
+			if (!nv) {
+				free(v.path);
+				err = -ENOMEM;
+				break;
+			}
+			maps->vmas = nv;
+		}
+		maps->vmas[maps->n++] = v;
+	}
+	free(line);
+	fclose(f);
+	if (err)
+		ls_procmaps__free(maps);
+	return err;
+}
+
+void ls_procmaps__free(struct ls_procmaps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		free(maps->vmas[i].path);
+	free(maps->vmas);
+	maps->vmas = NULL;
+	maps->n = 0;
+}
+
+const struct ls_vma *ls_procmaps__find(const struct ls_procmaps *maps, uint64_t addr)
+{
+	size_t lo = 0, hi = maps->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < maps->vmas[mid].start)
+			hi = mid;
+		else if (addr >= maps->vmas[mid].end)
+			lo = mid + 1;
+		else
+			return &maps->vmas[mid];
+	}
+	return NULL;
+}

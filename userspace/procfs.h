@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Everything read from /proc/PID: identity, command line, maps, and the target's memory. These
+ * are the only functions that touch procfs or process_vm_readv, so tests can substitute them.
+ */
+#ifndef LS_PROCFS_H
+#define LS_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ls_procstat {
+	pid_t ppid;
+	pid_t nspid;           /* pid in the innermost pid namespace (== pid when not namespaced) */
+	uint64_t start_ticks;  /* start time in clock ticks after boot (/proc/PID/stat field 22) */
+	char comm[16];
+	char state;
+};
+
+/* -ENOENT when the process does not exist (or is a zombie with no status). */
+int ls_procfs__stat(pid_t pid, struct ls_procstat *st);
+
+/* NUL-separated argv joined with spaces into buf (truncated to len-1). Returns length or -errno. */
+int ls_procfs__cmdline(pid_t pid, char *buf, size_t len);
+
+/* readlink of /proc/PID/<name> ("exe", "cwd", "root"). Returns length or -errno. */
+int ls_procfs__link(pid_t pid, const char *name, char *buf, size_t len);
+
+/*
+ * Path through which this tool can open a file the process names `path`: absolute paths go
+ * through /proc/PID/root (so containers work), relative ones through /proc/PID/cwd.
+ */
+void ls_procfs__resolve(pid_t pid, const char *path, char *buf, size_t len);
+
+/* Reads len bytes of the target's memory at addr. 0, or -EFAULT/-ESRCH/-EPERM. */
+int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* Whether the thread/process with this id still exists. */
+bool ls_procfs__alive(pid_t pid);
+
+struct ls_vma {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	unsigned dev_major, dev_minor;
+	char perms[5];
+	char *path; /* "" for anonymous mappings */
+};
+
+struct ls_procmaps {
+	struct ls_vma *vmas;
+	size_t n;
+};
+
+/* Snapshot of /proc/PID/maps. Free with ls_procmaps__free(). */
+int ls_procmaps__load(pid_t pid, struct ls_procmaps *maps);
+void ls_procmaps__free(struct ls_procmaps *maps);
+const struct ls_vma *ls_procmaps__find(const struct ls_procmaps *maps, uint64_t addr);
+
+#endif

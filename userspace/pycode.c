@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/* Reads CPython objects out of a target process: code objects, str and bytes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fingerprint.h"
+#include "linetable.h"
+#include "procfs.h"
+#include "pycode.h"
+
+#define MAX_LINETABLE (1 << 20)
+#define MAX_NAME 4096
+
+static uint64_t key_of(uint64_t addr, uint32_t fp)
+{
+	return addr ^ ((uint64_t)fp << 32) ^ fp;
+}
+
+void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_pyinfo *py)
+{
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->py = py;
+	ls_hashmap_init(&c->map);
+}
+
+static void code_free(struct ls_pycode *code)
+{
+	if (!code)
+		return;
+	free(code->filename);
+	free(code->qualname);
+	free(code->linetable);
+	free(code->lines);
+	free(code);
+}
+
+void ls_pycode_cache_release(struct ls_pycode_cache *c)
+{
+	uint64_t v;
+
+	for (size_t it = 0; ls_hashmap__next(&c->map, &it, NULL, &v);)
+		code_free((struct ls_pycode *)(uintptr_t)v);
+	ls_hashmap_release(&c->map);
+}
+
+static size_t put_utf8(char *out, uint32_t cp)
+{
+	if (cp >= 0xd800 && cp < 0xe000)
+		cp = 0xfffd; /* lone surrogate (e.g. surrogateescape'd file names) */
+	if (cp < 0x80) {
+		out[0] = cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = 0xc0 | (cp >> 6);
+		out[1] = 0x80 | (cp & 0x3f);
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = 0xe0 | (cp >> 12);
+		out[1] = 0x80 | ((cp >> 6) & 0x3f);
+		out[2] = 0x80 | (cp & 0x3f);
+		return 3;
+	}
+	if (cp > 0x10ffff)
+		return put_utf8(out, 0xfffd);
+	out[0] = 0xf0 | (cp >> 18);
+	out[1] = 0x80 | ((cp >> 12) & 0x3f);
+	out[2] = 0x80 | ((cp >> 6) & 0x3f);
+	out[3] = 0x80 | (cp & 0x3f);
+	return 4;
+}
+
+int ls_pycode__read_str(pid_t pid, const struct ls_pyextra *X, uint64_t addr, char *buf,
+			size_t len)
+{
+	uint64_t length;
+	uint32_t state;
+	unsigned kind, compact, ascii;
+	uint8_t *raw;
+	size_t o = 0;
+	int err;
+
+	if (len < 5)
+		return -EINVAL;
+	if ((err = ls_procfs__read_mem(pid, addr + X->unicode_length, &length, 8)) ||
+	    (err = ls_procfs__read_mem(pid, addr + X->unicode_state, &state, 4)))
+		return err;
+	kind = (state >> X->unicode_kind_shift) & 7;
+	compact = (state >> X->unicode_compact_bit) & 1;
+	ascii = (state >> X->unicode_ascii_bit) & 1;
+	if (!compact || (kind != 1 && kind != 2 && kind != 4) || length > MAX_NAME)
+		return -EINVAL;
+	raw = malloc(length * kind + 1);
+	if (!raw)
+		return -ENOMEM;
+	err = ls_procfs__read_mem(pid,
+				  addr + (ascii ? X->unicode_ascii_data : X->unicode_compact_data),
+				  raw, length * kind);
+	if (err) {
+		free(raw);
+		return err;
+	}
+	for (uint64_t i = 0; i < length && o + 5 < len; i++) {
+		uint32_t cp = kind == 1 ? raw[i] :
+			      kind == 2 ? ((uint16_t *)raw)[i] :
+					  ((uint32_t *)raw)[i];
+
+		o += put_utf8(buf + o, cp);
+	}
+	buf[o] = 0;
+	free(raw);
+	return o;
+}
+
+static char *read_str_dup(pid_t pid, const struct ls_pyextra *X, uint64_t addr)
+{
+	char buf[MAX_NAME * 4 + 8];
+	int n = ls_pycode__read_str(pid, X, addr, buf, sizeof(buf));
+
+	return n < 0 ? NULL : strdup(buf);
+}
+
+static int read_code(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp, struct ls_pycode **out)
+{
+	const struct ls_pylayout *L = &c->py->layout;
+	const struct ls_pyextra *X = &c->py->extra;
+	uint8_t hdr[512];
+	uint64_t fname, qname, ltab, ltlen;
+	struct ls_pycode *code;
+	uint32_t firstlineno;
+	int err;
+
+	if (X->code_header > sizeof(hdr))
+		return -EINVAL;
+	err = ls_procfs__read_mem(c->pid, addr, hdr, X->code_header);
+	if (err)
+		return err;
+	if (*(uint64_t *)&hdr[8] != c->py->proc.code_type)
+		return -ESTALE;
+	memcpy(&fname, hdr + L->code_filename, 8);
+	memcpy(&qname, hdr + L->code_qualname, 8);
+	memcpy(&ltab, hdr + L->code_linetable, 8);
+	memcpy(&firstlineno, hdr + L->code_firstlineno, 4);
+	/* the walker saw these fields; if they differ, the address holds another code object now */
+	if (ls_code_fp(fname, qname, ltab, firstlineno) != fp)
+		return -ESTALE;
+
+	code = calloc(1, sizeof(*code));
+	if (!code)
+		return -ENOMEM;
+	code->addr = addr;
+	code->fp = fp;
+	code->firstlineno = (int)firstlineno;
+	code->nunits = -1;
+	code->filename = read_str_dup(c->pid, X, fname);
+	code->qualname = read_str_dup(c->pid, X, qname);
+	if (!code->filename || !code->qualname) {
+		code_free(code);
+		return -EFAULT;
+	}
+	if (ls_procfs__read_mem(c->pid, ltab + X->bytes_size, &ltlen, 8) == 0 &&
+	    ltlen <= MAX_LINETABLE) {
+		code->linetable = malloc(ltlen + 1);
+		if (code->linetable &&
+		    ls_procfs__read_mem(c->pid, ltab + X->bytes_data, code->linetable, ltlen) == 0)
+			code->ltlen = ltlen;
+	}
+	*out = code;
+	return 0;
+}
+
+int ls_pycode_cache__get(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
+			 struct ls_pycode **out)
+{
+	uint64_t key = key_of(addr, fp), v;
+	struct ls_pycode *code;
+	int err;
+
+	if (ls_hashmap__get(&c->map, key, &v)) {
+		code = (struct ls_pycode *)(uintptr_t)v;
+		if (code->addr == addr && code->fp == fp) {
+			*out = code;
+			return 0;
+		}
+	}
+	c->reads++;
+	err = read_code(c, addr, fp, &code);
+	if (err) {
+		if (err == -ESTALE)
+			c->stale++;
+		else
+			c->failed++;
+		return err;
+	}
+	if (ls_hashmap__get(&c->map, key, &v))
+		code_free((struct ls_pycode *)(uintptr_t)v); /* key collision: newest wins */
+	if (ls_hashmap__set(&c->map, key, (uintptr_t)code)) {
+		code_free(code);
+		return -ENOMEM;
+	}
+	*out = code;
+	return 0;
+}
+
+int ls_pycode__line(struct ls_pycode *code, int32_t instr)
+{
+	int unit = instr < 0 ? -1 : instr / 2;
+
+	if (unit < 0 || !code->linetable)
+		return code->firstlineno;
+	if (code->nunits < 0) {
+		int n = ls_linetable__decode(code->linetable, code->ltlen, code->firstlineno, NULL, 0);
+
+		code->nunits = 0;
+		if (n > 0 && (code->lines = malloc(n * sizeof(int)))) {
+			int running = code->firstlineno;
+
+			ls_linetable__decode(code->linetable, code->ltlen, code->firstlineno,
+					     code->lines, n);
+			/* entries without a location take the line before them */
+			for (int i = 0; i < n; i++) {
+				if (code->lines[i] < 0)
+					code->lines[i] = running;
+				else
+					running = code->lines[i];
+			}
+			code->nunits = n;
+		}
+	}
+	if (unit >= code->nunits)
+		return code->nunits ? code->lines[code->nunits - 1] : code->firstlineno;
+	return code->lines[unit];
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Code objects of one target process: read from its memory on first sight (filename, qualified
+ * name, first line, location table), cached by (address, fingerprint) so that a freed and reused
+ * address never maps to the old function, and instruction offsets resolved to lines.
+ * One cache per process image: free it on exec and exit. Not thread-safe.
+ */
+#ifndef LS_PYCODE_H
+#define LS_PYCODE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "hashmap.h"
+#include "python.h"
+
+struct ls_pycode {
+	uint64_t addr;
+	uint32_t fp;
+	int firstlineno;
+	char *filename; /* UTF-8, owned */
+	char *qualname; /* UTF-8, owned */
+	uint8_t *linetable;
+	uint32_t ltlen;
+	int nunits;  /* code units covered by the table; -1 until decoded */
+	int *lines;  /* nearest line per unit, decoded on first use */
+	uint32_t func_id; /* set by the owner of the cache (0: unassigned) */
+};
+
+struct ls_pycode_cache {
+	pid_t pid;
+	const struct ls_pyinfo *py; /* borrowed; must outlive the cache */
+	struct ls_hashmap map;      /* (addr ^ fp << 32) -> struct ls_pycode * */
+	uint64_t reads, stale, failed;
+};
+
+void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_pyinfo *py);
+void ls_pycode_cache_release(struct ls_pycode_cache *c);
+
+/*
+ * The code object at addr whose fingerprint is fp. Valid until the cache is released.
+ * -EFAULT when unreadable, -ESTALE when the memory no longer holds that code object.
+ */
+int ls_pycode_cache__get(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
+			 struct ls_pycode **out);
+
+/* Line to attribute to the instruction at byte offset instr (see ls_linetable__line). */
+int ls_pycode__line(struct ls_pycode *code, int32_t instr);
+
+/*
+ * Reads a str object of the target into UTF-8 (invalid code points replaced). Returns the
+ * length, or a negative errno. Exposed for tests.
+ */
+int ls_pycode__read_str(pid_t pid, const struct ls_pyextra *X, uint64_t addr, char *buf,
+			size_t len);
+
+#endif

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Finds _PyRuntime in the executable or a libpython mapping, reads the version from the file
+ * (Py_Version is a constant), and sets up the thread-state lookup. glibc keeps a thread's
+ * pthread_getspecific slots inside struct pthread at fsbase; the offsets below hold for glibc
+ * 2.26+ on x86_64 and are verified on each process before they are trusted.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elffile.h"
+#include "log.h"
+#include "procfs.h"
+#include "python.h"
+
+#define GLIBC_SPECIFIC_1ST 0x310 /* offsetof(struct pthread, specific_1stblock) */
+#define GLIBC_KEY_DATA_SIZE 16   /* sizeof(struct pthread_key_data): seq, data */
+#define GLIBC_KEY_DATA_DATA 8
+#define GLIBC_SPECIFIC_2ND (GLIBC_SPECIFIC_1ST + 32 * GLIBC_KEY_DATA_SIZE)
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static bool is_candidate(const char *path)
+{
+	const char *b = base_name(path);
+
+	return !strncmp(b, "libpython", 9) || !strncmp(b, "python", 6);
+}
+
+/* Opens a mapped file as this tool can see it: the process's root, or map_files if deleted. */
+static int open_mapped(pid_t pid, const struct ls_vma *v, struct ls_elf **elf)
+{
+	char p[PATH_MAX + 64];
+	int err;
+
+	ls_procfs__resolve(pid, v->path, p, sizeof(p));
+	err = ls_elf__open(p, elf);
+	if (err == -ENOENT || strstr(v->path, " (deleted)")) {
+		snprintf(p, sizeof(p), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
+		err = ls_elf__open(p, elf);
+	}
+	return err;
+}
+
+/* Lowest mapping of the file: its start minus the first segment's vaddr is the load bias. */
+static const struct ls_vma *first_mapping(const struct ls_procmaps *maps, const char *path)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		if (!strcmp(maps->vmas[i].path, path) && maps->vmas[i].offset == 0)
+			return &maps->vmas[i];
+	return NULL;
+}
+
+static void text_range(const struct ls_procmaps *maps, const char *path, struct ls_pyinfo *pi)
+{
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct ls_vma *v = &maps->vmas[i];
+
+		if (strcmp(v->path, path) || v->perms[2] != 'x')
+			continue;
+		if (!pi->text_start || v->start < pi->text_start)
+			pi->text_start = v->start;
+		if (v->end > pi->text_end)
+			pi->text_end = v->end;
+	}
+}
+
+static bool uses_glibc(const struct ls_procmaps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		if (strstr(base_name(maps->vmas[i].path), "libc.so.6"))
+			return true;
+	return false;
+}
+
+static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma *v,
+		 struct ls_elf *elf, struct ls_pyinfo *pi, char *why, size_t whylen)
+{
+	uint64_t runtime, code_type, verval, rtsize = 0;
+	const struct ls_vma *first;
+	uint32_t version = 0;
+	int err;
+
+	if (ls_elf__sym(elf, "_PyRuntime", &runtime, &rtsize))
+		return -ENOENT;
+	if (ls_elf__sym(elf, "Py_Version", &verval, NULL) ||
+	    ls_elf__read(elf, verval, &version, sizeof(version))) {
+		snprintf(why, whylen,
+			 "CPython older than 3.11 in %s (no Py_Version); supported: 3.11", v->path);
+		return -ENOTSUP;
+	}
+	if (ls_elf__sym(elf, "PyCode_Type", &code_type, NULL)) {
+		snprintf(why, whylen, "%s exports no PyCode_Type; unknown CPython build", v->path);
+		return -ENOTSUP;
+	}
+	memset(pi, 0, sizeof(*pi));
+	pi->version_hex = version;
+	snprintf(pi->version, sizeof(pi->version), "%u.%u.%u", version >> 24, (version >> 16) & 0xff,
+		 (version >> 8) & 0xff);
+	err = ls_pylayout__get(version, NULL, 0, &pi->layout, &pi->extra, why, whylen);
+	if (err)
+		return err;
+	if (ls_pylayout__check(&pi->layout)) {
+		snprintf(why, whylen, "CPython %s layout exceeds the walker's windows", pi->version);
+		return -ENOTSUP;
+	}
+	first = first_mapping(maps, v->path);
+	if (ls_elf__is_dyn(elf)) {
+		if (!first) {
+			snprintf(why, whylen, "no base mapping for %s", v->path);
+			return -EAGAIN;
+		}
+		pi->bias = first->start - ls_elf__first_load_vaddr(elf);
+	}
+	snprintf(pi->path, sizeof(pi->path), "%s", v->path);
+	pi->shared = !strncmp(base_name(v->path), "libpython", 9);
+	pi->usdt = ls_elf__has_sdt(elf, "python");
+	snprintf(pi->build, sizeof(pi->build), "%s%s%s", pi->shared ? "shared" : "static",
+		 ls_elf__is_dyn(elf) && !pi->shared ? ", PIE" : "", pi->usdt ? ", usdt" : "");
+	pi->runtime = pi->bias + runtime;
+	text_range(maps, v->path, pi);
+
+	pi->proc.flags = LS_PF_PYTHON;
+	pi->proc.runtime = pi->runtime;
+	pi->proc.code_type = pi->bias + code_type;
+	pi->proc.tss_addr = pi->runtime + pi->extra.runtime_tss;
+	if (pi->extra.runtime_tss != LS_OFF_NONE && uses_glibc(maps)) {
+		pi->proc.tsd_mode = LS_TS_GLIBC_TSD;
+		pi->proc.tsd_base = GLIBC_SPECIFIC_1ST;
+		pi->proc.tsd_stride = GLIBC_KEY_DATA_SIZE;
+		pi->proc.tsd_data = GLIBC_KEY_DATA_DATA;
+		pi->proc.tsd_2nd = GLIBC_SPECIFIC_2ND;
+	} else {
+		pi->proc.tsd_mode = LS_TS_THREAD_LIST;
+	}
+	ls_python__verify_tsd(pid, pi);
+	return 0;
+}
+
+int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whylen)
+{
+	char exe[PATH_MAX] = "";
+	struct ls_procmaps maps;
+	bool needs_libpython = false, tried_exe = false;
+	int err, best = -ENOENT;
+
+	snprintf(why, whylen, "not a CPython process");
+	err = ls_procmaps__load(pid, &maps);
+	if (err) {
+		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-err));
+		return err == -ENOENT ? -ESRCH : err;
+	}
+	ls_procfs__link(pid, "exe", exe, sizeof(exe));
+
+	/* try libpython mappings first, then the executable itself, then other python* files */
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < maps.n; i++) {
+			const struct ls_vma *v = &maps.vmas[i];
+			struct ls_elf *elf = NULL;
+			const char *b = base_name(v->path);
+			bool is_exe = exe[0] && !strcmp(v->path, exe);
+
+			if (v->offset != 0 || !v->path[0] || v->path[0] == '[')
+				continue;
+			if (pass == 0 && strncmp(b, "libpython", 9))
+				continue;
+			if (pass == 1 && (!is_exe || tried_exe))
+				continue;
+			if (pass == 2 && (is_exe || !is_candidate(v->path) ||
+					  !strncmp(b, "libpython", 9)))
+				continue;
+			if (is_exe)
+				tried_exe = true;
+			if (open_mapped(pid, v, &elf))
+				continue;
+			if (is_exe && ls_elf__needs(elf, "libpython"))
+				needs_libpython = true;
+			err = setup(pid, &maps, v, elf, pi, why, whylen);
+			ls_elf__free(elf);
+			if (err == 0 || err == -ENOTSUP || err == -EAGAIN) {
+				ls_procmaps__free(&maps);
+				return err;
+			}
+		}
+	}
+	ls_procmaps__free(&maps);
+	if (needs_libpython) {
+		snprintf(why, whylen, "libpython not loaded yet");
+		return -EAGAIN;
+	}
+	if (!exe[0] && !ls_procfs__alive(pid))
+		return -ESRCH;
+	snprintf(why, whylen, "not a CPython process (no _PyRuntime in %s or a libpython)",
+		 exe[0] ? base_name(exe) : "its executable");
+	return best;
+}
+
+static uint64_t read_ptr(pid_t pid, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	if (ls_procfs__read_mem(pid, addr, &v, sizeof(v)))
+		return 0;
+	return v;
+}
+
+int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi)
+{
+	const struct ls_pylayout *L = &pi->layout;
+	struct {
+		int32_t initialized;
+		uint32_t key;
+	} tss;
+	uint64_t interp, ts, pthread_self, slot;
+
+	if (pi->tsd_verified || pi->proc.tsd_mode != LS_TS_GLIBC_TSD)
+		return 0;
+	interp = read_ptr(pid, pi->runtime + L->runtime_interp_head);
+	if (!interp)
+		return 0; /* not initialised yet: decide later */
+	if (ls_procfs__read_mem(pid, pi->proc.tss_addr, &tss, sizeof(tss)) || !tss.initialized)
+		return 0;
+	/* find the main thread's state: its native thread id is the pid */
+	ts = read_ptr(pid, interp + L->interp_threads_head);
+	for (int i = 0; ts && i < 4096; i++) {
+		uint64_t tid = read_ptr(pid, ts + L->tstate_native_tid);
+
+		if ((pid_t)tid == pid)
+			break;
+		ts = read_ptr(pid, ts + L->tstate_next);
+	}
+	if (!ts)
+		return 0;
+	pthread_self = read_ptr(pid, ts + pi->extra.tstate_thread_id);
+	if (tss.key < 32)
+		slot = pthread_self + GLIBC_SPECIFIC_1ST + (uint64_t)tss.key * GLIBC_KEY_DATA_SIZE;
+	else
+		slot = read_ptr(pid, pthread_self + GLIBC_SPECIFIC_2ND + (tss.key / 32) * 8) +
+		       (uint64_t)(tss.key % 32) * GLIBC_KEY_DATA_SIZE;
+	pi->tsd_verified = true;
+	if (pthread_self && read_ptr(pid, slot + GLIBC_KEY_DATA_DATA) == ts)
+		return 0;
+	ls_info("pid %d: glibc thread-specific data layout not as expected; walking the thread list",
+		pid);
+	pi->proc.tsd_mode = LS_TS_THREAD_LIST;
+	return 1;
+}

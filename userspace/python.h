@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPython discovery in a target process: which file holds the interpreter (executable or
+ * libpython), where it is loaded, its version and build, the layout the BPF walker needs, and how
+ * each thread finds its thread state.
+ */
+#ifndef LS_PYTHON_H
+#define LS_PYTHON_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "linescope.h"
+#include "pylayout.h"
+
+struct ls_pyinfo {
+	uint32_t version_hex;
+	char version[24];       /* "3.11.2" */
+	char build[64];         /* "static, usdt" / "shared" */
+	char path[PATH_MAX];    /* interpreter file as the process maps it */
+	bool shared;            /* interpreter in a libpython shared object */
+	bool usdt;              /* the file has CPython's SDT probes */
+	uint64_t bias;          /* load bias of that file */
+	uint64_t runtime;       /* &_PyRuntime */
+	uint64_t text_start, text_end; /* executable mapping of the interpreter (python vs native) */
+	bool tsd_verified;      /* the thread-state lookup was checked against a live thread */
+	struct ls_pylayout layout;
+	struct ls_pyextra extra;
+	struct ls_proc proc;    /* what BPF gets in `procs` (layout_id filled by the caller) */
+};
+
+/*
+ * Discovers the interpreter of pid. Returns 0; -EAGAIN when the process may still load one
+ * (a libpython it needs is not mapped yet); -ENOENT when it does not run CPython; -ENOTSUP for a
+ * CPython this tool cannot walk; -ESRCH when the process is gone. `why` gets a one-line reason for
+ * every non-zero return.
+ */
+int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whylen);
+
+/*
+ * Checks the glibc thread-specific-data lookup against the main thread once the interpreter is
+ * initialised, and falls back to the thread-list walk when it does not hold. Returns 1 when the
+ * lookup mode changed (push the new ls_proc to BPF), 0 when unchanged or not yet decidable.
+ */
+int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi);
+
+#endif

@@ -1,0 +1,830 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Record handling and aggregation. Samples are resolved as they arrive, while the process is alive
+ * and its code objects readable; everything is then keyed by ids that survive the process.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+#include "log.h"
+#include "procfs.h"
+#include "pycode.h"
+#include "python.h"
+#include "recorder.h"
+#include "sources.h"
+#include "stacks.h"
+
+enum py_state {
+	PY_UNKNOWN,     /* not looked at yet */
+	PY_PENDING,     /* may still load an interpreter; retry */
+	PY_READY,       /* BPF walks its frames */
+	PY_NONE,        /* not CPython */
+	PY_UNSUPPORTED, /* CPython we cannot walk */
+};
+
+struct rproc {
+	int64_t id;
+	pid_t pid, ppid, nspid;
+	int64_t parent_id, spawn_stack, spawn_tid;
+	char *comm, *argv, *exe;
+	int64_t start_ns, end_ns;
+	int exit_code;
+	bool exited, dirty;
+	enum py_state py_state;
+	bool codes_released; /* exited: the interpreter is known but its memory is gone */
+	char note[256];
+	struct ls_pyinfo py;
+	struct ls_pycode_cache codes; /* valid while py_state == PY_READY */
+	struct ls_hashmap files;      /* XXH64(path) -> file id, for this process's view */
+	struct ls_hashmap threads;    /* tid -> 1 once stored */
+	uint64_t next_try_ns;
+	int tries;
+};
+
+struct func {
+	int64_t file_id;
+	char *qualname;
+	int firstlineno;
+};
+
+struct agg_key {
+	int64_t proc_id;
+	int64_t stack_id;
+	int32_t tid;
+	uint8_t kind, mode, gil, pad;
+};
+
+struct agg {
+	struct agg_key k;
+	int64_t count, weight_ns;
+	bool dirty;
+};
+
+struct thread_row {
+	int64_t proc_id;
+	int tid;
+	char name[LS_COMM_LEN + 1];
+};
+
+struct ls_recorder {
+	struct ls_store *store;
+	const struct ls_recorder_ops *ops;
+	void *ctx;
+	uint64_t t0;
+
+	struct rproc **procs; /* procs[i]->id == i + 1 */
+	size_t nprocs, pcap;
+	struct ls_hashmap by_pid; /* live pid -> index */
+
+	struct ls_stacks stacks;
+	struct ls_sources sources;
+
+	struct func *funcs; /* [1, nfuncs) */
+	size_t nfuncs, fcap, funcs_flushed;
+	struct ls_hashmap func_index;
+
+	struct agg *aggs;
+	size_t naggs, acap;
+	struct ls_hashmap agg_index;
+
+	struct thread_row *threads;
+	size_t nthreads, tcap, threads_flushed;
+
+	struct ls_pylayout layouts[LS_MAX_LAYOUTS];
+	unsigned nlayouts;
+
+	struct ls_recorder_stats st;
+	uint32_t frames[2 * LS_MAX_FRAMES];
+};
+
+static uint64_t now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int64_t rel_ns(const struct ls_recorder *r, uint64_t ts)
+{
+	return ts > r->t0 ? (int64_t)(ts - r->t0) : 0;
+}
+
+int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, void *ctx,
+		     uint64_t t0, struct ls_recorder **out)
+{
+	struct ls_recorder *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->store = store;
+	r->ops = ops;
+	r->ctx = ctx;
+	r->t0 = t0;
+	ls_hashmap_init(&r->by_pid);
+	ls_hashmap_init(&r->func_index);
+	ls_hashmap_init(&r->agg_index);
+	ls_stacks_init(&r->stacks);
+	ls_sources_init(&r->sources);
+	r->nfuncs = r->funcs_flushed = 1;
+	*out = r;
+	return 0;
+}
+
+/* Forgets the code objects (their memory is gone); exec also forgets the interpreter. */
+static void proc_drop_python(struct rproc *p, bool forget_interpreter)
+{
+	if (p->py_state == PY_READY && !p->codes_released) {
+		ls_pycode_cache_release(&p->codes);
+		p->codes_released = true;
+	}
+	if (forget_interpreter) {
+		p->py_state = PY_UNKNOWN;
+		p->codes_released = false;
+	}
+}
+
+void ls_recorder__free(struct ls_recorder *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		proc_drop_python(p, false);
+		ls_hashmap_release(&p->files);
+		ls_hashmap_release(&p->threads);
+		free(p->comm);
+		free(p->argv);
+		free(p->exe);
+		free(p);
+	}
+	free(r->procs);
+	for (size_t i = 1; i < r->nfuncs; i++)
+		free(r->funcs[i].qualname);
+	free(r->funcs);
+	free(r->aggs);
+	free(r->threads);
+	ls_hashmap_release(&r->by_pid);
+	ls_hashmap_release(&r->func_index);
+	ls_hashmap_release(&r->agg_index);
+	ls_stacks_release(&r->stacks);
+	ls_sources_release(&r->sources);
+	free(r);
+}
+
+static void replace_str(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src ? strdup(src) : NULL;
+}
+
+/* (Re)reads identity from /proc; quietly keeps what it had when the process is gone. */
+static void read_identity(struct rproc *p)
+{
+	struct ls_procstat st;
+	char buf[4096];
+
+	if (ls_procfs__stat(p->pid, &st) == 0) {
+		if (!p->ppid)
+			p->ppid = st.ppid;
+		p->nspid = st.nspid;
+		replace_str(&p->comm, st.comm);
+	}
+	if (ls_procfs__cmdline(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->argv, buf);
+	if (ls_procfs__link(p->pid, "exe", buf, sizeof(buf)) > 0)
+		replace_str(&p->exe, buf);
+	p->dirty = true;
+}
+
+static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_t ts)
+{
+	struct rproc *p;
+	uint64_t idx;
+
+	if (r->nprocs == r->pcap) {
+		size_t cap = r->pcap ? r->pcap * 2 : 32;
+		struct rproc **v = realloc(r->procs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		r->procs = v;
+		r->pcap = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->id = r->nprocs + 1;
+	p->pid = pid;
+	p->ppid = ppid;
+	p->nspid = pid;
+	p->parent_id = -1;
+	p->spawn_stack = -1;
+	p->spawn_tid = -1;
+	p->end_ns = -1;
+	p->exit_code = -1;
+	p->start_ns = rel_ns(r, ts);
+	ls_hashmap_init(&p->files);
+	ls_hashmap_init(&p->threads);
+	if (ppid && ls_hashmap__get(&r->by_pid, ppid, &idx))
+		p->parent_id = r->procs[idx]->id;
+	r->procs[r->nprocs] = p;
+	if (ls_hashmap__set(&r->by_pid, pid, r->nprocs)) {
+		free(p);
+		return NULL;
+	}
+	r->nprocs++;
+	r->st.processes++;
+	r->st.live++;
+	read_identity(p);
+	return p;
+}
+
+static struct rproc *proc_get(struct ls_recorder *r, pid_t pid)
+{
+	uint64_t idx;
+
+	return ls_hashmap__get(&r->by_pid, pid, &idx) ? r->procs[idx] : NULL;
+}
+
+static uint32_t layout_id(struct ls_recorder *r, const struct ls_pylayout *L)
+{
+	for (unsigned i = 0; i < r->nlayouts; i++)
+		if (!memcmp(&r->layouts[i], L, sizeof(*L)))
+			return i;
+	if (r->nlayouts == LS_MAX_LAYOUTS)
+		return 0;
+	r->layouts[r->nlayouts] = *L;
+	r->ops->set_layout(r->ctx, r->nlayouts, L);
+	return r->nlayouts++;
+}
+
+static void push_proc(struct ls_recorder *r, struct rproc *p)
+{
+	struct ls_proc bp = { .flags = LS_PF_PENDING };
+
+	if (p->py_state == PY_READY)
+		bp = p->py.proc;
+	if (p->exited)
+		return;
+	r->ops->set_proc(r->ctx, p->pid, &bp);
+}
+
+/* Tries to find the interpreter; schedules a retry with backoff while it may still appear. */
+static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
+{
+	char why[256];
+	int err;
+
+	if (p->exited || p->py_state == PY_READY || p->py_state == PY_NONE ||
+	    p->py_state == PY_UNSUPPORTED)
+		return;
+	p->tries++;
+	err = ls_python__discover(p->pid, &p->py, why, sizeof(why));
+	if (err == 0) {
+		p->py.proc.layout_id = layout_id(r, &p->py.layout);
+		ls_pycode_cache_init(&p->codes, p->pid, &p->py);
+		p->py_state = PY_READY;
+		p->note[0] = 0;
+		p->dirty = true;
+		push_proc(r, p);
+		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,
+			p->py.path);
+		return;
+	}
+	snprintf(p->note, sizeof(p->note), "%s", why);
+	p->dirty = true;
+	if (err == -EAGAIN || err == -ENOENT) {
+		/* a freshly exec'd process maps libpython within milliseconds; others may dlopen it */
+		uint64_t delay = p->tries < 20 ? 5000000ULL : p->tries < 40 ? 100000000ULL :
+									      1000000000ULL;
+
+		p->py_state = err == -EAGAIN ? PY_PENDING : PY_PENDING;
+		p->next_try_ns = now + delay;
+		if (err == -ENOENT && p->tries > 3)
+			p->py_state = PY_NONE;
+		return;
+	}
+	if (err == -ENOTSUP) {
+		p->py_state = PY_UNSUPPORTED;
+		ls_warn(0, "pid %d (%s): %s; its samples are counted without lines", p->pid,
+			p->comm ? p->comm : "?", why);
+		return;
+	}
+	if (err == -ESRCH)
+		return;
+	p->py_state = PY_PENDING;
+	p->next_try_ns = now + 100000000ULL;
+}
+
+int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
+{
+	struct rproc *p = proc_get(r, pid);
+
+	if (!p) {
+		if (!ls_procfs__alive(pid))
+			return -ESRCH;
+		p = proc_new(r, pid, parent, now_mono());
+		if (!p)
+			return -ENOMEM;
+	}
+	/* register before discovery so that BPF samples it (and follows its forks) at once */
+	push_proc(r, p);
+	discover(r, p, now_mono());
+	return 0;
+}
+
+static int64_t func_intern(struct ls_recorder *r, int64_t file_id, const char *qualname,
+			   int firstlineno)
+{
+	uint64_t key = XXH3_64bits(qualname, strlen(qualname)) ^ ls_hash64(file_id) ^
+		       ls_hash64((uint64_t)firstlineno << 32),
+		 id;
+	struct func *f;
+
+	if (ls_hashmap__get(&r->func_index, key, &id) && r->funcs[id].file_id == file_id &&
+	    r->funcs[id].firstlineno == firstlineno && !strcmp(r->funcs[id].qualname, qualname))
+		return id;
+	if (r->nfuncs == r->fcap || !r->fcap) {
+		size_t cap = r->fcap ? r->fcap * 2 : 256;
+		struct func *v = realloc(r->funcs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->funcs = v;
+		r->fcap = cap;
+	}
+	f = &r->funcs[r->nfuncs];
+	f->file_id = file_id;
+	f->firstlineno = firstlineno;
+	f->qualname = strdup(qualname);
+	if (!f->qualname || ls_hashmap__set(&r->func_index, key, r->nfuncs))
+		return -ENOMEM;
+	return r->nfuncs++;
+}
+
+static int64_t file_of(struct ls_recorder *r, struct rproc *p, const char *path)
+{
+	uint64_t key = XXH3_64bits(path, strlen(path)), id;
+	int64_t fid;
+
+	if (ls_hashmap__get(&p->files, key, &id) && !strcmp(r->sources.files[id].path, path))
+		return id;
+	fid = ls_sources__lookup(&r->sources, p->pid, path);
+	if (fid > 0)
+		ls_hashmap__set(&p->files, key, fid);
+	return fid;
+}
+
+/* The function id of a code object, assigned on first sight. */
+static int64_t code_func(struct ls_recorder *r, struct rproc *p, struct ls_pycode *code)
+{
+	int64_t fid, id;
+
+	if (code->func_id)
+		return code->func_id;
+	fid = file_of(r, p, code->filename);
+	if (fid < 0)
+		return fid;
+	id = func_intern(r, fid, code->qualname, code->firstlineno);
+	if (id > 0)
+		code->func_id = id;
+	return id;
+}
+
+/* A stand-in function for frames whose code object could not be read. */
+static int64_t unknown_func(struct ls_recorder *r, struct rproc *p)
+{
+	int64_t fid = file_of(r, p, "<unknown>");
+
+	return fid < 0 ? fid : func_intern(r, fid, "<unresolved code object>", 0);
+}
+
+static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const char *comm)
+{
+	struct thread_row *t;
+	uint64_t *seen = ls_hashmap__slot(&p->threads, tid, 0);
+
+	if (!seen || *seen)
+		return;
+	*seen = 1;
+	if (r->nthreads == r->tcap) {
+		size_t cap = r->tcap ? r->tcap * 2 : 64;
+		struct thread_row *v = realloc(r->threads, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		r->threads = v;
+		r->tcap = cap;
+	}
+	t = &r->threads[r->nthreads++];
+	t->proc_id = p->id;
+	t->tid = tid;
+	snprintf(t->name, sizeof(t->name), "%.*s", LS_COMM_LEN, comm);
+	r->st.threads++;
+}
+
+static struct agg *agg_slot(struct ls_recorder *r, const struct agg_key *k)
+{
+	uint64_t h = XXH3_64bits(k, sizeof(*k)), *slot;
+	struct agg *a;
+
+	slot = ls_hashmap__slot(&r->agg_index, h, UINT64_MAX);
+	if (!slot)
+		return NULL;
+	if (*slot != UINT64_MAX) {
+		a = &r->aggs[*slot];
+		if (!memcmp(&a->k, k, sizeof(*k)))
+			return a;
+		/* 64-bit hash collision: keep the samples under a linear search fallback */
+		for (size_t i = 0; i < r->naggs; i++)
+			if (!memcmp(&r->aggs[i].k, k, sizeof(*k)))
+				return &r->aggs[i];
+	}
+	if (r->naggs == r->acap) {
+		size_t cap = r->acap ? r->acap * 2 : 1024;
+		struct agg *v = realloc(r->aggs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		r->aggs = v;
+		r->acap = cap;
+		/* the slot pointer may be stale after other insertions: look it up again */
+		slot = ls_hashmap__slot(&r->agg_index, h, UINT64_MAX);
+	}
+	a = &r->aggs[r->naggs];
+	memset(a, 0, sizeof(*a));
+	a->k = *k;
+	if (*slot == UINT64_MAX)
+		*slot = r->naggs;
+	r->naggs++;
+	return a;
+}
+
+static int cpu_mode(const struct rproc *p, const struct ls_sample *s)
+{
+	if (s->flags & LS_SF_KERNEL)
+		return LS_MODE_KERNEL;
+	if (p->py_state != PY_READY)
+		return LS_MODE_NATIVE;
+	if (s->user_ip >= p->py.text_start && s->user_ip < p->py.text_end)
+		return LS_MODE_PYTHON;
+	return LS_MODE_NATIVE;
+}
+
+/* Resolves a sample's frames to an interned stack id (0: no Python frame). */
+static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			     const struct ls_frame *frames, int n)
+{
+	int depth = 0;
+
+	if (p->py_state != PY_READY || p->codes_released)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct ls_pycode *code;
+		int64_t fid;
+		int line = 0;
+
+		if (ls_pycode_cache__get(&p->codes, frames[i].code, frames[i].fp, &code) == 0) {
+			fid = code_func(r, p, code);
+			line = ls_pycode__line(code, frames[i].instr);
+		} else {
+			r->st.unresolved++;
+			fid = unknown_func(r, p);
+		}
+		if (fid <= 0)
+			continue;
+		r->frames[2 * depth] = fid;
+		r->frames[2 * depth + 1] = line;
+		depth++;
+	}
+	return ls_stacks__intern(&r->stacks, r->frames, depth, s->flags & LS_SF_TRUNCATED);
+}
+
+static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len)
+{
+	const struct ls_frame *frames = (const void *)(s + 1);
+	struct agg_key k = {};
+	struct rproc *p;
+	int64_t stack;
+	struct agg *a;
+
+	if (len < sizeof(*s) + s->nframes * sizeof(struct ls_frame) || s->nframes > LS_MAX_FRAMES) {
+		r->st.bad_records++;
+		return;
+	}
+	p = proc_get(r, s->pid);
+	if (!p) {
+		p = proc_new(r, s->pid, 0, s->ts);
+		if (!p)
+			return;
+		discover(r, p, now_mono());
+	}
+	if (s->kind == LS_SAMPLE_ONCPU)
+		r->st.samples++;
+	if (s->flags & LS_SF_TRUNCATED)
+		r->st.truncated++;
+	if (s->flags & LS_SF_READ_FAIL)
+		r->st.read_fail++;
+	note_thread(r, p, s->tid, s->comm);
+	if ((s->flags & LS_SF_NOT_PYTHON) && (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING)) {
+		uint64_t now = now_mono();
+
+		if (now >= p->next_try_ns)
+			discover(r, p, now);
+	}
+	stack = resolve_stack(r, p, s, frames, s->nframes);
+	if (stack < 0)
+		return;
+
+	if (s->kind == LS_SAMPLE_SPAWN) {
+		/* the forking thread's stack: the line that started the child */
+		struct rproc *child = proc_get(r, (pid_t)s->aux);
+
+		if (!child)
+			child = proc_new(r, (pid_t)s->aux, s->pid, s->ts);
+		if (child) {
+			child->spawn_stack = stack;
+			child->spawn_tid = s->tid;
+			child->parent_id = p->id;
+			child->ppid = s->pid;
+			child->dirty = true;
+		}
+		return;
+	}
+
+	k.proc_id = p->id;
+	k.stack_id = stack;
+	k.tid = s->tid;
+	k.kind = s->kind;
+	k.mode = cpu_mode(p, s);
+	k.gil = (s->flags & LS_SF_GIL_KNOWN) ? ((s->flags & LS_SF_GIL_HELD) ? 1 : 2) : 0;
+	a = agg_slot(r, &k);
+	if (!a)
+		return;
+	a->count++;
+	a->weight_ns += s->weight_ns;
+	a->dirty = true;
+}
+
+static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int exit_code)
+{
+	if (p->exited)
+		return;
+	p->exited = true;
+	p->end_ns = rel_ns(r, ts);
+	p->exit_code = exit_code;
+	p->dirty = true;
+	r->st.live--;
+	/* the memory is gone: nothing more can be read */
+	proc_drop_python(p, false);
+	ls_hashmap__del(&r->by_pid, p->pid);
+}
+
+static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
+{
+	struct rproc *p = proc_get(r, e->pid);
+	uint64_t now = now_mono();
+
+	r->st.proc_events++;
+	switch (e->kind) {
+	case LS_PE_FORK:
+		if (!p) {
+			p = proc_new(r, e->pid, e->ppid, e->ts);
+			if (!p)
+				return;
+		}
+		/* same image as the parent until it execs: reuse the parent's discovery */
+		{
+			struct rproc *parent = proc_get(r, e->ppid);
+
+			if (parent && parent->py_state == PY_READY && p->py_state != PY_READY) {
+				p->py = parent->py;
+				ls_pycode_cache_init(&p->codes, p->pid, &p->py);
+				p->py_state = PY_READY;
+				p->dirty = true;
+			}
+			if (parent)
+				p->parent_id = parent->id;
+		}
+		break;
+	case LS_PE_SEEN:
+		if (!p) {
+			p = proc_new(r, e->pid, 0, e->ts);
+			if (!p)
+				return;
+		}
+		discover(r, p, now);
+		break;
+	case LS_PE_EXEC:
+		if (!p) {
+			p = proc_new(r, e->pid, e->ppid, e->ts);
+			if (!p)
+				return;
+		}
+		proc_drop_python(p, true);
+		ls_hashmap_release(&p->files);
+		ls_hashmap_init(&p->files);
+		p->tries = 0;
+		p->note[0] = 0;
+		read_identity(p);
+		discover(r, p, now);
+		break;
+	case LS_PE_EXIT:
+		if (p)
+			proc_exited(r, p, e->ts, e->exit_code);
+		break;
+	default:
+		r->st.bad_records++;
+	}
+}
+
+int ls_recorder__handle(void *ctx, void *data, size_t len)
+{
+	struct ls_recorder *r = ctx;
+	const __u32 *type = data;
+
+	if (len < sizeof(*type)) {
+		r->st.bad_records++;
+		return 0;
+	}
+	switch (*type) {
+	case LS_REC_SAMPLE:
+	case LS_REC_OFFCPU:
+		if (len < sizeof(struct ls_sample)) {
+			r->st.bad_records++;
+			break;
+		}
+		handle_sample(r, data, len);
+		break;
+	case LS_REC_PROC:
+		if (len < sizeof(struct ls_proc_event)) {
+			r->st.bad_records++;
+			break;
+		}
+		handle_proc_event(r, data);
+		break;
+	default:
+		r->st.bad_records++;
+	}
+	return 0;
+}
+
+void ls_recorder__tick(struct ls_recorder *r, uint64_t now_ns)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		if (p->exited)
+			continue;
+		if (p->py_state == PY_PENDING && now_ns >= p->next_try_ns)
+			discover(r, p, now_ns);
+		else if (p->py_state == PY_READY && ls_python__verify_tsd(p->pid, &p->py) > 0)
+			push_proc(r, p);
+	}
+}
+
+void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		if (!p->exited && !ls_procfs__alive(p->pid)) {
+			proc_exited(r, p, now_ns, -1);
+			r->ops->set_proc(r->ctx, p->pid, NULL);
+		}
+	}
+}
+
+static const char *py_note(const struct rproc *p)
+{
+	switch (p->py_state) {
+	case PY_READY:
+		return NULL;
+	case PY_NONE:
+	case PY_UNSUPPORTED:
+		return p->note[0] ? p->note : "not a CPython process";
+	default:
+		return p->note[0] ? p->note : "no Python interpreter found while it was profiled";
+	}
+}
+
+static int flush_procs(struct ls_recorder *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+		struct ls_store_proc row = {
+			.id = p->id,
+			.pid = p->pid,
+			.ppid = p->ppid,
+			.nspid = p->nspid,
+			.parent_id = p->parent_id,
+			.spawn_stack = p->spawn_stack,
+			.spawn_tid = p->spawn_tid,
+			.comm = p->comm,
+			.argv = p->argv,
+			.exe = p->exe,
+			.start_ns = p->start_ns,
+			.end_ns = p->end_ns,
+			.exit_code = p->exit_code,
+			.python = p->py_state == PY_READY ? p->py.version : NULL,
+			.python_build = p->py_state == PY_READY ? p->py.build : NULL,
+			.note = py_note(p),
+		};
+		int err;
+
+		if (!p->dirty)
+			continue;
+		err = ls_store__put_process(r->store, &row);
+		if (err)
+			return err;
+		p->dirty = false;
+	}
+	return 0;
+}
+
+int ls_recorder__flush(struct ls_recorder *r)
+{
+	struct ls_sources *s = &r->sources;
+	int err;
+
+	err = ls_store__begin(r->store);
+	if (err)
+		return err;
+	err = flush_procs(r);
+	for (; !err && r->threads_flushed < r->nthreads; r->threads_flushed++) {
+		const struct thread_row *t = &r->threads[r->threads_flushed];
+
+		err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name);
+	}
+	for (; !err && s->srcs_flushed < s->nsrcs; s->srcs_flushed++) {
+		const struct ls_source *src = &s->srcs[s->srcs_flushed];
+
+		err = ls_store__put_source(r->store, s->srcs_flushed, src->hash, src->text,
+					   src->len);
+	}
+	for (; !err && s->files_flushed < s->nfiles; s->files_flushed++) {
+		const struct ls_file *f = &s->files[s->files_flushed];
+
+		err = ls_store__put_file(r->store, s->files_flushed, f->path, f->source_id,
+					 f->kind, f->unavailable);
+	}
+	for (; !err && r->funcs_flushed < r->nfuncs; r->funcs_flushed++) {
+		const struct func *f = &r->funcs[r->funcs_flushed];
+
+		err = ls_store__put_function(r->store, r->funcs_flushed, f->file_id, f->qualname,
+					     f->firstlineno);
+	}
+	for (; !err && r->stacks.flushed < r->stacks.n; r->stacks.flushed++) {
+		const struct ls_stack *st = &r->stacks.v[r->stacks.flushed];
+
+		err = ls_store__put_stack(r->store, r->stacks.flushed, st->frames, st->depth,
+					  st->truncated);
+	}
+	for (size_t i = 0; !err && i < r->naggs; i++) {
+		struct agg *a = &r->aggs[i];
+		struct ls_store_sample x = {
+			.proc_id = a->k.proc_id,
+			.tid = a->k.tid,
+			.stack_id = a->k.stack_id,
+			.kind = a->k.kind,
+			.mode = a->k.mode,
+			.gil = a->k.gil,
+			.count = a->count,
+			.weight_ns = a->weight_ns,
+		};
+
+		if (!a->dirty)
+			continue;
+		err = ls_store__put_sample(r->store, &x);
+		a->dirty = false;
+	}
+	if (!err) {
+		err = ls_store__put_stat(r->store, "unresolved_frames", r->st.unresolved);
+		if (!err)
+			err = ls_store__put_stat(r->store, "bad_records", r->st.bad_records);
+	}
+	if (err) {
+		/* keep the transaction's partial work out of the file */
+		sqlite3_exec(ls_store__db(r->store), "ROLLBACK", NULL, NULL, NULL);
+		return err;
+	}
+	return ls_store__commit(r->store);
+}
+
+void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st)
+{
+	*st = r->st;
+}
+
+int ls_recorder__exit_code(const struct ls_recorder *r, pid_t pid)
+{
+	for (size_t i = r->nprocs; i-- > 0;)
+		if (r->procs[i]->pid == pid)
+			return r->procs[i]->exited ? r->procs[i]->exit_code : -1;
+	return -1;
+}

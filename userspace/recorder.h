@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder turns ring-buffer records into the profile: it keeps one entry per target process
+ * (identity, interpreter, code-object cache, lifetime), resolves sampled frames to (function, line),
+ * interns stacks, aggregates samples, and flushes everything new to the store. It tells BPF about
+ * interpreters through the ops callbacks. Single-threaded: call it from the ring-buffer consumer.
+ */
+#ifndef LS_RECORDER_H
+#define LS_RECORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "linescope.h"
+#include "store.h"
+
+struct ls_recorder;
+
+struct ls_recorder_ops {
+	/* Set (p != NULL) or delete the BPF `procs` entry of pid. */
+	int (*set_proc)(void *ctx, pid_t pid, const struct ls_proc *p);
+	/* Install layout id in the BPF `pylayouts` array. */
+	int (*set_layout)(void *ctx, uint32_t id, const struct ls_pylayout *L);
+};
+
+struct ls_recorder_stats {
+	uint64_t samples;       /* on-CPU samples received */
+	uint64_t proc_events;
+	uint64_t unresolved;    /* frames whose code object could not be read */
+	uint64_t truncated;     /* samples with a cut stack */
+	uint64_t read_fail;     /* samples whose walk hit an unreadable address */
+	uint64_t bad_records;   /* malformed ring-buffer records */
+	unsigned processes;     /* processes seen */
+	unsigned live;          /* targets not yet exited */
+	unsigned threads;
+};
+
+/* t0: CLOCK_MONOTONIC ns of the run start (the clock of bpf_ktime_get_ns). */
+int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, void *ctx,
+		     uint64_t t0, struct ls_recorder **out);
+void ls_recorder__free(struct ls_recorder *r);
+
+/*
+ * Adds a process that is a target from the start (or was launched by us), discovering its
+ * interpreter and registering it with BPF. -ESRCH when it does not exist.
+ */
+int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
+
+/* ring_buffer__new() callback shape; ctx is the recorder. */
+int ls_recorder__handle(void *ctx, void *data, size_t len);
+
+/* Retries discovery of pending processes whose retry time has come. */
+void ls_recorder__tick(struct ls_recorder *r, uint64_t now_ns);
+
+/* Writes everything new or changed since the last flush in one transaction. */
+int ls_recorder__flush(struct ls_recorder *r);
+
+/* Marks processes that vanished without an exit record (e.g. before BPF was attached). */
+void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns);
+
+void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st);
+
+/* Exit status of the process launched as pid (wait(2) status), or -1 when unknown. */
+int ls_recorder__exit_code(const struct ls_recorder *r, pid_t pid);
+
+#endif

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recording loop. Records are consumed as they arrive so that code objects are read while
+ * their process is alive; the profile is flushed every second so that a killed profiler leaves
+ * a readable file.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "loader.h"
+#include "log.h"
+#include "procfs.h"
+#include "python.h"
+#include "recorder.h"
+#include "render.h"
+#include "session.h"
+#include "status.h"
+#include "store.h"
+#include "targets.h"
+
+#define FLUSH_NS 1000000000ULL
+#define STATUS_NS 250000000ULL
+#define TICK_NS 20000000ULL
+#define REAP_NS 500000000ULL
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_from_user; /* sent with kill(), not by the terminal */
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	stop_signal = sig;
+	stop_from_user = si && (si->si_code == SI_USER || si->si_code == SI_QUEUE);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct session {
+	const struct ls_opts *o;
+	struct ls_loader *loader;
+	struct ls_recorder *rec;
+	struct ls_store *store;
+	struct ring_buffer *rb;
+	struct ls_cgroup cg;
+	struct ls_launch launch;
+	bool launched, child_reaped, cg_seen;
+	int child_status;
+	uint64_t t0;
+	int uid, gid;
+};
+
+static int rec_set_proc(void *ctx, pid_t pid, const struct ls_proc *p)
+{
+	return ls_loader__set_proc(ctx, pid, p);
+}
+
+static int rec_set_layout(void *ctx, uint32_t id, const struct ls_pylayout *L)
+{
+	return ls_loader__set_layout(ctx, id, L);
+}
+
+static const struct ls_recorder_ops rec_ops = {
+	.set_proc = rec_set_proc,
+	.set_layout = rec_set_layout,
+};
+
+static void add_target_cb(void *ctx, pid_t pid, pid_t ppid)
+{
+	struct session *s = ctx;
+
+	if (pid != getpid())
+		ls_recorder__add_target(s->rec, pid, ppid);
+}
+
+static void count_python_cb(void *ctx, pid_t pid, pid_t ppid)
+{
+	struct ls_pyinfo *pi = malloc(sizeof(*pi));
+	char why[256];
+
+	if (pi && ls_python__discover(pid, pi, why, sizeof(why)) == 0)
+		(*(int *)ctx)++;
+	free(pi);
+}
+
+/* -p: each pid must exist, and it or a descendant must run a CPython we can walk. */
+static int check_pids(const struct ls_opts *o)
+{
+	for (int i = 0; i < o->npids; i++) {
+		int found = 0;
+		struct ls_procstat st;
+		struct ls_pyinfo *pi;
+		char why[256];
+		pid_t pid = o->pids[i];
+		int err;
+
+		if (pid == getpid())
+			return ls_err(-EINVAL, "pid %d is linescope-bpf itself", pid);
+		if (ls_procfs__stat(pid, &st) || st.state == 'Z')
+			return ls_err(-ESRCH, "pid %d: no such process", pid);
+		pi = malloc(sizeof(*pi));
+		if (!pi)
+			return -ENOMEM;
+		err = ls_python__discover(pid, pi, why, sizeof(why));
+		free(pi);
+		if (err == 0 || err == -EAGAIN)
+			continue;
+		if (err == -ENOTSUP)
+			return ls_err(err, "pid %d (%s): %s", pid, st.comm, why);
+		if (err == -ESRCH)
+			return ls_err(err, "pid %d: no such process", pid);
+		/* not Python itself: accept it when it runs Python children (a shell, a launcher) */
+		if (!ls_targets__descendants(pid, count_python_cb, &found) || !found)
+			return ls_err(-ENOENT, "pid %d (%s) is not a Python process: %s", pid,
+				      st.comm, why);
+	}
+	return 0;
+}
+
+static void write_meta(struct session *s, int argc, char **argv)
+{
+	const struct ls_opts *o = s->o;
+	char buf[4096] = "", host[256] = "";
+	struct utsname u;
+	time_t now = time(NULL);
+	size_t n = 0;
+
+	for (int i = 0; i < argc && n < sizeof(buf) - 2; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", argv[i]);
+	ls_store__put_meta(s->store, "tool", "linescope-bpf " LS_VERSION);
+	ls_store__put_meta(s->store, "profiler_command", buf);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	ls_store__put_meta(s->store, "started_at", buf);
+	ls_store__put_meta(s->store, "method", "Sampling");
+	ls_store__put_meta(s->store, "collector", "bpf-sampling");
+	ls_store__put_meta(s->store, "mode", "cpu");
+	ls_store__put_meta_int(s->store, "frequency_hz", o->frequency);
+	ls_store__put_meta_int(s->store, "period_ns", ls_loader__period_ns(s->loader));
+	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
+	if (o->command) {
+		n = 0;
+		buf[0] = 0;
+		for (int i = 0; o->command[i] && n < sizeof(buf) - 2; i++)
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", o->command[i]);
+		ls_store__put_meta(s->store, "scope_kind", "command");
+		ls_store__put_meta(s->store, "scope", buf);
+	} else if (o->cgroup) {
+		ls_store__put_meta(s->store, "scope_kind", "cgroup");
+		ls_store__put_meta(s->store, "scope", s->cg.rel);
+	} else {
+		n = 0;
+		for (int i = 0; i < o->npids && n < sizeof(buf) - 2; i++)
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%d", i ? "," : "", o->pids[i]);
+		ls_store__put_meta(s->store, "scope_kind", "pid");
+		ls_store__put_meta(s->store, "scope", buf);
+	}
+	gethostname(host, sizeof(host) - 1);
+	ls_store__put_meta(s->store, "host", host);
+	if (uname(&u) == 0)
+		ls_store__put_meta(s->store, "kernel", u.release);
+}
+
+static void write_progress(struct session *s, uint64_t now)
+{
+	struct ls_stats bs;
+	struct ls_recorder_stats rs;
+
+	ls_loader__stats(s->loader, &bs);
+	ls_recorder__stats(s->rec, &rs);
+	ls_store__put_meta_int(s->store, "elapsed_ns", now - s->t0);
+	ls_store__put_stat(s->store, "bpf_samples", bs.samples);
+	ls_store__put_stat(s->store, "ringbuf_drops", bs.ringbuf_drops);
+	ls_store__put_stat(s->store, "read_fail", rs.read_fail);
+	ls_store__put_stat(s->store, "truncated_stacks", rs.truncated);
+	ls_store__put_stat(s->store, "procs_full", bs.procs_full);
+	ls_store__put_stat(s->store, "no_tstate", bs.no_tstate);
+}
+
+static int flush(struct session *s, uint64_t now)
+{
+	int err = ls_recorder__flush(s->rec);
+
+	if (err)
+		return err;
+	/* progress goes in its own small transaction after the data it describes */
+	err = ls_store__begin(s->store);
+	if (err)
+		return err;
+	write_progress(s, now);
+	return ls_store__commit(s->store);
+}
+
+static uint64_t lost_count(struct session *s)
+{
+	struct ls_stats bs;
+	struct ls_recorder_stats rs;
+
+	ls_loader__stats(s->loader, &bs);
+	ls_recorder__stats(s->rec, &rs);
+	return bs.ringbuf_drops + rs.read_fail + rs.truncated + rs.unresolved;
+}
+
+static void reap_child(struct session *s)
+{
+	int status;
+
+	if (!s->launched || s->child_reaped)
+		return;
+	if (waitpid(s->launch.pid, &status, WNOHANG) == s->launch.pid) {
+		s->child_reaped = true;
+		s->child_status = status;
+	}
+}
+
+static bool targets_gone(struct session *s)
+{
+	struct ls_recorder_stats rs;
+
+	if (s->o->cgroup) {
+		bool pop = ls_cgroup__populated(&s->cg);
+
+		if (pop)
+			s->cg_seen = true;
+		return s->cg_seen && !pop;
+	}
+	ls_recorder__stats(s->rec, &rs);
+	if (s->launched && !s->child_reaped)
+		return false;
+	return rs.live == 0;
+}
+
+static int start_targets(struct session *s)
+{
+	const struct ls_opts *o = s->o;
+	int err;
+
+	if (o->command) {
+		err = ls_recorder__add_target(s->rec, s->launch.pid, getpid());
+		if (err)
+			return ls_err(err, "cannot register the launched command");
+		err = ls_launch__go(&s->launch, o->command[0]);
+		if (err)
+			return err;
+		return 0;
+	}
+	if (o->cgroup) {
+		int n = ls_cgroup__procs(&s->cg, add_target_cb, s);
+
+		if (n > 0)
+			s->cg_seen = true;
+		ls_info("cgroup %s: %d processes at start", s->cg.rel, n);
+		return 0;
+	}
+	for (int i = 0; i < o->npids; i++) {
+		err = ls_recorder__add_target(s->rec, o->pids[i], 0);
+		if (err == -ESRCH)
+			return ls_err(err, "pid %d: no such process", o->pids[i]);
+		ls_targets__descendants(o->pids[i], add_target_cb, s);
+	}
+	return 0;
+}
+
+static int owner_ids(int *uid, int *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+
+	*uid = u ? atoi(u) : -1;
+	*gid = g ? atoi(g) : -1;
+	if (*uid >= 0 && *gid < 0)
+		*gid = *uid;
+	return 0;
+}
+
+static void finish_meta(struct session *s, uint64_t end)
+{
+	const char *status = "Success";
+	char detail[128] = "";
+
+	if (s->launched) {
+		if (!s->child_reaped) {
+			snprintf(detail, sizeof(detail), "command still running when recording stopped");
+		} else if (WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status)) {
+			status = "Failed";
+			snprintf(detail, sizeof(detail), "exit status %d",
+				 WEXITSTATUS(s->child_status));
+		} else if (WIFSIGNALED(s->child_status)) {
+			status = "Failed";
+			snprintf(detail, sizeof(detail), "killed by signal %d (%s)",
+				 WTERMSIG(s->child_status), strsignal(WTERMSIG(s->child_status)));
+		}
+		if (s->child_reaped)
+			ls_store__put_meta_int(s->store, "command_status", s->child_status);
+	}
+	if (stop_signal)
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail), "%sstopped by %s",
+			 detail[0] ? "; " : "", strsignal(stop_signal));
+	ls_store__put_meta(s->store, "status", status);
+	if (detail[0])
+		ls_store__put_meta(s->store, "status_detail", detail);
+	ls_store__put_meta_int(s->store, "elapsed_ns", end - s->t0);
+	ls_store__put_meta(s->store, "finished", "1");
+}
+
+static int exit_status(const struct session *s)
+{
+	if (!s->launched || !s->child_reaped)
+		return 0;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return 1;
+}
+
+static void cleanup(struct session *s)
+{
+	ring_buffer__free(s->rb);
+	ls_recorder__free(s->rec);
+	ls_loader__free(s->loader);
+	ls_store__free(s->store);
+	ls_cgroup__close(&s->cg);
+	if (s->launched && s->launch.go_fd >= 0) {
+		/* never started: let the child run into exec failure-free exit */
+		kill(s->launch.pid, SIGKILL);
+		close(s->launch.go_fd);
+		waitpid(s->launch.pid, NULL, 0);
+	}
+}
+
+int ls_session__run(const struct ls_opts *o, int argc, char **argv)
+{
+	struct session s = { .o = o, .cg = { .fd = -1 }, .launch = { .go_fd = -1, .err_fd = -1 } };
+	struct ls_loader_opts lo = { .frequency_hz = o->frequency, .cgroup_fd = -1,
+				     .self_pid = getpid() };
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, deadline = 0, now;
+	bool stopping = false;
+	int err, rc = 1;
+
+	owner_ids(&s.uid, &s.gid);
+	if (o->npids && check_pids(o))
+		return 1;
+	if (o->cgroup) {
+		if (ls_cgroup__open(o->cgroup, &s.cg))
+			return 1;
+		lo.cgroup_fd = s.cg.fd;
+	}
+	if (geteuid() != 0)
+		ls_warn(0, "not running as root; loading BPF programs needs CAP_BPF and CAP_PERFMON");
+
+	err = ls_loader__new(&lo, &s.loader);
+	if (err)
+		goto out;
+	err = ls_store__create(o->profile, s.uid, s.gid, &s.store);
+	if (err)
+		goto out;
+	s.t0 = mono_ns();
+	err = ls_recorder__new(s.store, &rec_ops, s.loader, s.t0, &s.rec);
+	if (err)
+		goto out;
+	err = ls_loader__ring(s.loader, ls_recorder__handle, s.rec, &s.rb);
+	if (err)
+		goto out;
+	if (o->command) {
+		/* forked before signals are caught so that the child starts with default handlers */
+		err = ls_launch__start(o->command, &s.launch);
+		if (err)
+			goto out;
+		s.launched = true;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = ls_store__begin(s.store);
+	if (!err) {
+		write_meta(&s, argc, argv);
+		err = ls_store__commit(s.store);
+	}
+	if (err)
+		goto out;
+	err = start_targets(&s);
+	if (err) {
+		if (s.launched) {
+			waitpid(s.launch.pid, &s.child_status, 0);
+			s.child_reaped = true;
+			rc = 127;
+			s.launched = false;
+		}
+		goto out;
+	}
+	ls_status__init(!o->quiet);
+	last_flush = mono_ns();
+	if (o->duration > 0)
+		deadline = s.t0 + (uint64_t)(o->duration * 1e9);
+
+	for (;;) {
+		err = ring_buffer__poll(s.rb, 50);
+		if (err < 0 && err != -EINTR) {
+			ls_err(err, "reading the ring buffer: %s", strerror(-err));
+			break;
+		}
+		now = mono_ns();
+		reap_child(&s);
+		if (now - last_tick >= TICK_NS) {
+			ls_recorder__tick(s.rec, now);
+			last_tick = now;
+		}
+		if (now - last_reap >= REAP_NS) {
+			ls_recorder__reap(s.rec, now);
+			last_reap = now;
+		}
+		if (now - last_flush >= FLUSH_NS) {
+			if (flush(&s, now))
+				ls_warn(0, "could not write the profile; will retry");
+			last_flush = now;
+		}
+		if (now - last_status >= STATUS_NS) {
+			struct ls_recorder_stats rs;
+
+			ls_recorder__stats(s.rec, &rs);
+			ls_status__update((now - s.t0) / 1e9, rs.live, rs.threads, rs.samples,
+					  lost_count(&s));
+			last_status = now;
+		}
+		if (stop_signal && !stopping) {
+			stopping = true;
+			/* the terminal signals the whole process group; a kill() only reaches us */
+			if (s.launched && !s.child_reaped && (stop_from_user || stop_signal != SIGINT))
+				kill(s.launch.pid, stop_signal == SIGINT ? SIGINT : SIGTERM);
+			deadline = now + 3000000000ULL; /* grace for the command to exit */
+		}
+		if (stopping && (!s.launched || s.child_reaped))
+			break;
+		if (deadline && now >= deadline)
+			break;
+		if (targets_gone(&s)) {
+			/* drain what the last processes emitted */
+			ring_buffer__consume(s.rb);
+			break;
+		}
+	}
+	ring_buffer__consume(s.rb);
+	reap_child(&s);
+	ls_status__clear();
+	now = mono_ns();
+	err = flush(&s, now);
+	if (!err) {
+		err = ls_store__begin(s.store);
+		if (!err) {
+			finish_meta(&s, now);
+			err = ls_store__commit(s.store);
+		}
+	}
+	if (err)
+		goto out;
+	{
+		struct ls_recorder_stats rs;
+
+		ls_recorder__stats(s.rec, &rs);
+		ls_store__free(s.store);
+		s.store = NULL;
+		err = ls_render__file(o->profile, o->output, LS_FMT_HTML, 0, s.uid, s.gid);
+		if (err)
+			goto out;
+		if (!o->quiet)
+			fprintf(stderr,
+				"linescope-bpf: %llu samples from %u process%s in %.1fs; profile %s, "
+				"report %s\n",
+				(unsigned long long)rs.samples, rs.processes,
+				rs.processes == 1 ? "" : "es", (now - s.t0) / 1e9, o->profile,
+				o->output);
+	}
+	rc = exit_status(&s);
+out:
+	cleanup(&s);
+	return rc;
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/* Source snapshots, read through /proc/PID/root so that processes in containers work. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include "log.h"
+#include "procfs.h"
+#include "sources.h"
+
+void ls_sources_init(struct ls_sources *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->nfiles = s->files_flushed = 1;
+	s->nsrcs = s->srcs_flushed = 1;
+	ls_hashmap_init(&s->by_hash);
+	ls_hashmap_init(&s->by_key);
+}
+
+void ls_sources_release(struct ls_sources *s)
+{
+	for (size_t i = 1; i < s->nfiles; i++) {
+		free(s->files[i].path);
+		free(s->files[i].unavailable);
+	}
+	for (size_t i = 1; i < s->nsrcs; i++)
+		free(s->srcs[i].text);
+	free(s->files);
+	free(s->srcs);
+	ls_hashmap_release(&s->by_hash);
+	ls_hashmap_release(&s->by_key);
+	memset(s, 0, sizeof(*s));
+}
+
+const char *ls_sources__kind(const char *path)
+{
+	const char *p;
+
+	if (!strncmp(path, "<frozen ", 8))
+		return "library";
+	if (strstr(path, "/site-packages/") || strstr(path, "/dist-packages/"))
+		return "library";
+	/* <prefix>/lib/python3.N/... is the standard library of some interpreter */
+	for (p = strstr(path, "/lib/python"); p; p = strstr(p + 1, "/lib/python")) {
+		const char *q = p + 11;
+
+		if (q[0] >= '2' && q[0] <= '9' && q[1] == '.') {
+			q += 2;
+			while (*q >= '0' && *q <= '9')
+				q++;
+			if (*q == '/' || !strncmp(q, "t/", 2))
+				return "library";
+		}
+	}
+	return "python";
+}
+
+/* Reads a whole regular file. Returns length, or -errno with the reason in why. */
+static ssize_t read_file(const char *path, char **out, char *why, size_t whylen)
+{
+	struct stat st;
+	ssize_t n, total = 0;
+	char *buf;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot read source: %s", strerror(errno));
+		return err;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > LS_MAX_SOURCE_BYTES) {
+		snprintf(why, whylen, S_ISREG(st.st_mode) ? "source larger than %d MB not stored" :
+							  "source is not a regular file",
+			 LS_MAX_SOURCE_BYTES >> 20);
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc(st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (total < st.st_size) {
+		n = read(fd, buf + total, st.st_size - total);
+		if (n <= 0) {
+			if (n < 0) {
+				err = -errno;
+				snprintf(why, whylen, "cannot read source: %s", strerror(errno));
+				free(buf);
+				close(fd);
+				return err;
+			}
+			break;
+		}
+		total += n;
+	}
+	close(fd);
+	buf[total] = 0;
+	*out = buf;
+	return total;
+}
+
+static int64_t add_source(struct ls_sources *s, char *text, size_t len)
+{
+	XXH128_hash_t h = XXH3_128bits(text, len);
+	uint64_t id;
+	struct ls_source *src;
+
+	if (ls_hashmap__get(&s->by_hash, h.low64 ^ h.high64, &id) &&
+	    s->srcs[id].len == len && !memcmp(s->srcs[id].text, text, len)) {
+		free(text);
+		return id;
+	}
+	if (s->nsrcs == s->scap || !s->scap) {
+		size_t cap = s->scap ? s->scap * 2 : 64;
+		struct ls_source *v = realloc(s->srcs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->srcs = v;
+		s->scap = cap;
+	}
+	src = &s->srcs[s->nsrcs];
+	snprintf(src->hash, sizeof(src->hash), "%016llx%016llx", (unsigned long long)h.high64,
+		 (unsigned long long)h.low64);
+	src->text = text;
+	src->len = len;
+	if (ls_hashmap__set(&s->by_hash, h.low64 ^ h.high64, s->nsrcs))
+		return -ENOMEM;
+	return s->nsrcs++;
+}
+
+static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_id, const char *why)
+{
+	uint64_t key = XXH3_64bits(path, strlen(path)) ^ ls_hash64(source_id + 1), id;
+	struct ls_file *f;
+
+	if (ls_hashmap__get(&s->by_key, key, &id) && !strcmp(s->files[id].path, path) &&
+	    s->files[id].source_id == source_id)
+		return id;
+	if (s->nfiles == s->fcap || !s->fcap) {
+		size_t cap = s->fcap ? s->fcap * 2 : 64;
+		struct ls_file *v = realloc(s->files, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->files = v;
+		s->fcap = cap;
+	}
+	f = &s->files[s->nfiles];
+	f->path = strdup(path);
+	f->source_id = source_id;
+	f->kind = ls_sources__kind(path);
+	f->unavailable = why ? strdup(why) : NULL;
+	if (!f->path)
+		return -ENOMEM;
+	if (ls_hashmap__set(&s->by_key, key, s->nfiles))
+		return -ENOMEM;
+	return s->nfiles++;
+}
+
+int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
+{
+	char real[4096 + 64], why[256] = "";
+	char *text = NULL;
+	int64_t src = -1;
+	ssize_t n;
+
+	if (path[0] == '<') {
+		/* <string>, <stdin>, <frozen x>: code without a file */
+		return add_file(s, path, -1, "code without a source file");
+	}
+	ls_procfs__resolve(pid, path, real, sizeof(real));
+	n = read_file(real, &text, why, sizeof(why));
+	if (n >= 0) {
+		src = add_source(s, text, n);
+		if (src < 0)
+			return src;
+	} else if (n == -ENOMEM) {
+		return n;
+	} else {
+		ls_dbg("pid %d: %s: %s", pid, path, why);
+	}
+	return add_file(s, path, src, src < 0 ? why : NULL);
+}

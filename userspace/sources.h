@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Source files and their snapshots. A file is a path as a process saw it plus the content it had
+ * at first sight; snapshots are stored once per content hash. Files and snapshots are numbered
+ * from 1 in order of first sight, so the store receives them append-only. Not thread-safe.
+ */
+#ifndef LS_SOURCES_H
+#define LS_SOURCES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "hashmap.h"
+
+#define LS_MAX_SOURCE_BYTES (32 << 20)
+
+struct ls_file {
+	char *path;
+	int64_t source_id; /* -1 when the text is unavailable */
+	const char *kind;  /* "python" (project code) or "library" (stdlib, site-packages, frozen) */
+	char *unavailable; /* why there is no snapshot, or NULL */
+};
+
+struct ls_source {
+	char hash[33]; /* XXH3-128, hex */
+	char *text;
+	size_t len;
+};
+
+struct ls_sources {
+	struct ls_file *files;  /* [1, nfiles) */
+	size_t nfiles, fcap, files_flushed;
+	struct ls_source *srcs; /* [1, nsrcs) */
+	size_t nsrcs, scap, srcs_flushed;
+	struct ls_hashmap by_hash; /* XXH3-64 of content -> source id */
+	struct ls_hashmap by_key;  /* hash of (path, source id) -> file id */
+};
+
+void ls_sources_init(struct ls_sources *s);
+void ls_sources_release(struct ls_sources *s);
+
+/*
+ * The file id for `path` named by process pid: reads the file through the process's root (or
+ * cwd for relative paths) and snapshots it. Unreadable files still get an id, with the reason.
+ * Returns the id or a negative errno (-ENOMEM).
+ */
+int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path);
+
+/* "library" for the standard library, installed packages and frozen modules, else "python". */
+const char *ls_sources__kind(const char *path);
+
+#endif

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SQLite profile store. WAL journaling: a commit is durable once written, and a reader of a
+ * profile whose writer was killed replays the log. The -wal and -shm files are chowned with the
+ * database so that the invoking user can read a profile recorded under sudo.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "log.h"
+#include "store.h"
+
+enum stmt_id {
+	ST_META,
+	ST_STAT,
+	ST_PROC,
+	ST_THREAD,
+	ST_SOURCE,
+	ST_FILE,
+	ST_FUNC,
+	ST_STACK,
+	ST_SAMPLE,
+	ST__N
+};
+
+static const char *const stmt_sql[ST__N] = {
+	[ST_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+	[ST_STAT] = "INSERT OR REPLACE INTO stats(key, value) VALUES (?, ?)",
+	[ST_PROC] = "INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
+		    " spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
+		    " note, cgroup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
+	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
+	[ST_FILE] = "INSERT OR REPLACE INTO files(id, path, source_id, kind, unavailable)"
+		    " VALUES (?, ?, ?, ?, ?)",
+	[ST_FUNC] = "INSERT OR REPLACE INTO functions(id, file_id, qualname, firstlineno)"
+		    " VALUES (?, ?, ?, ?)",
+	[ST_STACK] = "INSERT OR REPLACE INTO stacks(id, depth, frames, truncated) VALUES (?,?,?,?)",
+	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(process_id, tid, stack_id, kind, mode, gil,"
+		      " count, weight_ns) VALUES (?,?,?,?,?,?,?,?)",
+};
+
+static const char schema_sql[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE stats(key TEXT PRIMARY KEY, value INTEGER);"
+	"CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER,"
+	" nspid INTEGER, parent_id INTEGER, spawn_stack INTEGER, spawn_tid INTEGER, comm TEXT,"
+	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
+	" python_build TEXT, note TEXT, cgroup TEXT);"
+	"CREATE TABLE threads(process_id INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT,"
+	" PRIMARY KEY(process_id, tid)) WITHOUT ROWID;"
+	"CREATE TABLE sources(id INTEGER PRIMARY KEY, hash TEXT UNIQUE NOT NULL, size INTEGER,"
+	" text BLOB);"
+	"CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL, source_id INTEGER,"
+	" kind TEXT NOT NULL, unavailable TEXT);"
+	"CREATE TABLE functions(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL,"
+	" qualname TEXT NOT NULL, firstlineno INTEGER NOT NULL);"
+	"CREATE TABLE stacks(id INTEGER PRIMARY KEY, depth INTEGER NOT NULL, frames BLOB,"
+	" truncated INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE samples(process_id INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	" stack_id INTEGER NOT NULL, kind INTEGER NOT NULL, mode INTEGER NOT NULL,"
+	" gil INTEGER NOT NULL, count INTEGER NOT NULL, weight_ns INTEGER NOT NULL,"
+	" PRIMARY KEY(process_id, tid, stack_id, kind, mode, gil)) WITHOUT ROWID;";
+
+struct ls_store {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST__N];
+	char *path;
+	int uid, gid;
+	bool chowned_aux;
+};
+
+static int db_err(struct ls_store *s, int rc, const char *what)
+{
+	return ls_err(-EIO, "profile %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+static int exec_sql(struct ls_store *s, const char *sql)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+
+	if (rc != SQLITE_OK) {
+		rc = ls_err(-EIO, "profile %s: %s", s->path, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return rc;
+	}
+	return 0;
+}
+
+void ls_store__free(struct ls_store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST__N; i++)
+		sqlite3_finalize(s->st[i]);
+	if (s->db)
+		sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+static void chown_aux(struct ls_store *s)
+{
+	char p[4096];
+
+	if (s->uid < 0 || s->chowned_aux)
+		return;
+	snprintf(p, sizeof(p), "%s-wal", s->path);
+	if (chown(p, s->uid, s->gid) == 0) {
+		snprintf(p, sizeof(p), "%s-shm", s->path);
+		if (chown(p, s->uid, s->gid) == 0)
+			s->chowned_aux = true;
+	}
+}
+
+int ls_store__create(const char *path, int owner_uid, int owner_gid, struct ls_store **out)
+{
+	struct ls_store *s;
+	char aux[4096];
+	int rc, err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->uid = owner_uid;
+	s->gid = owner_gid;
+	/* a fresh file: stale WAL files of an older profile at this path must not replay */
+	if (unlink(path) && errno != ENOENT) {
+		err = ls_err(-errno, "cannot replace profile %s: %s", path, strerror(errno));
+		ls_store__free(s);
+		return err;
+	}
+	snprintf(aux, sizeof(aux), "%s-wal", path);
+	unlink(aux);
+	snprintf(aux, sizeof(aux), "%s-shm", path);
+	unlink(aux);
+	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK) {
+		err = ls_err(-EIO, "cannot create profile %s: %s", path, sqlite3_errstr(rc));
+		ls_store__free(s);
+		return err;
+	}
+	if (owner_uid >= 0 && chown(path, owner_uid, owner_gid))
+		ls_warn(0, "cannot give profile %s to uid %d: %s", path, owner_uid, strerror(errno));
+	err = exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+	if (!err)
+		err = exec_sql(s, "BEGIN");
+	if (!err)
+		err = exec_sql(s, schema_sql);
+	if (!err) {
+		char v[64];
+
+		snprintf(v, sizeof(v), "PRAGMA user_version=%d; COMMIT;", LS_SCHEMA_VERSION);
+		err = exec_sql(s, v);
+	}
+	for (int i = 0; !err && i < ST__N; i++)
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+				       NULL) != SQLITE_OK)
+			err = db_err(s, 0, "prepare");
+	if (err) {
+		ls_store__free(s);
+		return err;
+	}
+	chown_aux(s);
+	*out = s;
+	return 0;
+}
+
+int ls_store__open(const char *path, struct ls_store **out)
+{
+	struct ls_store *s;
+	sqlite3_stmt *st = NULL;
+	int rc, version = -1, err;
+
+	if (access(path, R_OK))
+		return ls_err(-errno, "cannot read profile %s: %s", path, strerror(errno));
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->uid = -1;
+	/* read-write when possible, so that the log of a killed recorder can be replayed */
+	rc = sqlite3_open_v2(path, &s->db, access(path, W_OK) ? SQLITE_OPEN_READONLY :
+							       SQLITE_OPEN_READWRITE,
+			     NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	else if (rc == SQLITE_OK)
+		rc = sqlite3_errcode(s->db);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_OK) {
+		/* user_version alone does not prove it is ours: check a table too */
+		rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM samples", -1, &st, NULL);
+		if (rc == SQLITE_OK && sqlite3_step(st) != SQLITE_ROW)
+			rc = sqlite3_errcode(s->db);
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_OK) {
+		err = ls_err(-EINVAL, "%s is not a linescope profile or is corrupt (%s)", path,
+			     sqlite3_errmsg(s->db));
+		ls_store__free(s);
+		return err;
+	}
+	if (version != LS_SCHEMA_VERSION) {
+		err = ls_err(-EPROTO, "%s has profile schema %d; this linescope-bpf reads %d", path,
+			     version, LS_SCHEMA_VERSION);
+		ls_store__free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+sqlite3 *ls_store__db(struct ls_store *s)
+{
+	return s->db;
+}
+
+int ls_store__begin(struct ls_store *s)
+{
+	return exec_sql(s, "BEGIN");
+}
+
+int ls_store__commit(struct ls_store *s)
+{
+	int err = exec_sql(s, "COMMIT");
+
+	chown_aux(s);
+	return err;
+}
+
+static int step(struct ls_store *s, enum stmt_id id)
+{
+	int rc = sqlite3_step(s->st[id]);
+
+	sqlite3_reset(s->st[id]);
+	sqlite3_clear_bindings(s->st[id]);
+	if (rc != SQLITE_DONE)
+		return db_err(s, rc, "write");
+	return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_id(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v >= 0)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int ls_store__put_meta(struct ls_store *s, const char *key, const char *value)
+{
+	bind_text(s->st[ST_META], 1, key);
+	bind_text(s->st[ST_META], 2, value);
+	return step(s, ST_META);
+}
+
+int ls_store__put_meta_int(struct ls_store *s, const char *key, int64_t value)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%lld", (long long)value);
+	return ls_store__put_meta(s, key, v);
+}
+
+int ls_store__put_stat(struct ls_store *s, const char *key, int64_t value)
+{
+	bind_text(s->st[ST_STAT], 1, key);
+	sqlite3_bind_int64(s->st[ST_STAT], 2, value);
+	return step(s, ST_STAT);
+}
+
+int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p)
+{
+	sqlite3_stmt *st = s->st[ST_PROC];
+
+	sqlite3_bind_int64(st, 1, p->id);
+	sqlite3_bind_int(st, 2, p->pid);
+	sqlite3_bind_int(st, 3, p->ppid);
+	sqlite3_bind_int(st, 4, p->nspid);
+	bind_id(st, 5, p->parent_id);
+	bind_id(st, 6, p->spawn_stack);
+	bind_id(st, 7, p->spawn_tid);
+	bind_text(st, 8, p->comm);
+	bind_text(st, 9, p->argv);
+	bind_text(st, 10, p->exe);
+	sqlite3_bind_int64(st, 11, p->start_ns);
+	bind_id(st, 12, p->end_ns);
+	if (p->exit_code >= 0)
+		sqlite3_bind_int(st, 13, p->exit_code);
+	bind_text(st, 14, p->python);
+	bind_text(st, 15, p->python_build);
+	bind_text(st, 16, p->note);
+	bind_text(st, 17, p->cgroup);
+	return step(s, ST_PROC);
+}
+
+int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name)
+{
+	sqlite3_bind_int64(s->st[ST_THREAD], 1, proc_id);
+	sqlite3_bind_int(s->st[ST_THREAD], 2, tid);
+	bind_text(s->st[ST_THREAD], 3, name);
+	return step(s, ST_THREAD);
+}
+
+int ls_store__put_source(struct ls_store *s, int64_t id, const char *hash, const void *text,
+			 size_t len)
+{
+	sqlite3_stmt *st = s->st[ST_SOURCE];
+
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, hash);
+	sqlite3_bind_int64(st, 3, len);
+	sqlite3_bind_blob64(st, 4, text, len, SQLITE_TRANSIENT);
+	return step(s, ST_SOURCE);
+}
+
+int ls_store__put_file(struct ls_store *s, int64_t id, const char *path, int64_t source_id,
+		       const char *kind, const char *unavailable)
+{
+	sqlite3_stmt *st = s->st[ST_FILE];
+
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, path);
+	bind_id(st, 3, source_id);
+	bind_text(st, 4, kind);
+	bind_text(st, 5, unavailable);
+	return step(s, ST_FILE);
+}
+
+int ls_store__put_function(struct ls_store *s, int64_t id, int64_t file_id, const char *qualname,
+			   int firstlineno)
+{
+	sqlite3_stmt *st = s->st[ST_FUNC];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, file_id);
+	bind_text(st, 3, qualname);
+	sqlite3_bind_int(st, 4, firstlineno);
+	return step(s, ST_FUNC);
+}
+
+int ls_store__put_stack(struct ls_store *s, int64_t id, const uint32_t *frames, int n,
+			bool truncated)
+{
+	sqlite3_stmt *st = s->st[ST_STACK];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int(st, 2, n);
+	sqlite3_bind_blob(st, 3, frames, n * 8, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 4, truncated);
+	return step(s, ST_STACK);
+}
+
+int ls_store__put_sample(struct ls_store *s, const struct ls_store_sample *x)
+{
+	sqlite3_stmt *st = s->st[ST_SAMPLE];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int(st, 2, x->tid);
+	sqlite3_bind_int64(st, 3, x->stack_id);
+	sqlite3_bind_int(st, 4, x->kind);
+	sqlite3_bind_int(st, 5, x->mode);
+	sqlite3_bind_int(st, 6, x->gil);
+	sqlite3_bind_int64(st, 7, x->count);
+	sqlite3_bind_int64(st, 8, x->weight_ns);
+	return step(s, ST_SAMPLE);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile file (.lsprof): a SQLite database, schema in docs/profile-schema.md. The recorder
+ * writes rows inside ls_store__begin/__commit (one transaction per flush, so a killed profiler
+ * leaves everything up to the last flush readable); readers open it with ls_store__open and query
+ * the tables directly. Not thread-safe.
+ */
+#ifndef LS_STORE_H
+#define LS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#define LS_SCHEMA_VERSION 1
+
+struct ls_store;
+
+/* Creates (truncating) a profile at path. Files are chowned to owner_uid/gid unless -1. */
+int ls_store__create(const char *path, int owner_uid, int owner_gid, struct ls_store **out);
+/* Opens an existing profile read-only; a one-line error is logged when it is not one. */
+int ls_store__open(const char *path, struct ls_store **out);
+void ls_store__free(struct ls_store *s);
+
+sqlite3 *ls_store__db(struct ls_store *s);
+
+int ls_store__begin(struct ls_store *s);
+int ls_store__commit(struct ls_store *s);
+
+int ls_store__put_meta(struct ls_store *s, const char *key, const char *value);
+int ls_store__put_meta_int(struct ls_store *s, const char *key, int64_t value);
+int ls_store__put_stat(struct ls_store *s, const char *key, int64_t value);
+
+struct ls_store_proc {
+	int64_t id;
+	int pid, ppid, nspid;
+	int64_t parent_id;       /* process row of the parent, or -1 */
+	int64_t spawn_stack;     /* stack of the parent thread when it started this one, or -1 */
+	int64_t spawn_tid;
+	const char *comm, *argv, *exe;
+	int64_t start_ns, end_ns; /* relative to the run start; end -1 while running */
+	int exit_code;            /* wait(2) status; -1 unknown */
+	const char *python, *python_build, *note; /* NULL when not applicable */
+	const char *cgroup;
+};
+int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p);
+
+int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name);
+int ls_store__put_source(struct ls_store *s, int64_t id, const char *hash, const void *text,
+			 size_t len);
+int ls_store__put_file(struct ls_store *s, int64_t id, const char *path, int64_t source_id,
+		       const char *kind, const char *unavailable);
+int ls_store__put_function(struct ls_store *s, int64_t id, int64_t file_id, const char *qualname,
+			   int firstlineno);
+/* frames: n pairs (function id, line), innermost first */
+int ls_store__put_stack(struct ls_store *s, int64_t id, const uint32_t *frames, int n,
+			bool truncated);
+
+struct ls_store_sample {
+	int64_t proc_id;
+	int tid;
+	int64_t stack_id;
+	int kind; /* enum ls_sample_kind */
+	int mode; /* enum ls_cpu_mode */
+	int gil;  /* 0 unknown, 1 held, 2 not held */
+	int64_t count;
+	int64_t weight_ns;
+};
+/* Sets (not adds) the totals of one aggregation key. */
+int ls_store__put_sample(struct ls_store *s, const struct ls_store_sample *x);
+
+enum ls_cpu_mode {
+	LS_MODE_PYTHON = 0, /* user mode inside the interpreter */
+	LS_MODE_NATIVE = 1, /* user mode in an extension or library */
+	LS_MODE_KERNEL = 2,
+	LS_MODE_UNKNOWN = 3,
+};
+
+#endif
