@@ -97,6 +97,9 @@ $(OUTPUT)/report/%.o: report/%.c $(wildcard report/*.h userspace/*.h) | $(OUTPUT
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# the skeleton embeds the BPF object: whatever includes it must rebuild when it changes
+$(OUTPUT)/userspace/loader.o: $(SKELS)
+
 $(OUTPUT)/liblinescope.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
