@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* argp tables for both subcommands, and the flag-combination checks, in one place. */
 #include <argp.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -76,6 +77,20 @@ static const struct argp_option report_opts[] = {
 	{},
 };
 
+/* One line on stderr and exit 64: argp_error() would add a second "Try --help" line. */
+static void __attribute__((noreturn, format(printf, 2, 3)))
+usage_error(struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "linescope-bpf: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see --help)\n");
+	exit(LS_EXIT_USAGE);
+}
+
 static long parse_long(struct argp_state *state, const char *arg, long min, long max,
 		       const char *what)
 {
@@ -85,7 +100,7 @@ static long parse_long(struct argp_state *state, const char *arg, long min, long
 	errno = 0;
 	v = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || v < min || v > max)
-		argp_error(state, "invalid %s '%s' (expected %ld..%ld)", what, arg, min, max);
+		usage_error(state, "invalid %s '%s' (expected %ld..%ld)", what, arg, min, max);
 	return v;
 }
 
@@ -105,7 +120,7 @@ static void parse_pids(struct argp_state *state, struct ls_opts *o, const char *
 	}
 	free(copy);
 	if (!o->npids)
-		argp_error(state, "-p needs at least one pid");
+		usage_error(state, "-p needs at least one pid");
 }
 
 static error_t record_parse(int key, char *arg, struct argp_state *state)
@@ -124,7 +139,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		o->duration = strtod(arg, &end);
 		if (errno || end == arg || *end || !(o->duration > 0) || o->duration > 1e7)
-			argp_error(state, "invalid duration '%s' (seconds, > 0)", arg);
+			usage_error(state, "invalid duration '%s' (seconds, > 0)", arg);
 		break;
 	case 'F':
 		o->frequency = parse_long(state, arg, 1, 100000, "frequency");
@@ -141,7 +156,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "cpu"))
 			o->mode = LS_TIME_CPU;
 		else
-			argp_error(state, "invalid mode '%s' (cpu or wall)", arg);
+			usage_error(state, "invalid mode '%s' (cpu or wall)", arg);
 		break;
 	case OPT_MEMORY:
 		o->memory = true;
@@ -162,18 +177,18 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		o->verbose++;
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'; put the command to profile after --",
+		usage_error(state, "unexpected argument '%s'; put the command to profile after --",
 			   arg);
 		break;
 	case ARGP_KEY_END: {
 		int kinds = (o->npids > 0) + (o->cgroup != NULL) + (o->command != NULL);
 
 		if (kinds == 0)
-			argp_error(state, "nothing to profile: give -p PID, -c CGROUP or -- COMMAND");
+			usage_error(state, "nothing to profile: give -p PID, -c CGROUP or -- COMMAND");
 		if (kinds > 1)
-			argp_error(state, "-p, -c and -- COMMAND are exclusive; choose one");
+			usage_error(state, "-p, -c and -- COMMAND are exclusive; choose one");
 		if (o->sample && !o->trace)
-			argp_error(state, "--sample only makes sense with --trace");
+			usage_error(state, "--sample only makes sense with --trace");
 		break;
 	}
 	default:
@@ -198,7 +213,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "json"))
 			o->format = LS_FMT_JSON;
 		else
-			argp_error(state, "invalid format '%s' (html, text or json)", arg);
+			usage_error(state, "invalid format '%s' (html, text or json)", arg);
 		break;
 	case OPT_TOP:
 		o->top = parse_long(state, arg, 1, 1000000, "line count");
@@ -211,12 +226,12 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (o->profile)
-			argp_error(state, "unexpected argument '%s'", arg);
+			usage_error(state, "unexpected argument '%s'", arg);
 		o->profile = arg;
 		break;
 	case ARGP_KEY_END:
 		if (!o->profile)
-			argp_error(state, "missing PROFILE (a .lsprof file)");
+			usage_error(state, "missing PROFILE (a .lsprof file)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

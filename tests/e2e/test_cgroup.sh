@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# --cgroup: a process that joins the group after profiling started is profiled, and the run ends
+# when the group empties again.
+source "$(dirname "$0")/lib.sh"
+need_python "$PYENV_PY"
+
+mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$mnt" ] || { echo "FAIL: no cgroup v2 mount"; exit 1; }
+name="ls-e2e-$$"
+cg="$mnt/$name"
+mkdir "$cg" || { echo "FAIL: cannot create $cg"; exit 1; }
+cleanup_cg() {
+	for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do echo "$p" >"$mnt/cgroup.procs"; done
+	rmdir "$cg" 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup_cg EXIT
+
+prof="$WORK/cg.lsprof"
+# relative to the v2 mount, as users write it
+"$LS" -q -c "$name" -d 30 --profile "$prof" -o "$WORK/cg.html" &
+lspid=$!
+sleep 1.5
+# a process started outside the group, moved in while it runs
+"$PYENV_PY" -c "
+import time
+time.sleep(0.5)
+def late_joiner():
+    t = 0
+    for i in range(6_000_000):
+        t += i % 11  # LATE
+    return t
+late_joiner()
+" &
+pypid=$!
+echo "$pypid" >"$cg/cgroup.procs" || fail "cannot move $pypid into $cg"
+wait "$pypid"
+start=$(date +%s)
+wait "$lspid"
+rc=$?
+took=$(($(date +%s) - start))
+[ $rc -eq 0 ] && pass "linescope-bpf exited 0" || fail "linescope-bpf exited $rc"
+[ $took -lt 10 ] && pass "stopped when the group emptied (${took}s)" || fail "ran ${took}s after the group emptied"
+j=$(json_of "$prof") || fail "report"
+late=$(pyq "$j" "sum(l['total_time_s'] for l in lines($pypid) if l['function'] == 'late_joiner')")
+"$PYQ" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.1 else 1)" "$late" &&
+	pass "late joiner $pypid profiled (${late}s in late_joiner)" || fail "late joiner: ${late}s"
+scope=$(pyq "$j" 'd["run"]["scope"]["kind"] + " " + d["run"]["scope"]["text"]')
+[ "$scope" = "cgroup /$name" ] && pass "scope $scope" || fail "scope '$scope'"
+finish

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Bad input: one clear line on stderr and a non-zero exit, never a crash or a silent report.
+source "$(dirname "$0")/lib.sh"
+
+# expect_error NAME WANT_RC PATTERN -- ARGS: runs the tool, checks exit status and a one-line message
+expect_error() {
+	local name=$1 want=$2 pat=$3
+	shift 4
+	local err="$WORK/err" rc
+	(cd "$WORK" && "$LS" "$@" >/dev/null 2>"$err")
+	rc=$?
+	if [ "$want" = nonzero ] && [ $rc -eq 0 ] || [ "$want" != nonzero ] && [ $rc -ne "$want" ]; then
+		fail "$name: exit $rc (want $want): $(cat "$err")"
+		return
+	fi
+	if [ $rc -ge 128 ]; then
+		fail "$name: crashed (exit $rc)"
+		return
+	fi
+	if [ "$(wc -l <"$err")" -ne 1 ] || ! grep -qE "$pat" "$err"; then
+		fail "$name: message not one line matching /$pat/: $(cat "$err")"
+		return
+	fi
+	pass "$name: exit $rc, $(cat "$err")"
+}
+
+# a pid that does not exist
+sleep 0.01 &
+dead=$!
+wait $dead
+expect_error "dead pid" 1 "pid $dead: no such process" -- -p "$dead" -d 1
+# a process that is not Python
+sleep 30 &
+sl=$!
+expect_error "non-Python pid" 1 "pid $sl \(sleep\) is not a Python process" -- -p "$sl" -d 1
+kill $sl
+# an unknown cgroup
+expect_error "unknown cgroup" 1 "no cgroup v2 group 'no/such/group'" -- -c no/such/group -d 1
+# usage errors exit 64
+expect_error "no target" 64 "nothing to profile" --
+expect_error "two targets" 64 "exclusive" -- -p 1 -c foo
+expect_error "bad frequency" 64 "invalid frequency" -- -F abc -p 1
+expect_error "bad pid" 64 "invalid pid" -- -p 12x
+# a command that does not exist
+expect_error "missing command" 127 "cannot run '/no/such/binary'" -- -q -- /no/such/binary
+# a profile that is not a profile
+echo "not a database" >"$WORK/corrupt.lsprof"
+expect_error "corrupt profile" 1 "is not a linescope profile or is corrupt" -- report "$WORK/corrupt.lsprof"
+head -c 8192 /dev/urandom >"$WORK/random.lsprof"
+expect_error "random bytes" 1 "is not a linescope profile or is corrupt" -- report "$WORK/random.lsprof"
+sqlite3 "$WORK/other.lsprof" "CREATE TABLE t(x)"
+expect_error "other database" 1 "not a linescope profile" -- report "$WORK/other.lsprof"
+expect_error "missing profile" 1 "cannot read profile .*missing.lsprof" -- report "$WORK/missing.lsprof"
+# a truncated real profile
+"$LS" -q --profile "$WORK/real.lsprof" -o "$WORK/real.html" -- "$DEB_PY" -c "sum(range(10**6))"
+head -c 3000 "$WORK/real.lsprof" >"$WORK/trunc.lsprof"
+expect_error "truncated profile" 1 "not a linescope profile or is corrupt" -- report "$WORK/trunc.lsprof"
+finish
