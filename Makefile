@@ -111,7 +111,7 @@ $(APP): $(MAIN_OBJ) $(OUTPUT)/liblinescope.a
 # Unit tests: one cmocka binary per module, unprivileged.
 $(OUTPUT)/tests/unit/%.o: tests/unit/%.c $(wildcard tests/unit/*.h userspace/*.h report/*.h) | $(OUTPUT)/tests/unit $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(UNIT_CFLAGS_$*) -c $< -o $@
 
 $(OUTPUT)/tests/unit/test_%: $(OUTPUT)/tests/unit/test_%.o $(OUTPUT)/liblinescope.a
 	$(call msg,LINK,$@)

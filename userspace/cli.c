@@ -81,13 +81,13 @@ static const struct argp_option report_opts[] = {
 static void __attribute__((noreturn, format(printf, 2, 3)))
 usage_error(struct argp_state *state, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
-	fprintf(stderr, "linescope-bpf: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see --help)\n");
+	fprintf(stderr, "linescope-bpf: %s (see --help)\n", msg);
 	exit(LS_EXIT_USAGE);
 }
 

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading CPython objects from a process: strings of each kind, and code objects with
+ * fingerprint checks, laid out in this process's own memory and read back through
+ * process_vm_readv exactly as from a target.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "fingerprint.h"
+#include "pycode.h"
+
+static struct ls_pyinfo py;
+
+static int setup(void **state)
+{
+	char why[128];
+
+	memset(&py, 0, sizeof(py));
+	assert_int_equal(ls_pylayout__get(0x030b02f0, NULL, 0, &py.layout, &py.extra, why,
+					  sizeof(why)),
+			 0);
+	py.proc.code_type = 0x1234;
+	return 0;
+}
+
+/* A compact str object of `kind` holding the code points cps, in the 3.11 layout. */
+static uint8_t *make_str(const uint32_t *cps, size_t n, unsigned kind, bool ascii)
+{
+	const struct ls_pyextra *X = &py.extra;
+	uint8_t *o = calloc(1, 128 + n * 4);
+	uint64_t len = n;
+	uint32_t state = (kind << X->unicode_kind_shift) | (1u << X->unicode_compact_bit) |
+			 ((ascii ? 1u : 0u) << X->unicode_ascii_bit);
+	uint8_t *data = o + (ascii ? X->unicode_ascii_data : X->unicode_compact_data);
+
+	memcpy(o + X->unicode_length, &len, 8);
+	memcpy(o + X->unicode_state, &state, 4);
+	for (size_t i = 0; i < n; i++) {
+		if (kind == 1)
+			data[i] = cps[i];
+		else if (kind == 2)
+			((uint16_t *)data)[i] = cps[i];
+		else
+			((uint32_t *)data)[i] = cps[i];
+	}
+	return o;
+}
+
+static void test_strings(void **state)
+{
+	const uint32_t ascii[] = { 'a', 'p', 'p', '.', 'p', 'y' };
+	const uint32_t latin1[] = { 'c', 0xe9 };                 /* "cé" */
+	const uint32_t ucs2[] = { 0x4e2d, 0x6587, 0xd800 };      /* "中文" + a lone surrogate */
+	const uint32_t ucs4[] = { 'x', 0x1f600 };                 /* "x😀" */
+	char buf[64];
+	uint8_t *o;
+
+	o = make_str(ascii, 6, 1, true);
+	assert_int_equal(ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "app.py");
+	free(o);
+	o = make_str(latin1, 2, 1, false);
+	ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf));
+	assert_string_equal(buf, "c\xc3\xa9");
+	free(o);
+	o = make_str(ucs2, 3, 2, false);
+	ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf));
+	assert_string_equal(buf, "\xe4\xb8\xad\xe6\x96\x87\xef\xbf\xbd");
+	free(o);
+	o = make_str(ucs4, 2, 4, false);
+	ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf));
+	assert_string_equal(buf, "x\xf0\x9f\x98\x80");
+	free(o);
+	/* unmapped memory is an error, not a crash */
+	assert_true(ls_pycode__read_str(getpid(), &py.extra, 8, buf, sizeof(buf)) < 0);
+}
+
+struct fake_code {
+	uint8_t *code, *fname, *qname, *ltab;
+	uint32_t fp;
+};
+
+static void make_code(struct fake_code *fc, int firstlineno)
+{
+	const struct ls_pylayout *L = &py.layout;
+	const uint32_t f[] = { '/', 'a', '.', 'p', 'y' }, q[] = { 'C', '.', 'm' };
+	/* two entries: line firstlineno+1 for 2 units (one-line form), then +1 for 1 unit */
+	const uint8_t table[] = { 0x80 | (11 << 3) | 1, 0, 1, 0x80 | (11 << 3) | 0, 0, 1 };
+	uint64_t fname, qname, ltab, tsize = sizeof(table), type = 0x1234;
+	uint32_t fl = firstlineno;
+
+	fc->fname = make_str(f, 5, 1, true);
+	fc->qname = make_str(q, 3, 1, true);
+	fc->ltab = calloc(1, 64);
+	memcpy(fc->ltab + py.extra.bytes_size, &tsize, 8);
+	memcpy(fc->ltab + py.extra.bytes_data, table, sizeof(table));
+	fc->code = calloc(1, 512);
+	fname = (uintptr_t)fc->fname;
+	qname = (uintptr_t)fc->qname;
+	ltab = (uintptr_t)fc->ltab;
+	memcpy(fc->code + 8, &type, 8);
+	memcpy(fc->code + L->code_filename, &fname, 8);
+	memcpy(fc->code + L->code_qualname, &qname, 8);
+	memcpy(fc->code + L->code_linetable, &ltab, 8);
+	memcpy(fc->code + L->code_firstlineno, &fl, 4);
+	fc->fp = ls_code_fp(fname, qname, ltab, fl);
+}
+
+static void free_code(struct fake_code *fc)
+{
+	free(fc->code);
+	free(fc->fname);
+	free(fc->qname);
+	free(fc->ltab);
+}
+
+static void test_code_objects(void **state)
+{
+	struct ls_pycode_cache c;
+	struct fake_code fc;
+	struct ls_pycode *code, *again;
+	uint32_t other = 77;
+
+	make_code(&fc, 10);
+	ls_pycode_cache_init(&c, getpid(), &py);
+	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, fc.fp, &code), 0);
+	assert_string_equal(code->filename, "/a.py");
+	assert_string_equal(code->qualname, "C.m");
+	assert_int_equal(code->firstlineno, 10);
+	/* units 0-1: line 11, unit 2: line 12; before the first unit: the def line */
+	assert_int_equal(ls_pycode__line(code, 0), 11);
+	assert_int_equal(ls_pycode__line(code, 2), 11);
+	assert_int_equal(ls_pycode__line(code, 4), 12);
+	assert_int_equal(ls_pycode__line(code, -2), 10);
+	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, fc.fp, &again), 0);
+	assert_ptr_equal(code, again);
+	assert_int_equal(c.reads, 1);
+	/* the address now holds another code object: the walker's fingerprint no longer matches */
+	memcpy(fc.code + py.layout.code_firstlineno, &other, 4);
+	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, ls_code_fp(1, 2, 3, 4), &code),
+			 -ESTALE);
+	/* not a code object at all */
+	memset(fc.code + 8, 0, 8);
+	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, 99, &code), -ESTALE);
+	ls_pycode_cache_release(&c);
+	free_code(&fc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_strings, setup),
+		cmocka_unit_test_setup(test_code_objects, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/* Store round trip: what the recorder writes, the report model reads back. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "model.h"
+#include "store.h"
+
+static char path[64];
+
+static int setup(void **state)
+{
+	strcpy(path, "/tmp/ls-store-XXXXXX");
+	close(mkstemp(path));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char p[96];
+
+	unlink(path);
+	snprintf(p, sizeof(p), "%s-wal", path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", path);
+	unlink(p);
+	return 0;
+}
+
+static void write_profile(void)
+{
+	struct ls_store *s;
+	struct ls_store_proc p = {
+		.id = 1, .pid = 100, .ppid = 1, .nspid = 100, .parent_id = -1, .spawn_stack = -1,
+		.spawn_tid = -1, .comm = "python3", .argv = "python3 app.py", .exe = "/usr/bin/python3",
+		.start_ns = 5, .end_ns = 2000000000, .exit_code = 0, .python = "3.11.2",
+		.python_build = "static", .note = NULL,
+	};
+	const char *text = "def f():\n    x = 1\n    return x\n\nf()\n";
+	/* stack 1: f line 2 called from <module> line 5; stack 2: <module> line 5 alone */
+	const uint32_t st1[] = { 1, 2, 2, 5 }, st2[] = { 2, 5 };
+	struct ls_store_sample x = { .proc_id = 1, .tid = 100, .stack_id = 1, .count = 30,
+				     .weight_ns = 30000000 };
+
+	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_meta(s, "status", "Success"), 0);
+	assert_int_equal(ls_store__put_meta_int(s, "elapsed_ns", 2000000000), 0);
+	assert_int_equal(ls_store__put_meta_int(s, "period_ns", 1000000), 0);
+	assert_int_equal(ls_store__put_process(s, &p), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
+	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);
+	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
+	assert_int_equal(ls_store__put_file(s, 2, "/usr/lib/python3.11/json/x.py", -1, "library",
+					    "cannot read source: Permission denied"),
+			 0);
+	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);
+	assert_int_equal(ls_store__put_function(s, 2, 1, "<module>", 1), 0);
+	assert_int_equal(ls_store__put_stack(s, 1, st1, 2, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 2, st2, 1, false), 0);
+	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	x.stack_id = 2;
+	x.count = 10;
+	x.weight_ns = 10000000;
+	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	/* samples are totals: writing the same key again replaces */
+	x.count = 12;
+	x.weight_ns = 12000000;
+	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	assert_int_equal(ls_store__put_stat(s, "ringbuf_drops", 3), 0);
+	assert_int_equal(ls_store__commit(s), 0);
+	ls_store__free(s);
+}
+
+static const struct ls_mline *find_line(const struct ls_model *m, int line)
+{
+	for (size_t i = 0; i < m->nlines; i++)
+		if (m->lines[i].line == line)
+			return &m->lines[i];
+	return NULL;
+}
+
+static void test_round_trip(void **state)
+{
+	struct ls_model *m;
+	const struct ls_mline *l2, *l5;
+
+	write_profile();
+	assert_int_equal(ls_model__load(path, &m), 0);
+	assert_string_equal(ls_model__meta(m, "status"), "Success");
+	assert_int_equal(m->nprocs, 1);
+	assert_int_equal(m->procs[0].pid, 100);
+	assert_string_equal(m->procs[0].python, "3.11.2");
+	assert_int_equal(m->procs[0].threads, 1);
+	assert_int_equal(m->samples, 42);
+	assert_int_equal(m->lost_ringbuf, 3);
+	assert_int_equal(m->nfiles, 2);
+	assert_string_equal(m->files[0].name, "app.py");
+	assert_int_equal(m->files[0].nlines, 5);
+	assert_null(m->files[1].text);
+	assert_string_equal(m->files[1].unavailable, "cannot read source: Permission denied");
+	l2 = find_line(m, 2);
+	l5 = find_line(m, 5);
+	assert_non_null(l2);
+	assert_non_null(l5);
+	/* line 2 is the innermost frame of 30 samples; line 5 of 12, on the stack of all 42 */
+	assert_int_equal(l2->self_count, 30);
+	assert_int_equal(l2->own_count, 30);
+	assert_int_equal(l5->self_count, 12);
+	assert_int_equal(l5->total_count, 42);
+	assert_int_equal(l5->total_ns, 42000000);
+	assert_int_equal(m->nedges, 1);
+	assert_int_equal(m->edges[0].line, 5);
+	assert_string_equal(m->funcs[m->edges[0].callee].qualname, "f");
+	ls_model__free(m);
+}
+
+static void test_rejects_newer_schema(void **state)
+{
+	struct ls_model *m = NULL;
+	char cmd[128];
+
+	write_profile();
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA user_version=99'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ls_model__load(path, &m), -EPROTO);
+	assert_null(m);
+}
+
+static void test_killed_writer_is_readable(void **state)
+{
+	struct ls_store *s;
+	struct ls_model *m;
+	char copy[96], cmd[1024];
+	const uint32_t st[] = { 1, 3 };
+	struct ls_store_sample x = { .proc_id = 1, .tid = 7, .stack_id = 1, .count = 5 };
+	struct ls_store_proc p = { .id = 1, .pid = 7, .parent_id = -1, .spawn_stack = -1,
+				   .spawn_tid = -1, .end_ns = -1, .exit_code = -1 };
+
+	/* commit one flush, leave the writer open (as a killed recorder does), copy the files */
+	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	ls_store__put_process(s, &p);
+	ls_store__put_file(s, 1, "/a.py", -1, "python", NULL);
+	ls_store__put_function(s, 1, 1, "g", 1);
+	ls_store__put_stack(s, 1, st, 1, false);
+	ls_store__put_sample(s, &x);
+	assert_int_equal(ls_store__commit(s), 0);
+	assert_int_equal(ls_store__begin(s), 0); /* an unfinished transaction */
+	x.count = 500;
+	ls_store__put_sample(s, &x);
+	snprintf(copy, sizeof(copy), "%s.copy", path);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && cp %s-wal %s-wal && cp %s-shm %s-shm", path, copy,
+		 path, copy, path, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ls_model__load(copy, &m), 0);
+	assert_int_equal(m->samples, 5);
+	assert_null(ls_model__meta(m, "status"));
+	ls_model__free(m);
+	ls_store__free(s);
+	snprintf(cmd, sizeof(cmd), "rm -f %s %s-wal %s-shm", copy, copy, copy);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rejects_newer_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_writer_is_readable, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
