@@ -1,2 +1,6 @@
 # SPDX-License-Identifier: MIT
-# bench/: rules for this directory (see the top-level Makefile for the variables it extends).
+# bench/: benchmarks (not part of `make test`); each prints ratios against a baseline measured in
+# the same run.
+.PHONY: bench
+bench: $(APP) ls-all
+	bench/overhead

@@ -32,6 +32,7 @@ enum ls_rec_type {
 	LS_REC_RSS = 4,    /* ls_rss_event: resident memory changed */
 	LS_REC_TRACE = 5,  /* ls_trace_batch: a python-usdt batch of line counts */
 	LS_REC_GPU = 6,    /* GPU records from gpu/ (see gpu/gpu_records.h) */
+	LS_REC_CODE = 7,   /* ls_code_rec: a code object, captured the first time a walk meets it */
 };
 
 enum ls_sample_kind {
@@ -96,6 +97,41 @@ struct ls_proc_event {
 	char comm[LS_COMM_LEN];
 };
 
+#define LS_CODE_NAME_MAX 512   /* raw bytes of co_filename / co_qualname captured */
+#define LS_CODE_LTAB_MAX 4096  /* bytes of co_linetable captured */
+
+/* ls_code_rec.flags */
+enum ls_code_flags {
+	LS_CF_FNAME_CUT = 1 << 0, /* the file name was longer than LS_CODE_NAME_MAX bytes */
+	LS_CF_QNAME_CUT = 1 << 1,
+	LS_CF_LTAB_CUT = 1 << 2,  /* the line table was longer than LS_CODE_LTAB_MAX */
+	LS_CF_READ_FAIL = 1 << 3, /* a field could not be read */
+};
+
+/*
+ * A code object as the walker first met it: names as raw str data (kind 1, 2 or 4 bytes per code
+ * point) and the location table, so lines resolve even after the process is gone.
+ */
+struct ls_code_rec {
+	__u32 type; /* LS_REC_CODE */
+	__u32 pid;
+	__u64 code;
+	__u32 fp;
+	__s32 firstlineno;
+	__u32 fname_len; /* bytes in fname */
+	__u32 qname_len;
+	__u32 ltab_len;  /* bytes in ltab */
+	__u32 ltab_size; /* full size of co_linetable */
+	__u8 fname_kind;
+	__u8 qname_kind;
+	__u8 flags;      /* enum ls_code_flags */
+	__u8 pad0;
+	__u32 pad1;
+	__u8 fname[LS_CODE_NAME_MAX];
+	__u8 qname[LS_CODE_NAME_MAX];
+	__u8 ltab[LS_CODE_LTAB_MAX];
+};
+
 struct ls_rss_event {
 	__u32 type; /* LS_REC_RSS */
 	__u32 pid;
@@ -129,7 +165,17 @@ struct ls_pylayout {
 	__u16 runtime_gil_holder; /* 3.11: _PyRuntime.gilstate.tstate_current; NONE if absent */
 	__u8 owner_cstack;        /* FRAME_OWNED_BY_CSTACK value, 0xff when there is none */
 	__u8 code_tag_mask;       /* low bits to clear from f_executable (3.14 _PyStackRef) */
-	__u16 pad;
+	__u16 unicode_length;     /* PyASCIIObject.length */
+	__u16 unicode_state;      /* PyASCIIObject.state (u32 bit field) */
+	__u16 unicode_ascii_data; /* data of a compact ASCII str */
+	__u16 unicode_compact_data; /* data of a compact non-ASCII str */
+	__u16 bytes_size;         /* PyBytesObject.ob_size */
+	__u16 bytes_data;         /* PyBytesObject.ob_sval */
+	__u8 unicode_kind_shift;  /* state: 3-bit kind at this bit */
+	__u8 unicode_compact_bit;
+	__u8 unicode_ascii_bit;
+	__u8 pad;
+	__u16 pad2;
 };
 
 /* How a thread finds its PyThreadState. */
@@ -157,7 +203,7 @@ struct ls_proc {
 	__u16 tsd_stride; /* glibc: sizeof(struct pthread_key_data) */
 	__u16 tsd_data;   /* glibc: offsetof(struct pthread_key_data, data) */
 	__u16 tsd_2nd;    /* glibc: offsetof(struct pthread, specific) (second-level table) */
-	__u32 pad;
+	__u32 gen;        /* bumped by exec: code objects seen before belong to the old image */
 };
 
 /*
@@ -181,6 +227,7 @@ struct ls_stats {
 	__u64 trace_batches;
 	__u64 gpu_records;
 	__u64 bad_frames;
+	__u64 code_records;   /* code objects described to userspace */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
@@ -189,7 +236,9 @@ _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
 _Static_assert(sizeof(struct ls_sample) == 72, "ls_sample layout");
 _Static_assert(sizeof(struct ls_proc_event) == 56, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
-_Static_assert(sizeof(struct ls_pylayout) == 36, "ls_pylayout layout");
+_Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
+	       "ls_code_rec layout");
+_Static_assert(sizeof(struct ls_pylayout) == 52, "ls_pylayout layout");
 _Static_assert(sizeof(struct ls_proc) == 48, "ls_proc layout");
 
 #endif /* __LINESCOPE_H */

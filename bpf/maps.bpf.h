@@ -57,6 +57,22 @@ struct {
 	__type(value, struct ls_sample_buf);
 } scratch SEC(".maps") __weak;
 
+/* Code objects already described to userspace (LS_REC_CODE), per process image. */
+struct ls_code_key {
+	__u64 code;
+	__u32 tgid;
+	__u32 fp;
+	__u32 gen;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ls_code_key);
+	__type(value, __u8);
+} codes_seen SEC(".maps") __weak;
+
 const volatile bool filter_cgroup __weak = false;
 const volatile __u32 self_tgid __weak = 0;
 

@@ -66,6 +66,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		return 0;
 	/* new image: nothing about the old interpreter holds */
 	p->flags = LS_PF_PENDING;
+	p->gen++;
 	emit_proc_event(LS_PE_EXEC, tgid, BPF_CORE_READ(task, real_parent, tgid), old_pid, 0);
 	return 0;
 }

@@ -106,8 +106,102 @@ struct walk_ctx {
 	__u64 frame;
 	__u64 code_type;
 	__u32 n;
+	__u32 tgid;
+	__u32 gen;
 	__u8 flags;
 };
+
+/* Copies a str object's raw data (kind bytes per code point); returns the kind, 0 on failure. */
+static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __u8 *dst,
+				     __u32 *len, bool *cut)
+{
+	__u8 hdr[48];
+	__u64 length;
+	__u32 state, kind, bytes;
+
+	if (!addr || bpf_probe_read_user(hdr, sizeof(hdr), (void *)addr))
+		return 0;
+	if (L->unicode_length > sizeof(hdr) - 8 || L->unicode_state > sizeof(hdr) - 4)
+		return 0;
+	length = *(__u64 *)&hdr[L->unicode_length & 0x3f];
+	state = *(__u32 *)&hdr[L->unicode_state & 0x3f];
+	kind = (state >> L->unicode_kind_shift) & 7;
+	if (kind != 1 && kind != 2 && kind != 4)
+		return 0;
+	if (length * kind > LS_CODE_NAME_MAX) {
+		bytes = LS_CODE_NAME_MAX;
+		*cut = true;
+	} else {
+		bytes = length * kind;
+	}
+	/* keep the verifier's bound on the very register passed as the size */
+	barrier_var(bytes);
+	if (bytes > LS_CODE_NAME_MAX)
+		return 0;
+	addr += (state >> L->unicode_ascii_bit) & 1 ? L->unicode_ascii_data : L->unicode_compact_data;
+	if (bpf_probe_read_user(dst, bytes, (void *)addr))
+		return 0;
+	*len = bytes;
+	return kind;
+}
+
+/* Describes a code object to userspace the first time this process image's walks meet it. */
+static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 fp, __u64 fname,
+					  __u64 qname, __u64 ltab, __u32 firstlineno)
+{
+	struct ls_code_key k = { .code = code, .tgid = c->tgid, .fp = fp, .gen = c->gen };
+	const struct ls_pylayout *L = c->L;
+	struct ls_code_rec *r;
+	bool fcut = false, qcut = false;
+	__u64 size = 0;
+	__u32 n;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&codes_seen, &k))
+		return;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		/* not marked seen: the next walk tries again */
+		LS_STAT_INC(ringbuf_drops);
+		return;
+	}
+	r->type = LS_REC_CODE;
+	r->pid = c->tgid;
+	r->code = code;
+	r->fp = fp;
+	r->firstlineno = firstlineno;
+	r->flags = 0;
+	r->pad0 = 0;
+	r->pad1 = 0;
+	r->fname_len = r->qname_len = r->ltab_len = 0;
+	r->fname_kind = read_str(L, fname, r->fname, &r->fname_len, &fcut);
+	r->qname_kind = read_str(L, qname, r->qname, &r->qname_len, &qcut);
+	if (fcut)
+		r->flags |= LS_CF_FNAME_CUT;
+	if (qcut)
+		r->flags |= LS_CF_QNAME_CUT;
+	if (!r->fname_kind || !r->qname_kind)
+		r->flags |= LS_CF_READ_FAIL;
+	if (ltab && !bpf_probe_read_user(&size, sizeof(size), (void *)(ltab + L->bytes_size))) {
+		if (size > LS_CODE_LTAB_MAX) {
+			n = LS_CODE_LTAB_MAX;
+			r->flags |= LS_CF_LTAB_CUT;
+		} else {
+			n = size;
+		}
+		barrier_var(n);
+		if (n <= LS_CODE_LTAB_MAX && !bpf_probe_read_user(r->ltab, n, (void *)(ltab + L->bytes_data)))
+			r->ltab_len = n;
+		else
+			r->flags |= LS_CF_READ_FAIL;
+	} else {
+		r->flags |= LS_CF_READ_FAIL;
+	}
+	r->ltab_size = size;
+	bpf_ringbuf_submit(r, 0);
+	bpf_map_update_elem(&codes_seen, &k, &one, BPF_ANY);
+	LS_STAT_INC(code_records);
+}
 
 static long walk_step(__u32 i, void *data)
 {
@@ -159,6 +253,7 @@ static long walk_step(__u32 i, void *data)
 	b->frames[n].code = code;
 	b->frames[n].instr = instr ? (__s32)(instr - (code + L->code_adaptive)) : -2;
 	b->frames[n].fp = ls_code_fp(fname, qname, ltab, firstlineno);
+	describe_code(c, code, b->frames[n].fp, fname, qname, ltab, firstlineno);
 	c->n = n + 1;
 	return 0;
 }
@@ -199,6 +294,8 @@ static __always_inline __u32 ls_walk_python(struct ls_sample_buf *b, const struc
 	c.L = L;
 	c.frame = frame;
 	c.code_type = p->code_type;
+	c.tgid = bpf_get_current_pid_tgid() >> 32;
+	c.gen = p->gen;
 	bpf_loop(LS_MAX_FRAMES + 1, walk_step, &c, 0);
 	if (c.frame && !(c.flags & (LS_SF_TRUNCATED | LS_SF_READ_FAIL))) {
 		/* skipped shim frames used up the iterations */

@@ -7,6 +7,17 @@
 
 static const struct ls_model *sort_model;
 
+/* Writes user text on one line: control characters (newlines in argv, say) become spaces. */
+static void put_clean(FILE *out, const char *s, int width)
+{
+	int n = 0;
+
+	for (; s && *s && (width < 0 || n < width); s++, n++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, out);
+	for (; width > 0 && n < width; n++)
+		fputc(' ', out);
+}
+
 static int by_own_desc(const void *a, const void *b)
 {
 	const struct ls_mline *x = &sort_model->lines[*(const size_t *)a];
@@ -60,8 +71,9 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		ls_model__meta(m, "method") ?: "Sampling",
 		ls_model__meta(m, "collector") ?: "bpf-sampling",
 		ls_model__meta(m, "frequency_hz") ?: "?", ls_model__meta(m, "mode") ?: "cpu");
-	fprintf(out, "# Scope: %s %s\n", ls_model__meta(m, "scope_kind") ?: "",
-		ls_model__meta(m, "scope") ?: "");
+	fprintf(out, "# Scope: %s ", ls_model__meta(m, "scope_kind") ?: "");
+	put_clean(out, ls_model__meta(m, "scope"), -1);
+	fputc('\n', out);
 	fprintf(out, "# Elapsed: %.3f s, %lld samples, %zu processes, %lld threads, %lld lost\n",
 		m->elapsed_s, (long long)m->samples, m->nprocs, (long long)m->threads,
 		(long long)lost);
@@ -69,10 +81,12 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct ls_mproc *p = &m->procs[i];
 
-		fprintf(out, "#   %7d  %-40.40s  %8lld samples  %s%s%s\n", p->pid,
-			p->argv ? p->argv : p->comm ? p->comm : "?", (long long)p->samples,
-			p->python ? "Python " : "", p->python ? p->python : "",
-			p->note ? p->note : "");
+		fprintf(out, "#   %7d  ", p->pid);
+		put_clean(out, p->argv ? p->argv : p->comm ? p->comm : "?", 40);
+		fprintf(out, "  %8lld samples  %s%s", (long long)p->samples,
+			p->python ? "Python " : "", p->python ? p->python : "");
+		put_clean(out, p->note, -1);
+		fputc('\n', out);
 	}
 	fprintf(out, "#\n# %8s %9s %9s %9s  %-32s %-24s %s\n", "Time", "Samples", "Self(s)",
 		"Total(s)", "Location", "Function", "Source");
@@ -95,10 +109,13 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		if (!l->own_ns)
 			break;
 		snprintf(loc, sizeof(loc), "%s:%d [%d]", f->name, l->line, m->procs[l->proc].pid);
-		fprintf(out, "  %7.2f%% %9lld %9.3f %9.3f  %-32s %-24.24s ",
+		fprintf(out, "  %7.2f%% %9lld %9.3f %9.3f  ",
 			total_ns ? 100.0 * l->own_ns / total_ns : 0.0, (long long)l->own_count,
-			l->own_ns / 1e9, l->total_ns / 1e9, loc,
-			l->func >= 0 ? m->funcs[l->func].qualname : "?");
+			l->own_ns / 1e9, l->total_ns / 1e9);
+		put_clean(out, loc, 32);
+		fputc(' ', out);
+		put_clean(out, l->func >= 0 ? m->funcs[l->func].qualname : "?", 24);
+		fputc(' ', out);
 		put_source(out, f, l->line, 80);
 		fputc('\n', out);
 		shown++;

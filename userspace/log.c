@@ -85,7 +85,8 @@ int ls_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG && log_level < LS_LOG_DEBUG)
 		return 0;
-	if (level == LIBBPF_INFO && log_level < LS_LOG_INFO)
+	/* warnings (verifier logs included) at -v: our own error line says what failed */
+	if (level != LIBBPF_DEBUG && log_level < LS_LOG_INFO)
 		return 0;
 	if (clear_hook)
 		clear_hook();

@@ -72,52 +72,70 @@ static size_t put_utf8(char *out, uint32_t cp)
 	return 4;
 }
 
-int ls_pycode__read_str(pid_t pid, const struct ls_pyextra *X, uint64_t addr, char *buf,
+size_t ls_pycode__raw_to_utf8(const uint8_t *raw, size_t bytes, unsigned kind, char *buf,
+			      size_t len)
+{
+	size_t o = 0;
+
+	if (kind != 1 && kind != 2 && kind != 4)
+		kind = 1;
+	for (size_t i = 0; i + kind <= bytes && o + 5 < len; i += kind) {
+		uint32_t cp;
+
+		if (kind == 1) {
+			cp = raw[i];
+		} else if (kind == 2) {
+			uint16_t v;
+
+			memcpy(&v, raw + i, 2);
+			cp = v;
+		} else {
+			memcpy(&cp, raw + i, 4);
+		}
+		o += put_utf8(buf + o, cp);
+	}
+	buf[o] = 0;
+	return o;
+}
+
+int ls_pycode__read_str(pid_t pid, const struct ls_pylayout *L, uint64_t addr, char *buf,
 			size_t len)
 {
 	uint64_t length;
 	uint32_t state;
 	unsigned kind, compact, ascii;
 	uint8_t *raw;
-	size_t o = 0;
-	int err;
+	int err, n;
 
 	if (len < 5)
 		return -EINVAL;
-	if ((err = ls_procfs__read_mem(pid, addr + X->unicode_length, &length, 8)) ||
-	    (err = ls_procfs__read_mem(pid, addr + X->unicode_state, &state, 4)))
+	if ((err = ls_procfs__read_mem(pid, addr + L->unicode_length, &length, 8)) ||
+	    (err = ls_procfs__read_mem(pid, addr + L->unicode_state, &state, 4)))
 		return err;
-	kind = (state >> X->unicode_kind_shift) & 7;
-	compact = (state >> X->unicode_compact_bit) & 1;
-	ascii = (state >> X->unicode_ascii_bit) & 1;
+	kind = (state >> L->unicode_kind_shift) & 7;
+	compact = (state >> L->unicode_compact_bit) & 1;
+	ascii = (state >> L->unicode_ascii_bit) & 1;
 	if (!compact || (kind != 1 && kind != 2 && kind != 4) || length > MAX_NAME)
 		return -EINVAL;
 	raw = malloc(length * kind + 1);
 	if (!raw)
 		return -ENOMEM;
 	err = ls_procfs__read_mem(pid,
-				  addr + (ascii ? X->unicode_ascii_data : X->unicode_compact_data),
+				  addr + (ascii ? L->unicode_ascii_data : L->unicode_compact_data),
 				  raw, length * kind);
 	if (err) {
 		free(raw);
 		return err;
 	}
-	for (uint64_t i = 0; i < length && o + 5 < len; i++) {
-		uint32_t cp = kind == 1 ? raw[i] :
-			      kind == 2 ? ((uint16_t *)raw)[i] :
-					  ((uint32_t *)raw)[i];
-
-		o += put_utf8(buf + o, cp);
-	}
-	buf[o] = 0;
+	n = ls_pycode__raw_to_utf8(raw, length * kind, kind, buf, len);
 	free(raw);
-	return o;
+	return n;
 }
 
-static char *read_str_dup(pid_t pid, const struct ls_pyextra *X, uint64_t addr)
+static char *read_str_dup(pid_t pid, const struct ls_pylayout *L, uint64_t addr)
 {
 	char buf[MAX_NAME * 4 + 8];
-	int n = ls_pycode__read_str(pid, X, addr, buf, sizeof(buf));
+	int n = ls_pycode__read_str(pid, L, addr, buf, sizeof(buf));
 
 	return n < 0 ? NULL : strdup(buf);
 }
@@ -154,17 +172,17 @@ static int read_code(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp, stru
 	code->fp = fp;
 	code->firstlineno = (int)firstlineno;
 	code->nunits = -1;
-	code->filename = read_str_dup(c->pid, X, fname);
-	code->qualname = read_str_dup(c->pid, X, qname);
+	code->filename = read_str_dup(c->pid, L, fname);
+	code->qualname = read_str_dup(c->pid, L, qname);
 	if (!code->filename || !code->qualname) {
 		code_free(code);
 		return -EFAULT;
 	}
-	if (ls_procfs__read_mem(c->pid, ltab + X->bytes_size, &ltlen, 8) == 0 &&
+	if (ls_procfs__read_mem(c->pid, ltab + L->bytes_size, &ltlen, 8) == 0 &&
 	    ltlen <= MAX_LINETABLE) {
 		code->linetable = malloc(ltlen + 1);
 		if (code->linetable &&
-		    ls_procfs__read_mem(c->pid, ltab + X->bytes_data, code->linetable, ltlen) == 0)
+		    ls_procfs__read_mem(c->pid, ltab + L->bytes_data, code->linetable, ltlen) == 0)
 			code->ltlen = ltlen;
 	}
 	*out = code;
@@ -204,6 +222,75 @@ int ls_pycode_cache__get(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
 	return 0;
 }
 
+/* Completes a field the walker had to cut, from the process if it is still there. */
+static char *complete_name(struct ls_pycode_cache *c, const uint8_t *raw, uint32_t len,
+			   unsigned kind, bool cut, uint64_t code, uint16_t field)
+{
+	char buf[LS_CODE_NAME_MAX * 4 + 16];
+	uint64_t addr;
+
+	if (cut && ls_procfs__read_mem(c->pid, code + field, &addr, 8) == 0) {
+		char *full = read_str_dup(c->pid, &c->py->layout, addr);
+
+		if (full)
+			return full;
+	}
+	ls_pycode__raw_to_utf8(raw, len, kind, buf, sizeof(buf) - 4);
+	if (cut)
+		strcat(buf, "\xe2\x80\xa6"); /* an ellipsis marks the cut */
+	return strdup(buf);
+}
+
+int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r)
+{
+	const struct ls_pylayout *L = &c->py->layout;
+	uint64_t key = key_of(r->code, r->fp), v, ltab;
+	struct ls_pycode *code;
+
+	if (ls_hashmap__get(&c->map, key, &v)) {
+		code = (struct ls_pycode *)(uintptr_t)v;
+		if (code->addr == r->code && code->fp == r->fp)
+			return 0; /* already known (the walker's LRU forgot it) */
+	}
+	code = calloc(1, sizeof(*code));
+	if (!code)
+		return -ENOMEM;
+	code->addr = r->code;
+	code->fp = r->fp;
+	code->firstlineno = r->firstlineno;
+	code->nunits = -1;
+	code->filename = complete_name(c, r->fname, r->fname_len, r->fname_kind,
+				       r->flags & LS_CF_FNAME_CUT, r->code, L->code_filename);
+	code->qualname = complete_name(c, r->qname, r->qname_len, r->qname_kind,
+				       r->flags & LS_CF_QNAME_CUT, r->code, L->code_qualname);
+	if ((r->flags & LS_CF_LTAB_CUT) && r->ltab_size <= MAX_LINETABLE &&
+	    ls_procfs__read_mem(c->pid, r->code + L->code_linetable, &ltab, 8) == 0 &&
+	    (code->linetable = malloc(r->ltab_size)) &&
+	    ls_procfs__read_mem(c->pid, ltab + L->bytes_data, code->linetable, r->ltab_size) == 0) {
+		code->ltlen = r->ltab_size;
+	} else if (r->ltab_len) {
+		/* a cut table still maps its first instructions; later ones get its last line */
+		free(code->linetable);
+		code->linetable = malloc(r->ltab_len);
+		if (code->linetable) {
+			memcpy(code->linetable, r->ltab, r->ltab_len);
+			code->ltlen = r->ltab_len;
+		}
+	}
+	if (!code->filename || !code->qualname) {
+		code_free(code);
+		return -ENOMEM;
+	}
+	if (ls_hashmap__get(&c->map, key, &v))
+		code_free((struct ls_pycode *)(uintptr_t)v);
+	if (ls_hashmap__set(&c->map, key, (uintptr_t)code)) {
+		code_free(code);
+		return -ENOMEM;
+	}
+	c->described++;
+	return 0;
+}
+
 int ls_pycode__line(struct ls_pycode *code, int32_t instr)
 {
 	int unit = instr < 0 ? -1 : instr / 2;
@@ -212,6 +299,15 @@ int ls_pycode__line(struct ls_pycode *code, int32_t instr)
 		return code->firstlineno;
 	if (code->nunits < 0) {
 		int n = ls_linetable__decode(code->linetable, code->ltlen, code->firstlineno, NULL, 0);
+
+		/* a table cut by the walker may end mid-entry: keep its complete entries */
+		for (uint32_t len = code->ltlen; n < 0 && len > 1 && code->ltlen - len < 32;) {
+			while (--len > 0 && !(code->linetable[len] & 0x80))
+				;
+			n = ls_linetable__decode(code->linetable, len, code->firstlineno, NULL, 0);
+			if (n > 0)
+				code->ltlen = len;
+		}
 
 		code->nunits = 0;
 		if (n > 0 && (code->lines = malloc(n * sizeof(int)))) {

@@ -30,7 +30,7 @@ struct ls_pycode_cache {
 	pid_t pid;
 	const struct ls_pyinfo *py; /* borrowed; must outlive the cache */
 	struct ls_hashmap map;      /* (addr ^ fp << 32) -> struct ls_pycode * */
-	uint64_t reads, stale, failed;
+	uint64_t reads, stale, failed, described;
 };
 
 void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_pyinfo *py);
@@ -47,10 +47,20 @@ int ls_pycode_cache__get(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
 int ls_pycode__line(struct ls_pycode *code, int32_t instr);
 
 /*
+ * Adds a code object described by the BPF walker (LS_REC_CODE). Fields the record had to cut are
+ * completed from the target's memory when it is still readable. 0 or -ENOMEM.
+ */
+int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r);
+
+/*
  * Reads a str object of the target into UTF-8 (invalid code points replaced). Returns the
  * length, or a negative errno. Exposed for tests.
  */
-int ls_pycode__read_str(pid_t pid, const struct ls_pyextra *X, uint64_t addr, char *buf,
+int ls_pycode__read_str(pid_t pid, const struct ls_pylayout *L, uint64_t addr, char *buf,
 			size_t len);
+
+/* Converts raw str data (kind 1, 2 or 4 bytes per code point) to UTF-8 in buf. Returns length. */
+size_t ls_pycode__raw_to_utf8(const uint8_t *raw, size_t bytes, unsigned kind, char *buf,
+			      size_t len);
 
 #endif

@@ -27,21 +27,21 @@ static const struct ls_pylayout layout_311 = {
 	.runtime_gil_holder = 576, /* gilstate.tstate_current */
 	.owner_cstack = 0xff,
 	.code_tag_mask = 0,
+	.unicode_length = 16,
+	.unicode_state = 32,
+	.unicode_ascii_data = 48,
+	.unicode_compact_data = 72,
+	.bytes_size = 16,
+	.bytes_data = 32,
+	.unicode_kind_shift = 2,
+	.unicode_compact_bit = 5,
+	.unicode_ascii_bit = 6,
 };
 
 static const struct ls_pyextra extra_311 = {
 	.runtime_tss = 592,
 	.tstate_thread_id = 152,
 	.code_name = 120,
-	.unicode_length = 16,
-	.unicode_state = 32,
-	.unicode_ascii_data = 48,
-	.unicode_compact_data = 72,
-	.unicode_kind_shift = 2,
-	.unicode_compact_bit = 5,
-	.unicode_ascii_bit = 6,
-	.bytes_size = 16,
-	.bytes_data = 32,
 	.code_header = 184,
 };
 
@@ -59,6 +59,9 @@ int ls_pylayout__check(const struct ls_pylayout *L)
 		if (code_offs[i] > LS_CODE_WIN - 8)
 			return -EINVAL;
 	if (L->code_firstlineno > LS_CODE_WIN - 4)
+		return -EINVAL;
+	/* the walker reads a str header as one 48-byte window */
+	if (L->unicode_length > 40 || L->unicode_state > 44)
 		return -EINVAL;
 	return 0;
 }

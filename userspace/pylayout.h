@@ -11,21 +11,12 @@
 #include <stdint.h>
 #include "linescope.h"
 
+/* What only userspace needs; str and bytes offsets are in ls_pylayout (the walker reads them). */
 struct ls_pyextra {
 	uint16_t runtime_tss;      /* offsetof(_PyRuntimeState, autoTSSkey); LS_OFF_NONE if absent */
 	uint16_t tstate_thread_id; /* PyThreadState.thread_id (pthread_self of the thread) */
 	uint16_t code_name;        /* co_name pointer */
-	uint16_t unicode_length;   /* PyASCIIObject.length */
-	uint16_t unicode_state;    /* PyASCIIObject.state (u32 bit field) */
-	uint16_t unicode_ascii_data;   /* data of a compact ASCII string */
-	uint16_t unicode_compact_data; /* data of a compact non-ASCII string */
-	uint8_t unicode_kind_shift;    /* state bits: kind (3 bits) at this shift */
-	uint8_t unicode_compact_bit;
-	uint8_t unicode_ascii_bit;
-	uint8_t pad;
-	uint16_t bytes_size; /* PyBytesObject.ob_size */
-	uint16_t bytes_data; /* PyBytesObject.ob_sval */
-	uint16_t code_header; /* bytes of PyCodeObject to read to see every field above */
+	uint16_t code_header;      /* bytes of PyCodeObject to read to see every code field */
 };
 
 /*

@@ -643,6 +643,16 @@ static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event 
 	}
 }
 
+static void handle_code(struct ls_recorder *r, const struct ls_code_rec *c)
+{
+	struct rproc *p = proc_get(r, c->pid);
+
+	if (!p || p->py_state != PY_READY || p->codes_released)
+		return;
+	if (ls_pycode_cache__add(&p->codes, c))
+		r->st.bad_records++;
+}
+
 int ls_recorder__handle(void *ctx, void *data, size_t len)
 {
 	struct ls_recorder *r = ctx;
@@ -660,6 +670,13 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 			break;
 		}
 		handle_sample(r, data, len);
+		break;
+	case LS_REC_CODE:
+		if (len < sizeof(struct ls_code_rec)) {
+			r->st.bad_records++;
+			break;
+		}
+		handle_code(r, data);
 		break;
 	case LS_REC_PROC:
 		if (len < sizeof(struct ls_proc_event)) {

@@ -32,15 +32,15 @@ static int setup(void **state)
 /* A compact str object of `kind` holding the code points cps, in the 3.11 layout. */
 static uint8_t *make_str(const uint32_t *cps, size_t n, unsigned kind, bool ascii)
 {
-	const struct ls_pyextra *X = &py.extra;
+	const struct ls_pylayout *L = &py.layout;
 	uint8_t *o = calloc(1, 128 + n * 4);
 	uint64_t len = n;
-	uint32_t state = (kind << X->unicode_kind_shift) | (1u << X->unicode_compact_bit) |
-			 ((ascii ? 1u : 0u) << X->unicode_ascii_bit);
-	uint8_t *data = o + (ascii ? X->unicode_ascii_data : X->unicode_compact_data);
+	uint32_t state = (kind << L->unicode_kind_shift) | (1u << L->unicode_compact_bit) |
+			 ((ascii ? 1u : 0u) << L->unicode_ascii_bit);
+	uint8_t *data = o + (ascii ? L->unicode_ascii_data : L->unicode_compact_data);
 
-	memcpy(o + X->unicode_length, &len, 8);
-	memcpy(o + X->unicode_state, &state, 4);
+	memcpy(o + L->unicode_length, &len, 8);
+	memcpy(o + L->unicode_state, &state, 4);
 	for (size_t i = 0; i < n; i++) {
 		if (kind == 1)
 			data[i] = cps[i];
@@ -62,23 +62,23 @@ static void test_strings(void **state)
 	uint8_t *o;
 
 	o = make_str(ascii, 6, 1, true);
-	assert_int_equal(ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf)), 6);
+	assert_int_equal(ls_pycode__read_str(getpid(), &py.layout, (uintptr_t)o, buf, sizeof(buf)), 6);
 	assert_string_equal(buf, "app.py");
 	free(o);
 	o = make_str(latin1, 2, 1, false);
-	ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf));
+	ls_pycode__read_str(getpid(), &py.layout, (uintptr_t)o, buf, sizeof(buf));
 	assert_string_equal(buf, "c\xc3\xa9");
 	free(o);
 	o = make_str(ucs2, 3, 2, false);
-	ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf));
+	ls_pycode__read_str(getpid(), &py.layout, (uintptr_t)o, buf, sizeof(buf));
 	assert_string_equal(buf, "\xe4\xb8\xad\xe6\x96\x87\xef\xbf\xbd");
 	free(o);
 	o = make_str(ucs4, 2, 4, false);
-	ls_pycode__read_str(getpid(), &py.extra, (uintptr_t)o, buf, sizeof(buf));
+	ls_pycode__read_str(getpid(), &py.layout, (uintptr_t)o, buf, sizeof(buf));
 	assert_string_equal(buf, "x\xf0\x9f\x98\x80");
 	free(o);
 	/* unmapped memory is an error, not a crash */
-	assert_true(ls_pycode__read_str(getpid(), &py.extra, 8, buf, sizeof(buf)) < 0);
+	assert_true(ls_pycode__read_str(getpid(), &py.layout, 8, buf, sizeof(buf)) < 0);
 }
 
 struct fake_code {
@@ -98,8 +98,8 @@ static void make_code(struct fake_code *fc, int firstlineno)
 	fc->fname = make_str(f, 5, 1, true);
 	fc->qname = make_str(q, 3, 1, true);
 	fc->ltab = calloc(1, 64);
-	memcpy(fc->ltab + py.extra.bytes_size, &tsize, 8);
-	memcpy(fc->ltab + py.extra.bytes_data, table, sizeof(table));
+	memcpy(fc->ltab + py.layout.bytes_size, &tsize, 8);
+	memcpy(fc->ltab + py.layout.bytes_data, table, sizeof(table));
 	fc->code = calloc(1, 512);
 	fname = (uintptr_t)fc->fname;
 	qname = (uintptr_t)fc->qname;

@@ -43,12 +43,12 @@ static void test_311_matches_headers(void **state)
 	assert_int_equal(X.runtime_tss, offsetof(_PyRuntimeState, gilstate.autoTSSkey));
 	assert_int_equal(X.tstate_thread_id, offsetof(PyThreadState, thread_id));
 	assert_int_equal(X.code_name, offsetof(PyCodeObject, co_name));
-	assert_int_equal(X.unicode_length, offsetof(PyASCIIObject, length));
-	assert_int_equal(X.unicode_state, offsetof(PyASCIIObject, state));
-	assert_int_equal(X.unicode_ascii_data, sizeof(PyASCIIObject));
-	assert_int_equal(X.unicode_compact_data, sizeof(PyCompactUnicodeObject));
-	assert_int_equal(X.bytes_size, offsetof(PyVarObject, ob_size));
-	assert_int_equal(X.bytes_data, offsetof(PyBytesObject, ob_sval));
+	assert_int_equal(L.unicode_length, offsetof(PyASCIIObject, length));
+	assert_int_equal(L.unicode_state, offsetof(PyASCIIObject, state));
+	assert_int_equal(L.unicode_ascii_data, sizeof(PyASCIIObject));
+	assert_int_equal(L.unicode_compact_data, sizeof(PyCompactUnicodeObject));
+	assert_int_equal(L.bytes_size, offsetof(PyVarObject, ob_size));
+	assert_int_equal(L.bytes_data, offsetof(PyBytesObject, ob_sval));
 	assert_true(X.code_header >= offsetof(PyCodeObject, co_code_adaptive));
 	assert_int_equal(ls_pylayout__check(&L), 0);
 }
@@ -67,13 +67,13 @@ static void test_311_unicode_state_bits(void **state)
 	o.state.kind = PyUnicode_2BYTE_KIND;
 	o.state.compact = 1;
 	o.state.ascii = 0;
-	memcpy(&raw, (char *)&o + X.unicode_state, 4);
-	assert_int_equal((raw >> X.unicode_kind_shift) & 7, 2);
-	assert_int_equal((raw >> X.unicode_compact_bit) & 1, 1);
-	assert_int_equal((raw >> X.unicode_ascii_bit) & 1, 0);
+	memcpy(&raw, (char *)&o + L.unicode_state, 4);
+	assert_int_equal((raw >> L.unicode_kind_shift) & 7, 2);
+	assert_int_equal((raw >> L.unicode_compact_bit) & 1, 1);
+	assert_int_equal((raw >> L.unicode_ascii_bit) & 1, 0);
 	o.state.ascii = 1;
-	memcpy(&raw, (char *)&o + X.unicode_state, 4);
-	assert_int_equal((raw >> X.unicode_ascii_bit) & 1, 1);
+	memcpy(&raw, (char *)&o + L.unicode_state, 4);
+	assert_int_equal((raw >> L.unicode_ascii_bit) & 1, 1);
 }
 
 static void test_unknown_versions(void **state)
