@@ -29,22 +29,22 @@ enum ls_rec_type {
 	LS_REC_SAMPLE = 1, /* ls_sample + nframes * ls_frame */
 	LS_REC_PROC = 2,   /* ls_proc_event: fork, exec, exit, new process seen in the cgroup */
 	LS_REC_OFFCPU = 3, /* ls_sample (kind LS_SAMPLE_OFFCPU) + frames: a thread blocked */
-	LS_REC_RSS = 4,    /* ls_rss_event: resident memory changed */
+	LS_REC_RSS = 4,	   /* ls_rss_event: resident memory changed */
 	LS_REC_TRACE = 5,  /* ls_trace_batch: a python-usdt batch of line counts */
-	LS_REC_GPU = 6,    /* GPU records from gpu/ (see gpu/gpu_records.h) */
+	LS_REC_GPU = 6,	   /* GPU records from gpu/ (see gpu/gpu_records.h) */
 	LS_REC_CODE = 7,   /* ls_code_rec: a code object, captured the first time a walk meets it */
 };
 
 enum ls_sample_kind {
 	LS_SAMPLE_ONCPU = 0,
-	LS_SAMPLE_OFFCPU = 1,  /* weight_ns = time the thread was off CPU */
+	LS_SAMPLE_OFFCPU = 1,	 /* weight_ns = time the thread was off CPU */
 	LS_SAMPLE_GPULAUNCH = 2, /* aux = CUDA correlation id; stack of the launching thread */
-	LS_SAMPLE_SPAWN = 3,     /* aux = new child pid; stack of the forking thread */
+	LS_SAMPLE_SPAWN = 3,	 /* aux = new child pid; stack of the forking thread */
 };
 
 /* ls_sample.flags */
 enum ls_sample_flags {
-	LS_SF_KERNEL = 1 << 0,     /* sampled in kernel mode (syscall or fault) */
+	LS_SF_KERNEL = 1 << 0,	   /* sampled in kernel mode (syscall or fault) */
 	LS_SF_TRUNCATED = 1 << 1,  /* the Python stack was deeper than LS_MAX_FRAMES */
 	LS_SF_NO_TSTATE = 1 << 2,  /* a Python process, but this thread has no thread state */
 	LS_SF_READ_FAIL = 1 << 3,  /* a user memory read failed mid-walk (stack is partial) */
@@ -65,24 +65,24 @@ struct ls_sample {
 	__u32 pid;  /* tgid, as the host sees it */
 	__u32 tid;
 	__u16 cpu;
-	__u8 kind;  /* enum ls_sample_kind */
-	__u8 flags; /* enum ls_sample_flags */
-	__u64 ts;   /* bpf_ktime_get_ns() */
-	__u64 user_ip;   /* user-mode instruction pointer of the thread */
+	__u8 kind;	 /* enum ls_sample_kind */
+	__u8 flags;	 /* enum ls_sample_flags */
+	__u64 ts;	 /* bpf_ktime_get_ns() */
+	__u64 user_ip;	 /* user-mode instruction pointer of the thread */
 	__u64 weight_ns; /* on-CPU: sample period; off-CPU: blocked time */
-	__u64 aux;       /* kind-specific (GPU correlation id) */
+	__u64 aux;	 /* kind-specific (GPU correlation id) */
 	__u16 nframes;
 	__u16 pad0;
 	__u32 pad1;
 	char comm[LS_COMM_LEN]; /* thread name */
-	/* followed by nframes struct ls_frame, innermost first */
+				/* followed by nframes struct ls_frame, innermost first */
 };
 
 enum ls_proc_event_kind {
-	LS_PE_FORK = 1,  /* pid is the new process, ppid its parent */
-	LS_PE_EXEC = 2,  /* pid replaced its image; re-discover Python */
-	LS_PE_EXIT = 3,  /* last thread of pid exited; exit_code as in wait(2) */
-	LS_PE_SEEN = 4,  /* pid found in the target cgroup on its first sample */
+	LS_PE_FORK = 1, /* pid is the new process, ppid its parent */
+	LS_PE_EXEC = 2, /* pid replaced its image; re-discover Python */
+	LS_PE_EXIT = 3, /* last thread of pid exited; exit_code as in wait(2) */
+	LS_PE_SEEN = 4, /* pid found in the target cgroup on its first sample */
 };
 
 struct ls_proc_event {
@@ -97,8 +97,8 @@ struct ls_proc_event {
 	char comm[LS_COMM_LEN];
 };
 
-#define LS_CODE_NAME_MAX 512   /* raw bytes of co_filename / co_qualname captured */
-#define LS_CODE_LTAB_MAX 4096  /* bytes of co_linetable captured */
+#define LS_CODE_NAME_MAX 512  /* raw bytes of co_filename / co_qualname captured */
+#define LS_CODE_LTAB_MAX 4096 /* bytes of co_linetable captured */
 
 /* ls_code_rec.flags */
 enum ls_code_flags {
@@ -120,11 +120,11 @@ struct ls_code_rec {
 	__s32 firstlineno;
 	__u32 fname_len; /* bytes in fname */
 	__u32 qname_len;
-	__u32 ltab_len;  /* bytes in ltab */
+	__u32 ltab_len;	 /* bytes in ltab */
 	__u32 ltab_size; /* full size of co_linetable */
 	__u8 fname_kind;
 	__u8 qname_kind;
-	__u8 flags;      /* enum ls_code_flags */
+	__u8 flags; /* enum ls_code_flags */
 	__u8 pad0;
 	__u32 pad1;
 	__u8 fname[LS_CODE_NAME_MAX];
@@ -147,31 +147,31 @@ struct ls_rss_event {
  * LS_OFF_NONE where the field does not exist.
  */
 struct ls_pylayout {
-	__u16 tstate_frame;       /* 3.11/12: PyThreadState.cframe; 3.13+: .current_frame */
-	__u16 cframe_current;     /* _PyCFrame.current_frame, or NONE when tstate_frame is the frame */
-	__u16 tstate_native_tid;  /* PyThreadState.native_thread_id */
-	__u16 tstate_next;        /* PyThreadState.next */
-	__u16 frame_code;         /* f_code / f_executable */
-	__u16 frame_previous;     /* previous */
-	__u16 frame_instr;        /* prev_instr / instr_ptr */
-	__u16 frame_owner;        /* owner (u8) */
-	__u16 code_adaptive;      /* offsetof(PyCodeObject, co_code_adaptive) */
-	__u16 code_firstlineno;   /* co_firstlineno (int) */
-	__u16 code_filename;      /* co_filename pointer, used in the fingerprint */
-	__u16 code_qualname;      /* co_qualname pointer, used in the fingerprint */
-	__u16 code_linetable;     /* co_linetable pointer, used in the fingerprint */
-	__u16 interp_threads_head;/* PyInterpreterState.threads.head */
-	__u16 runtime_interp_head;/* _PyRuntimeState.interpreters.head */
-	__u16 runtime_gil_holder; /* 3.11: _PyRuntime.gilstate.tstate_current; NONE if absent */
-	__u8 owner_cstack;        /* FRAME_OWNED_BY_CSTACK value, 0xff when there is none */
-	__u8 code_tag_mask;       /* low bits to clear from f_executable (3.14 _PyStackRef) */
-	__u16 unicode_length;     /* PyASCIIObject.length */
-	__u16 unicode_state;      /* PyASCIIObject.state (u32 bit field) */
-	__u16 unicode_ascii_data; /* data of a compact ASCII str */
+	__u16 tstate_frame;   /* 3.11/12: PyThreadState.cframe; 3.13+: .current_frame */
+	__u16 cframe_current; /* _PyCFrame.current_frame, or NONE when tstate_frame is the frame */
+	__u16 tstate_native_tid;    /* PyThreadState.native_thread_id */
+	__u16 tstate_next;	    /* PyThreadState.next */
+	__u16 frame_code;	    /* f_code / f_executable */
+	__u16 frame_previous;	    /* previous */
+	__u16 frame_instr;	    /* prev_instr / instr_ptr */
+	__u16 frame_owner;	    /* owner (u8) */
+	__u16 code_adaptive;	    /* offsetof(PyCodeObject, co_code_adaptive) */
+	__u16 code_firstlineno;	    /* co_firstlineno (int) */
+	__u16 code_filename;	    /* co_filename pointer, used in the fingerprint */
+	__u16 code_qualname;	    /* co_qualname pointer, used in the fingerprint */
+	__u16 code_linetable;	    /* co_linetable pointer, used in the fingerprint */
+	__u16 interp_threads_head;  /* PyInterpreterState.threads.head */
+	__u16 runtime_interp_head;  /* _PyRuntimeState.interpreters.head */
+	__u16 runtime_gil_holder;   /* 3.11: _PyRuntime.gilstate.tstate_current; NONE if absent */
+	__u8 owner_cstack;	    /* FRAME_OWNED_BY_CSTACK value, 0xff when there is none */
+	__u8 code_tag_mask;	    /* low bits to clear from f_executable (3.14 _PyStackRef) */
+	__u16 unicode_length;	    /* PyASCIIObject.length */
+	__u16 unicode_state;	    /* PyASCIIObject.state (u32 bit field) */
+	__u16 unicode_ascii_data;   /* data of a compact ASCII str */
 	__u16 unicode_compact_data; /* data of a compact non-ASCII str */
-	__u16 bytes_size;         /* PyBytesObject.ob_size */
-	__u16 bytes_data;         /* PyBytesObject.ob_sval */
-	__u8 unicode_kind_shift;  /* state: 3-bit kind at this bit */
+	__u16 bytes_size;	    /* PyBytesObject.ob_size */
+	__u16 bytes_data;	    /* PyBytesObject.ob_sval */
+	__u8 unicode_kind_shift;    /* state: 3-bit kind at this bit */
 	__u8 unicode_compact_bit;
 	__u8 unicode_ascii_bit;
 	__u8 pad;
@@ -187,23 +187,24 @@ enum ls_tstate_mode {
 
 /* ls_proc.flags */
 enum ls_proc_flags {
-	LS_PF_PYTHON = 1 << 0,  /* interpreter found and layout set: walk frames */
+	LS_PF_PYTHON = 1 << 0,	/* interpreter found and layout set: walk frames */
 	LS_PF_PENDING = 1 << 1, /* target, but userspace has not finished discovery */
 };
 
 /* Value of the `procs` map, keyed by tgid. */
 struct ls_proc {
-	__u32 flags;      /* enum ls_proc_flags */
+	__u32 flags;	  /* enum ls_proc_flags */
 	__u32 layout_id;  /* index into `pylayouts` */
-	__u64 runtime;    /* address of _PyRuntime */
-	__u64 tss_addr;   /* address of the Py_tss_t holding the thread-state key */
-	__u64 code_type;  /* address of PyCode_Type: frames whose code has another type are skipped */
-	__u32 tsd_mode;   /* enum ls_tstate_mode */
-	__u16 tsd_base;   /* glibc: offsetof(struct pthread, specific_1stblock) */
+	__u64 runtime;	  /* address of _PyRuntime */
+	__u64 tss_addr;	  /* address of the Py_tss_t holding the thread-state key */
+	__u64 code_type;  /* address of PyCode_Type: frames whose code has another type are skipped
+			   */
+	__u32 tsd_mode;	  /* enum ls_tstate_mode */
+	__u16 tsd_base;	  /* glibc: offsetof(struct pthread, specific_1stblock) */
 	__u16 tsd_stride; /* glibc: sizeof(struct pthread_key_data) */
-	__u16 tsd_data;   /* glibc: offsetof(struct pthread_key_data, data) */
-	__u16 tsd_2nd;    /* glibc: offsetof(struct pthread, specific) (second-level table) */
-	__u32 gen;        /* bumped by exec: code objects seen before belong to the old image */
+	__u16 tsd_data;	  /* glibc: offsetof(struct pthread_key_data, data) */
+	__u16 tsd_2nd;	  /* glibc: offsetof(struct pthread, specific) (second-level table) */
+	__u32 gen;	  /* bumped by exec: code objects seen before belong to the old image */
 };
 
 /*
@@ -211,23 +212,23 @@ struct ls_proc {
  * must leave room for an 8-byte read inside these windows (userspace checks).
  */
 #define LS_FRAME_WIN 96
-#define LS_CODE_WIN 168
+#define LS_CODE_WIN  168
 
 /* Counters in .bss; every failure path in BPF bumps one. Userspace reports them. */
 struct ls_stats {
-	__u64 samples;        /* samples of target threads emitted */
-	__u64 ringbuf_drops;  /* records lost because the ring buffer was full */
-	__u64 truncated;      /* stacks cut at LS_MAX_FRAMES */
-	__u64 read_fail;      /* user memory reads that failed */
-	__u64 no_tstate;      /* threads of Python processes without a thread state */
+	__u64 samples;	     /* samples of target threads emitted */
+	__u64 ringbuf_drops; /* records lost because the ring buffer was full */
+	__u64 truncated;     /* stacks cut at LS_MAX_FRAMES */
+	__u64 read_fail;     /* user memory reads that failed */
+	__u64 no_tstate;     /* threads of Python processes without a thread state */
 	__u64 proc_events;
-	__u64 procs_full;     /* could not add a process: `procs` map full */
+	__u64 procs_full; /* could not add a process: `procs` map full */
 	__u64 offcpu;
 	__u64 rss_events;
 	__u64 trace_batches;
 	__u64 gpu_records;
 	__u64 bad_frames;
-	__u64 code_records;   /* code objects described to userspace */
+	__u64 code_records; /* code objects described to userspace */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

@@ -47,7 +47,7 @@ struct ls_sample_buf {
 	struct ls_sample hdr;
 	struct ls_frame frames[LS_MAX_FRAMES];
 	__u8 fwin[LS_FRAME_WIN]; /* the frame being walked */
-	__u8 cwin[LS_CODE_WIN];  /* its code object */
+	__u8 cwin[LS_CODE_WIN];	 /* its code object */
 };
 
 struct {

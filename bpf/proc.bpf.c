@@ -32,7 +32,8 @@ static __always_inline void emit_spawn_stack(const struct ls_proc *p, __u32 ptgi
 	if (n > LS_MAX_FRAMES)
 		n = LS_MAX_FRAMES;
 	b->hdr.nframes = n;
-	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame), 0))
+	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
+			       0))
 		LS_STAT_INC(ringbuf_drops);
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CPython frame walker: finds the current thread's PyThreadState and records, innermost first,
- * each interpreter frame's code object, instruction offset and code fingerprint. Runs in the context
- * of the thread being walked (perf_event, sched_switch, USDT), so user reads hit its address space.
- * Layout offsets come from `pylayouts`; nothing here is specific to one CPython version.
+ * each interpreter frame's code object, instruction offset and code fingerprint. Runs in the
+ * context of the thread being walked (perf_event, sched_switch, USDT), so user reads hit its
+ * address space. Layout offsets come from `pylayouts`; nothing here is specific to one CPython
+ * version.
  */
 #ifndef __LS_PYWALK_BPF_H
 #define __LS_PYWALK_BPF_H
@@ -25,7 +26,7 @@ static __always_inline __u64 read_u64(const void *uaddr)
 }
 
 /* Loads a u64 at a layout offset inside a window; offsets are bounded by userspace and here. */
-#define WIN_U64(win, off, winsz) ((off) <= (winsz) - 8 ? *(__u64 *)&(win)[(off)&0xff] : 0)
+#define WIN_U64(win, off, winsz) ((off) <= (winsz)-8 ? *(__u64 *)&(win)[(off)&0xff] : 0)
 
 struct tl_ctx {
 	__u64 ts;
@@ -112,8 +113,8 @@ struct walk_ctx {
 };
 
 /* Copies a str object's raw data (kind bytes per code point); returns the kind, 0 on failure. */
-static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __u8 *dst,
-				     __u32 *len, bool *cut)
+static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __u8 *dst, __u32 *len,
+				     bool *cut)
 {
 	__u8 hdr[48];
 	__u64 length;
@@ -138,7 +139,8 @@ static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __
 	barrier_var(bytes);
 	if (bytes > LS_CODE_NAME_MAX)
 		return 0;
-	addr += (state >> L->unicode_ascii_bit) & 1 ? L->unicode_ascii_data : L->unicode_compact_data;
+	addr += (state >> L->unicode_ascii_bit) & 1 ? L->unicode_ascii_data
+						    : L->unicode_compact_data;
 	if (bpf_probe_read_user(dst, bytes, (void *)addr))
 		return 0;
 	*len = bytes;
@@ -149,7 +151,7 @@ static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __
 static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 fp, __u64 fname,
 					  __u64 qname, __u64 ltab, __u32 firstlineno)
 {
-	struct ls_code_key k = { .code = code, .tgid = c->tgid, .fp = fp, .gen = c->gen };
+	struct ls_code_key k = {.code = code, .tgid = c->tgid, .fp = fp, .gen = c->gen};
 	const struct ls_pylayout *L = c->L;
 	struct ls_code_rec *r;
 	bool fcut = false, qcut = false;
@@ -190,7 +192,8 @@ static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 
 			n = size;
 		}
 		barrier_var(n);
-		if (n <= LS_CODE_LTAB_MAX && !bpf_probe_read_user(r->ltab, n, (void *)(ltab + L->bytes_data)))
+		if (n <= LS_CODE_LTAB_MAX &&
+		    !bpf_probe_read_user(r->ltab, n, (void *)(ltab + L->bytes_data)))
 			r->ltab_len = n;
 		else
 			r->flags |= LS_CF_READ_FAIL;
@@ -243,9 +246,9 @@ static long walk_step(__u32 i, void *data)
 	fname = WIN_U64(b->cwin, L->code_filename, LS_CODE_WIN);
 	qname = WIN_U64(b->cwin, L->code_qualname, LS_CODE_WIN);
 	ltab = WIN_U64(b->cwin, L->code_linetable, LS_CODE_WIN);
-	firstlineno = L->code_firstlineno <= LS_CODE_WIN - 4 ?
-			      *(__u32 *)&b->cwin[L->code_firstlineno & 0xff] :
-			      0;
+	firstlineno = L->code_firstlineno <= LS_CODE_WIN - 4
+			      ? *(__u32 *)&b->cwin[L->code_firstlineno & 0xff]
+			      : 0;
 
 	n = c->n;
 	if (n >= LS_MAX_FRAMES)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/* On-CPU sampler: a cpu-clock perf event on every CPU; target threads get their Python stack walked. */
+/* On-CPU sampler: a cpu-clock perf event on every CPU; target threads get their Python stack
+ * walked. */
 #include "pywalk.bpf.h"
 #include "track.bpf.h"
 
@@ -36,7 +37,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (!(ctx->regs.ip >> 63)) {
 		b->hdr.user_ip = ctx->regs.ip;
 	} else {
-		/* kernel mode (syscall, fault): the Python line is still the thread's current one */
+		/* kernel mode (syscall, fault): the Python line is still the thread's current one
+		 */
 		b->hdr.flags |= LS_SF_KERNEL;
 		b->hdr.user_ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(task), ip);
 	}

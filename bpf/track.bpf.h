@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Target-set membership: is the current process profiled, and adding processes found in the cgroup. */
+/* Target-set membership: is the current process profiled, and adding processes found in the cgroup.
+ */
 #ifndef __LS_TRACK_BPF_H
 #define __LS_TRACK_BPF_H
 
@@ -34,7 +35,7 @@ static __always_inline void emit_proc_event(__u32 kind, __u32 pid, __u32 ppid, _
  */
 static __always_inline struct ls_proc *ls_current_target(__u32 tgid, __u32 tid)
 {
-	struct ls_proc *p, fresh = { .flags = LS_PF_PENDING };
+	struct ls_proc *p, fresh = {.flags = LS_PF_PENDING};
 
 	if (!tgid || tgid == self_tgid)
 		return NULL;

@@ -49,7 +49,8 @@ int ls_utf8_sanitize(const char *in, size_t len, char **out, size_t *out_len)
 	int bad = 0, k;
 	char *buf;
 
-	/* Each replaced subpart is at least one byte and becomes three: 3 * len is always enough. */
+	/* Each replaced subpart is at least one byte and becomes three: 3 * len is always enough.
+	 */
 	if (len > (SIZE_MAX - 1) / 3)
 		return -ENOMEM;
 	buf = malloc(len * 3 + 1);

@@ -128,8 +128,8 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 
 	json_object_set_new(o, "pid", json_integer(p->pid));
 	json_object_set_new(o, "ppid", json_integer(p->ppid));
-	json_object_set_new(o, "nspid", p->nspid && p->nspid != p->pid ? json_integer(p->nspid) :
-									json_null());
+	json_object_set_new(o, "nspid",
+			    p->nspid && p->nspid != p->pid ? json_integer(p->nspid) : json_null());
 	json_object_set_new(o, "comm", ls_json__str(p->comm));
 	json_object_set_new(o, "argv", ls_json__str(p->argv ? p->argv : p->comm));
 	json_object_set_new(o, "start_s", secs(p->start_ns));
@@ -164,10 +164,10 @@ static json_t *source_object(const struct ls_mfile *f)
 	json_object_set_new(o, "name", ls_json__str(f->name));
 	json_object_set_new(o, "kind", json_string(f->kind));
 	json_object_set_new(o, "text", f->text ? ls_json__strn(f->text, f->len) : json_null());
-	json_object_set_new(o, "unavailable",
-			    f->text ? json_null() :
-				      ls_json__str(f->unavailable ? f->unavailable :
-								    "source not captured"));
+	json_object_set_new(
+		o, "unavailable",
+		f->text ? json_null()
+			: ls_json__str(f->unavailable ? f->unavailable : "source not captured"));
 	json_object_set_new(o, "nlines", json_integer(f->nlines));
 	json_object_set_new(o, "cells", json_null());
 	return o;
@@ -187,15 +187,14 @@ static json_t *column(json_t *table, const char *name)
 
 static json_t *lines_table(const struct ls_model *m)
 {
-	static const char *const absent[] = { "cpu_s",	    "wait_s",	 "gil_wait_s", "hits",
-					      "avg_hit_s",  "mem_change", "peak_mem",   "gpu_s",
-					      "gpu_peak_mem", "driver_s" };
+	static const char *const absent[] = {"cpu_s",	     "wait_s",	   "gil_wait_s", "hits",
+					     "avg_hit_s",    "mem_change", "peak_mem",	 "gpu_s",
+					     "gpu_peak_mem", "driver_s"};
 	json_t *t = json_object();
 
 	/* named columns exist even when empty, so the renderer sees the shape */
-	const char *const cols[] = { "proc",	"src",	       "line",	    "time_s",
-				     "total_s", "samples",    "samples_total", "python_s",
-				     "native_s", "kernel_s" };
+	const char *const cols[] = {"proc",    "src",		"line",	    "time_s",	"total_s",
+				    "samples", "samples_total", "python_s", "native_s", "kernel_s"};
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		column(t, cols[i]);
 	for (size_t i = 0; i < m->nlines; i++) {
@@ -220,8 +219,8 @@ static json_t *lines_table(const struct ls_model *m)
 static json_t *functions_table(const struct ls_model *m)
 {
 	json_t *t = json_object();
-	const char *const cols[] = { "proc",	"src",	   "name",   "def_line", "end_line",
-				     "lines",	"time_s",  "total_s", "samples" };
+	const char *const cols[] = {"proc",  "src",    "name",	  "def_line", "end_line",
+				    "lines", "time_s", "total_s", "samples"};
 
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		column(t, cols[i]);
@@ -246,7 +245,7 @@ static json_t *functions_table(const struct ls_model *m)
 static json_t *edges_table(const struct ls_model *m)
 {
 	json_t *t = json_object();
-	const char *const cols[] = { "proc", "src", "line", "callee_src", "callee_line", "samples" };
+	const char *const cols[] = {"proc", "src", "line", "callee_src", "callee_line", "samples"};
 
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		column(t, cols[i]);
@@ -291,7 +290,8 @@ static json_t *children_array(const struct ls_model *m)
 
 json_t *ls_json__report_data(const struct ls_model *m)
 {
-	json_t *d = json_object(), *procs = json_array(), *srcs = json_array(), *syms = json_array();
+	json_t *d = json_object(), *procs = json_array(), *srcs = json_array(),
+	       *syms = json_array();
 
 	json_object_set_new(d, "version", json_integer(1));
 	json_object_set_new(d, "run", run_object(m));
@@ -336,8 +336,8 @@ static json_t *line_text(const struct ls_mfile *f, int line)
 
 json_t *ls_json__lines(const struct ls_model *m)
 {
-	json_t *o = json_object(), *run = run_object(m), *lines = json_array(), *procs = json_array(),
-	       *funcs = json_array();
+	json_t *o = json_object(), *run = run_object(m), *lines = json_array(),
+	       *procs = json_array(), *funcs = json_array();
 
 	json_object_set_new(run, "schema", json_integer(1));
 	json_object_del(run, "capabilities");
@@ -348,8 +348,8 @@ json_t *ls_json__lines(const struct ls_model *m)
 
 		json_object_del(po, "parent");
 		json_object_set_new(po, "parent_pid",
-				    p->parent >= 0 ? json_integer(m->procs[p->parent].pid) :
-						     json_null());
+				    p->parent >= 0 ? json_integer(m->procs[p->parent].pid)
+						   : json_null());
 		json_array_append_new(procs, po);
 	}
 	json_object_set_new(o, "processes", procs);
@@ -362,8 +362,8 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "path", ls_json__str(f->path));
 		json_object_set_new(r, "line", json_integer(l->line));
 		json_object_set_new(r, "function",
-				    l->func >= 0 ? ls_json__str(m->funcs[l->func].qualname) :
-						   json_null());
+				    l->func >= 0 ? ls_json__str(m->funcs[l->func].qualname)
+						 : json_null());
 		json_object_set_new(r, "kind", json_string(f->kind));
 		json_object_set_new(r, "samples", json_integer(l->self_count));
 		json_object_set_new(r, "self_time_s", secs(l->self_ns));
@@ -389,14 +389,14 @@ json_t *ls_json__lines(const struct ls_model *m)
 		const struct ls_mfstat *fs = &m->fstats[i];
 		const struct ls_mfunc *f = &m->funcs[fs->func];
 
-		json_array_append_new(funcs,
-				      json_pack("{s:i, s:o, s:o, s:i, s:I, s:f, s:f, s:n}", "pid",
-						m->procs[fs->proc].pid, "path",
-						ls_json__str(m->files[f->file].path), "function",
-						ls_json__str(f->qualname), "first_line",
-						f->firstlineno, "samples", (json_int_t)fs->own_count,
-						"time_s", fs->own_ns / 1e9, "total_time_s",
-						fs->total_ns / 1e9, "calls"));
+		json_array_append_new(funcs, json_pack("{s:i, s:o, s:o, s:i, s:I, s:f, s:f, s:n}",
+						       "pid", m->procs[fs->proc].pid, "path",
+						       ls_json__str(m->files[f->file].path),
+						       "function", ls_json__str(f->qualname),
+						       "first_line", f->firstlineno, "samples",
+						       (json_int_t)fs->own_count, "time_s",
+						       fs->own_ns / 1e9, "total_time_s",
+						       fs->total_ns / 1e9, "calls"));
 	}
 	json_object_set_new(o, "functions", funcs);
 	return o;

@@ -150,10 +150,11 @@ static int load_procs(struct loader *L)
 	for (size_t i = 0; i < m->nprocs; i++) {
 		uint64_t idx;
 
-		m->procs[i].parent = m->procs[i].parent >= 0 &&
-					     ls_hashmap__get(&L->proc_idx, m->procs[i].parent, &idx) ?
-				     (int)idx :
-				     -1;
+		m->procs[i].parent =
+			m->procs[i].parent >= 0 &&
+					ls_hashmap__get(&L->proc_idx, m->procs[i].parent, &idx)
+				? (int)idx
+				: -1;
 	}
 	return err;
 }
@@ -252,7 +253,8 @@ static int load_funcs(struct loader *L)
 		m->funcs = v;
 		f = &m->funcs[m->nfuncs];
 		f->id = sqlite3_column_int64(st, 0);
-		f->file = ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 1), &fi) ? (int)fi : -1;
+		f->file = ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 1), &fi) ? (int)fi
+											  : -1;
 		f->qualname = col_dup(st, 2);
 		f->firstlineno = sqlite3_column_int(st, 3);
 		if (f->file < 0 || !f->qualname) {
@@ -278,7 +280,8 @@ static int load_stacks(struct loader *L)
 		max = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (max < 0 || max > (1 << 28))
-		return ls_err(-EINVAL, "profile has an implausible stack count %lld", (long long)max);
+		return ls_err(-EINVAL, "profile has an implausible stack count %lld",
+			      (long long)max);
 	L->nstacks = max + 1;
 	L->stacks = calloc(L->nstacks, sizeof(*L->stacks));
 	if (!L->stacks)
@@ -453,7 +456,8 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 
 			if (g < 0)
 				continue;
-			if (m->funcs[g].file == m->funcs[f].file && (int)s->frames[2 * j + 1] == line)
+			if (m->funcs[g].file == m->funcs[f].file &&
+			    (int)s->frames[2 * j + 1] == line)
 				seen_line = true;
 			if (g == f)
 				seen_func = true;
@@ -502,8 +506,8 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 
 			if (caller < 0)
 				continue;
-			e = edge_slot(L, proc, m->funcs[caller].file, (int)s->frames[2 * (i + 1) + 1],
-				      f);
+			e = edge_slot(L, proc, m->funcs[caller].file,
+				      (int)s->frames[2 * (i + 1) + 1], f);
 			if (!e)
 				return -ENOMEM;
 			e->count += count;
@@ -552,7 +556,8 @@ static void resolve_spawns(struct loader *L)
 
 			if (f < 0)
 				continue;
-			if (p->spawn_file < 0 || !strcmp(m->files[m->funcs[f].file].kind, "python")) {
+			if (p->spawn_file < 0 ||
+			    !strcmp(m->files[m->funcs[f].file].kind, "python")) {
 				p->spawn_file = m->funcs[f].file;
 				p->spawn_line = (int)s->frames[2 * k + 1];
 				m->files[p->spawn_file].used = true;

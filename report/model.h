@@ -18,14 +18,14 @@
 struct ls_mproc {
 	int64_t id;
 	int pid, ppid, nspid;
-	int parent;      /* index of the parent process in the model, or -1 */
+	int parent; /* index of the parent process in the model, or -1 */
 	int64_t spawn_stack;
 	char *comm, *argv, *exe, *python, *python_build, *note;
 	int64_t start_ns, end_ns; /* end -1: still running when the profile was written */
-	int exit_code;            /* wait(2) status, -1 unknown */
+	int exit_code;		  /* wait(2) status, -1 unknown */
 	int threads;
-	int64_t samples;          /* on-CPU samples */
-	int64_t native_samples;   /* on-CPU samples with no Python frame */
+	int64_t samples;	/* on-CPU samples */
+	int64_t native_samples; /* on-CPU samples with no Python frame */
 	int64_t weight_ns;
 	/* the line that started this process, when its parent was profiled */
 	int spawn_file, spawn_line;
@@ -37,26 +37,26 @@ struct ls_mfile {
 	const char *name; /* points into path */
 	const char *kind; /* "python" | "library" */
 	char *unavailable;
-	char *text;       /* NULL when unavailable */
+	char *text; /* NULL when unavailable */
 	size_t len;
 	int nlines;
-	bool used;        /* some line of it was sampled */
+	bool used; /* some line of it was sampled */
 };
 
 struct ls_mfunc {
 	int64_t id;
-	int file;         /* index into files */
+	int file; /* index into files */
 	char *qualname;
 	int firstlineno;
 };
 
 struct ls_mline {
 	int proc, file, line;
-	int func;         /* the function most samples of this line ran in */
+	int func;		       /* the function most samples of this line ran in */
 	int64_t self_count, self_ns;   /* innermost Python frame */
 	int64_t own_count, own_ns;     /* innermost project frame (Time) */
 	int64_t total_count, total_ns; /* anywhere on the stack */
-	int64_t mode_ns[3];            /* own time by CPU mode: python, native, kernel */
+	int64_t mode_ns[3];	       /* own time by CPU mode: python, native, kernel */
 	int64_t best_func_count;
 };
 
@@ -67,7 +67,7 @@ struct ls_mfstat {
 
 struct ls_medge {
 	int proc, file, line; /* caller line */
-	int callee;           /* function called from it */
+	int callee;	      /* function called from it */
 	int64_t count;
 };
 

@@ -53,7 +53,8 @@ static void put_source(FILE *out, const struct ls_mfile *f, int line, int width)
 
 int ls_text__write(FILE *out, const struct ls_model *m, int top)
 {
-	const char *status = ls_model__meta(m, "status"), *detail = ls_model__meta(m, "status_detail");
+	const char *status = ls_model__meta(m, "status"),
+		   *detail = ls_model__meta(m, "status_detail");
 	int64_t total_ns = 0, lost = m->lost_ringbuf + m->lost_read + m->lost_truncated;
 	size_t *order;
 	int shown = 0;

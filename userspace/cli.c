@@ -51,29 +51,32 @@ enum {
 };
 
 static const struct argp_option record_opts[] = {
-	{ "pid", 'p', "PID[,PID...]", 0, "Profile these running processes (and their descendants)", 0 },
-	{ "cgroup", 'c', "PATH", 0, "Profile every process in this cgroup v2 group and below "
-				    "(absolute, or relative to the cgroup v2 mount)", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
-	{ "frequency", 'F', "HZ", 0, "Samples per second per thread (default 999)", 0 },
-	{ "output", 'o', "FILE.html", 0, "Report file (default linescope.html)", 0 },
-	{ "profile", OPT_PROFILE, "FILE.lsprof", 0, "Profile file (default linescope.lsprof)", 0 },
-	{ "mode", OPT_MODE, "cpu|wall", 0, "Time to attribute: on-CPU only, or wall (default)", 0 },
-	{ "memory", OPT_MEMORY, NULL, 0, "Attribute resident memory growth to lines", 0 },
-	{ "trace", OPT_TRACE, NULL, 0, "Exact line hits and per-hit time (python-usdt)", 0 },
-	{ "sample", OPT_SAMPLE, NULL, 0, "With --trace: keep sampling too (mixed collection)", 0 },
-	{ "gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0 },
-	{ "quiet", 'q', NULL, 0, "No live status and no summary", 0 },
-	{ "verbose", 'v', NULL, 0, "More diagnostics (-vv: also libbpf's)", 0 },
+	{"pid", 'p', "PID[,PID...]", 0, "Profile these running processes (and their descendants)",
+	 0},
+	{"cgroup", 'c', "PATH", 0,
+	 "Profile every process in this cgroup v2 group and below "
+	 "(absolute, or relative to the cgroup v2 mount)",
+	 0},
+	{"duration", 'd', "SECONDS", 0, "Stop after this long", 0},
+	{"frequency", 'F', "HZ", 0, "Samples per second per thread (default 999)", 0},
+	{"output", 'o', "FILE.html", 0, "Report file (default linescope.html)", 0},
+	{"profile", OPT_PROFILE, "FILE.lsprof", 0, "Profile file (default linescope.lsprof)", 0},
+	{"mode", OPT_MODE, "cpu|wall", 0, "Time to attribute: on-CPU only, or wall (default)", 0},
+	{"memory", OPT_MEMORY, NULL, 0, "Attribute resident memory growth to lines", 0},
+	{"trace", OPT_TRACE, NULL, 0, "Exact line hits and per-hit time (python-usdt)", 0},
+	{"sample", OPT_SAMPLE, NULL, 0, "With --trace: keep sampling too (mixed collection)", 0},
+	{"gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0},
+	{"quiet", 'q', NULL, 0, "No live status and no summary", 0},
+	{"verbose", 'v', NULL, 0, "More diagnostics (-vv: also libbpf's)", 0},
 	{},
 };
 
 static const struct argp_option report_opts[] = {
-	{ "output", 'o', "FILE", 0, "Write here instead of standard output", 0 },
-	{ "format", OPT_FORMAT, "html|text|json", 0, "Output format (default html)", 0 },
-	{ "top", OPT_TOP, "N", 0, "Text format: number of lines to show (default 40)", 0 },
-	{ "verbose", 'v', NULL, 0, "More diagnostics", 0 },
-	{ "quiet", 'q', NULL, 0, "Errors only", 0 },
+	{"output", 'o', "FILE", 0, "Write here instead of standard output", 0},
+	{"format", OPT_FORMAT, "html|text|json", 0, "Output format (default html)", 0},
+	{"top", OPT_TOP, "N", 0, "Text format: number of lines to show (default 40)", 0},
+	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
+	{"quiet", 'q', NULL, 0, "Errors only", 0},
 	{},
 };
 
@@ -178,13 +181,14 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		usage_error(state, "unexpected argument '%s'; put the command to profile after --",
-			   arg);
+			    arg);
 		break;
 	case ARGP_KEY_END: {
 		int kinds = (o->npids > 0) + (o->cgroup != NULL) + (o->command != NULL);
 
 		if (kinds == 0)
-			usage_error(state, "nothing to profile: give -p PID, -c CGROUP or -- COMMAND");
+			usage_error(state,
+				    "nothing to profile: give -p PID, -c CGROUP or -- COMMAND");
 		if (kinds > 1)
 			usage_error(state, "-p, -c and -- COMMAND are exclusive; choose one");
 		if (o->sample && !o->trace)

@@ -15,21 +15,21 @@ enum ls_format { LS_FMT_HTML, LS_FMT_TEXT, LS_FMT_JSON };
 enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };
 
 struct ls_opts {
-	bool report;          /* the `report` subcommand */
-	const char *profile;  /* --profile FILE.lsprof, or report's PROFILE */
-	const char *output;   /* -o FILE; NULL: default (record) or stdout (report) */
+	bool report;	     /* the `report` subcommand */
+	const char *profile; /* --profile FILE.lsprof, or report's PROFILE */
+	const char *output;  /* -o FILE; NULL: default (record) or stdout (report) */
 	enum ls_format format;
-	pid_t *pids;          /* -p */
+	pid_t *pids; /* -p */
 	int npids;
-	const char *cgroup;   /* -c */
-	char **command;       /* after --, NULL-terminated */
-	double duration;      /* -d, seconds; 0 = until the targets are gone */
-	unsigned frequency;   /* -F */
+	const char *cgroup; /* -c */
+	char **command;	    /* after --, NULL-terminated */
+	double duration;    /* -d, seconds; 0 = until the targets are gone */
+	unsigned frequency; /* -F */
 	enum ls_time_mode mode;
 	bool memory, trace, sample, gpu;
 	bool quiet;
 	int verbose;
-	int top;              /* text report: lines shown */
+	int top; /* text report: lines shown */
 };
 
 /* Parses argv into opts; exits with a one-line message on a usage error. */

@@ -100,7 +100,7 @@ static int find_in(Elf_Scn *scn, GElf_Shdr *sh, Elf *e, const char *name, uint64
 int ls_elf__sym(const struct ls_elf *elf, const char *name, uint64_t *value, uint64_t *size)
 {
 	/* .dynsym first: small, and present in stripped binaries */
-	static const int types[] = { SHT_DYNSYM, SHT_SYMTAB };
+	static const int types[] = {SHT_DYNSYM, SHT_SYMTAB};
 
 	for (int t = 0; t < 2; t++) {
 		Elf_Scn *scn = NULL;
@@ -205,7 +205,8 @@ bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider)
 			const char *d = (const char *)data->d_buf + desc_off;
 			size_t plen = strlen(provider);
 
-			/* stapsdt note: pc, base, semaphore (3 addresses), then "provider\0name\0args" */
+			/* stapsdt note: pc, base, semaphore (3 addresses), then
+			 * "provider\0name\0args" */
 			if (nh.n_type != 3 || nh.n_namesz != 8 ||
 			    memcmp((char *)data->d_buf + name_off, "stapsdt", 8))
 				continue;

@@ -46,7 +46,7 @@ static int read_svarint(struct cursor *c)
 static int walk(const uint8_t *tab, size_t len, int firstlineno,
 		int (*cb)(void *arg, int start, int end, int line, int running), void *arg)
 {
-	struct cursor c = { .p = tab, .end = tab + len };
+	struct cursor c = {.p = tab, .end = tab + len};
 	int line = firstlineno, unit = 0;
 
 	while (c.p < c.end) {
@@ -113,7 +113,7 @@ static int fill_cb(void *arg, int start, int end, int line, int running)
 
 int ls_linetable__decode(const uint8_t *tab, size_t len, int firstlineno, int *lines, int cap)
 {
-	struct fill_arg f = { .lines = lines, .cap = lines ? cap : 0 };
+	struct fill_arg f = {.lines = lines, .cap = lines ? cap : 0};
 
 	return walk(tab, len, firstlineno, fill_cb, &f);
 }
@@ -138,7 +138,7 @@ static int find_cb(void *arg, int start, int end, int line, int running)
 
 int ls_linetable__line(const uint8_t *tab, size_t len, int firstlineno, int unit, int *nearest)
 {
-	struct find_arg f = { .unit = unit };
+	struct find_arg f = {.unit = unit};
 	int err;
 
 	if (unit < 0) {

@@ -115,12 +115,12 @@ static int attach_sampling(struct ls_loader *l)
 			free(mask);
 			return ls_err(err, "perf_event_open(cpu-clock) on CPU %d: %s%s", c,
 				      strerror(-err),
-				      err == -EACCES || err == -EPERM ?
-					      "; run as root (CAP_PERFMON)" :
-					      "");
+				      err == -EACCES || err == -EPERM
+					      ? "; run as root (CAP_PERFMON)"
+					      : "");
 		}
-		l->links[c] = bpf_program__attach_perf_event(l->skel->progs.handle_sample,
-							     l->pfds[c]);
+		l->links[c] =
+			bpf_program__attach_perf_event(l->skel->progs.handle_sample, l->pfds[c]);
 		if (!l->links[c]) {
 			err = -errno;
 			free(mask);
@@ -156,8 +156,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	if (err) {
 		ls_loader__free(l);
 		return ls_err(err, "cannot load the BPF programs: %s%s", strerror(-err),
-			      geteuid() != 0 ? "; run as root (CAP_BPF, CAP_PERFMON)" :
-					       "; the kernel refused them (see -vv for the log)");
+			      geteuid() != 0 ? "; run as root (CAP_BPF, CAP_PERFMON)"
+					     : "; the kernel refused them (see -vv for the log)");
 	}
 	if (opts->cgroup_fd >= 0) {
 		__u32 zero = 0;

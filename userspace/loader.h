@@ -16,7 +16,7 @@ struct ring_buffer;
 
 struct ls_loader_opts {
 	unsigned frequency_hz;
-	int cgroup_fd;  /* -1 unless profiling a cgroup */
+	int cgroup_fd;	/* -1 unless profiling a cgroup */
 	pid_t self_pid; /* never sampled */
 };
 

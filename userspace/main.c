@@ -15,7 +15,8 @@ int main(int argc, char **argv)
 	ls_cli__parse(argc, argv, &opts);
 	ls_log_set_level(opts.quiet ? LS_LOG_QUIET : opts.verbose);
 	if (opts.report) {
-		rc = ls_render__file(opts.profile, opts.output, opts.format, opts.top, -1, -1) ? 1 : 0;
+		rc = ls_render__file(opts.profile, opts.output, opts.format, opts.top, -1, -1) ? 1
+											       : 0;
 	} else {
 		rc = ls_session__run(&opts, argc, argv);
 	}

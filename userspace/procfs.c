@@ -123,8 +123,8 @@ void ls_procfs__resolve(pid_t pid, const char *path, char *buf, size_t len)
 
 int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
 	ssize_t n;
 
 	if (!addr)

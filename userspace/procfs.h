@@ -13,8 +13,8 @@
 
 struct ls_procstat {
 	pid_t ppid;
-	pid_t nspid;           /* pid in the innermost pid namespace (== pid when not namespaced) */
-	uint64_t start_ticks;  /* start time in clock ticks after boot (/proc/PID/stat field 22) */
+	pid_t nspid;	      /* pid in the innermost pid namespace (== pid when not namespaced) */
+	uint64_t start_ticks; /* start time in clock ticks after boot (/proc/PID/stat field 22) */
 	char comm[16];
 	char state;
 };

@@ -9,7 +9,7 @@
 #include "pycode.h"
 
 #define MAX_LINETABLE (1 << 20)
-#define MAX_NAME 4096
+#define MAX_NAME      4096
 
 static uint64_t key_of(uint64_t addr, uint32_t fp)
 {
@@ -298,7 +298,8 @@ int ls_pycode__line(struct ls_pycode *code, int32_t instr)
 	if (unit < 0 || !code->linetable)
 		return code->firstlineno;
 	if (code->nunits < 0) {
-		int n = ls_linetable__decode(code->linetable, code->ltlen, code->firstlineno, NULL, 0);
+		int n = ls_linetable__decode(code->linetable, code->ltlen, code->firstlineno, NULL,
+					     0);
 
 		/* a table cut by the walker may end mid-entry: keep its complete entries */
 		for (uint32_t len = code->ltlen; n < 0 && len > 1 && code->ltlen - len < 32;) {

@@ -21,15 +21,15 @@ struct ls_pycode {
 	char *qualname; /* UTF-8, owned */
 	uint8_t *linetable;
 	uint32_t ltlen;
-	int nunits;  /* code units covered by the table; -1 until decoded */
-	int *lines;  /* nearest line per unit, decoded on first use */
+	int nunits;	  /* code units covered by the table; -1 until decoded */
+	int *lines;	  /* nearest line per unit, decoded on first use */
 	uint32_t func_id; /* set by the owner of the cache (0: unassigned) */
 };
 
 struct ls_pycode_cache {
 	pid_t pid;
 	const struct ls_pyinfo *py; /* borrowed; must outlive the cache */
-	struct ls_hashmap map;      /* (addr ^ fp << 32) -> struct ls_pycode * */
+	struct ls_hashmap map;	    /* (addr ^ fp << 32) -> struct ls_pycode * */
 	uint64_t reads, stale, failed, described;
 };
 

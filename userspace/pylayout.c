@@ -47,8 +47,8 @@ static const struct ls_pyextra extra_311 = {
 
 int ls_pylayout__check(const struct ls_pylayout *L)
 {
-	const uint16_t frame_offs[] = { L->frame_code, L->frame_previous, L->frame_instr };
-	const uint16_t code_offs[] = { L->code_filename, L->code_qualname, L->code_linetable };
+	const uint16_t frame_offs[] = {L->frame_code, L->frame_previous, L->frame_instr};
+	const uint16_t code_offs[] = {L->code_filename, L->code_qualname, L->code_linetable};
 
 	for (size_t i = 0; i < sizeof(frame_offs) / sizeof(frame_offs[0]); i++)
 		if (frame_offs[i] > LS_FRAME_WIN - 8)

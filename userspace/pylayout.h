@@ -13,10 +13,10 @@
 
 /* What only userspace needs; str and bytes offsets are in ls_pylayout (the walker reads them). */
 struct ls_pyextra {
-	uint16_t runtime_tss;      /* offsetof(_PyRuntimeState, autoTSSkey); LS_OFF_NONE if absent */
+	uint16_t runtime_tss; /* offsetof(_PyRuntimeState, autoTSSkey); LS_OFF_NONE if absent */
 	uint16_t tstate_thread_id; /* PyThreadState.thread_id (pthread_self of the thread) */
-	uint16_t code_name;        /* co_name pointer */
-	uint16_t code_header;      /* bytes of PyCodeObject to read to see every code field */
+	uint16_t code_name;	   /* co_name pointer */
+	uint16_t code_header;	   /* bytes of PyCodeObject to read to see every code field */
 };
 
 /*

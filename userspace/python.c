@@ -14,10 +14,10 @@
 #include "procfs.h"
 #include "python.h"
 
-#define GLIBC_SPECIFIC_1ST 0x310 /* offsetof(struct pthread, specific_1stblock) */
-#define GLIBC_KEY_DATA_SIZE 16   /* sizeof(struct pthread_key_data): seq, data */
+#define GLIBC_SPECIFIC_1ST  0x310 /* offsetof(struct pthread, specific_1stblock) */
+#define GLIBC_KEY_DATA_SIZE 16	  /* sizeof(struct pthread_key_data): seq, data */
 #define GLIBC_KEY_DATA_DATA 8
-#define GLIBC_SPECIFIC_2ND (GLIBC_SPECIFIC_1ST + 32 * GLIBC_KEY_DATA_SIZE)
+#define GLIBC_SPECIFIC_2ND  (GLIBC_SPECIFIC_1ST + 32 * GLIBC_KEY_DATA_SIZE)
 
 static const char *base_name(const char *path)
 {
@@ -101,13 +101,14 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	}
 	memset(pi, 0, sizeof(*pi));
 	pi->version_hex = version;
-	snprintf(pi->version, sizeof(pi->version), "%u.%u.%u", version >> 24, (version >> 16) & 0xff,
-		 (version >> 8) & 0xff);
+	snprintf(pi->version, sizeof(pi->version), "%u.%u.%u", version >> 24,
+		 (version >> 16) & 0xff, (version >> 8) & 0xff);
 	err = ls_pylayout__get(version, NULL, 0, &pi->layout, &pi->extra, why, whylen);
 	if (err)
 		return err;
 	if (ls_pylayout__check(&pi->layout)) {
-		snprintf(why, whylen, "CPython %s layout exceeds the walker's windows", pi->version);
+		snprintf(why, whylen, "CPython %s layout exceeds the walker's windows",
+			 pi->version);
 		return -ENOTSUP;
 	}
 	first = first_mapping(maps, v->path);
@@ -172,8 +173,8 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 				continue;
 			if (pass == 1 && (!is_exe || tried_exe))
 				continue;
-			if (pass == 2 && (is_exe || !is_candidate(v->path) ||
-					  !strncmp(b, "libpython", 9)))
+			if (pass == 2 &&
+			    (is_exe || !is_candidate(v->path) || !strncmp(b, "libpython", 9)))
 				continue;
 			if (is_exe)
 				tried_exe = true;

@@ -16,18 +16,19 @@
 
 struct ls_pyinfo {
 	uint32_t version_hex;
-	char version[24];       /* "3.11.2" */
-	char build[64];         /* "static, usdt" / "shared" */
-	char path[PATH_MAX];    /* interpreter file as the process maps it */
-	bool shared;            /* interpreter in a libpython shared object */
-	bool usdt;              /* the file has CPython's SDT probes */
-	uint64_t bias;          /* load bias of that file */
-	uint64_t runtime;       /* &_PyRuntime */
-	uint64_t text_start, text_end; /* executable mapping of the interpreter (python vs native) */
-	bool tsd_verified;      /* the thread-state lookup was checked against a live thread */
+	char version[24];    /* "3.11.2" */
+	char build[64];	     /* "static, usdt" / "shared" */
+	char path[PATH_MAX]; /* interpreter file as the process maps it */
+	bool shared;	     /* interpreter in a libpython shared object */
+	bool usdt;	     /* the file has CPython's SDT probes */
+	uint64_t bias;	     /* load bias of that file */
+	uint64_t runtime;    /* &_PyRuntime */
+	uint64_t text_start,
+		text_end;  /* executable mapping of the interpreter (python vs native) */
+	bool tsd_verified; /* the thread-state lookup was checked against a live thread */
 	struct ls_pylayout layout;
 	struct ls_pyextra extra;
-	struct ls_proc proc;    /* what BPF gets in `procs` (layout_id filled by the caller) */
+	struct ls_proc proc; /* what BPF gets in `procs` (layout_id filled by the caller) */
 };
 
 /*

@@ -18,10 +18,10 @@
 #include "stacks.h"
 
 enum py_state {
-	PY_UNKNOWN,     /* not looked at yet */
-	PY_PENDING,     /* may still load an interpreter; retry */
-	PY_READY,       /* BPF walks its frames */
-	PY_NONE,        /* not CPython */
+	PY_UNKNOWN,	/* not looked at yet */
+	PY_PENDING,	/* may still load an interpreter; retry */
+	PY_READY,	/* BPF walks its frames */
+	PY_NONE,	/* not CPython */
 	PY_UNSUPPORTED, /* CPython we cannot walk */
 };
 
@@ -265,7 +265,7 @@ static uint32_t layout_id(struct ls_recorder *r, const struct ls_pylayout *L)
 
 static void push_proc(struct ls_recorder *r, struct rproc *p)
 {
-	struct ls_proc bp = { .flags = LS_PF_PENDING };
+	struct ls_proc bp = {.flags = LS_PF_PENDING};
 
 	if (p->py_state == PY_READY)
 		bp = p->py.proc;
@@ -299,9 +299,11 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	snprintf(p->note, sizeof(p->note), "%s", why);
 	p->dirty = true;
 	if (err == -EAGAIN || err == -ENOENT) {
-		/* a freshly exec'd process maps libpython within milliseconds; others may dlopen it */
-		uint64_t delay = p->tries < 20 ? 5000000ULL : p->tries < 40 ? 100000000ULL :
-									      1000000000ULL;
+		/* a freshly exec'd process maps libpython within milliseconds; others may dlopen it
+		 */
+		uint64_t delay = p->tries < 20	 ? 5000000ULL
+				 : p->tries < 40 ? 100000000ULL
+						 : 1000000000ULL;
 
 		p->py_state = err == -EAGAIN ? PY_PENDING : PY_PENDING;
 		p->next_try_ns = now + delay;
@@ -531,7 +533,8 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 	if (s->flags & LS_SF_READ_FAIL)
 		r->st.read_fail++;
 	note_thread(r, p, s->tid, s->comm);
-	if ((s->flags & LS_SF_NOT_PYTHON) && (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING)) {
+	if ((s->flags & LS_SF_NOT_PYTHON) &&
+	    (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING)) {
 		uint64_t now = now_mono();
 
 		if (now >= p->next_try_ns)
@@ -787,8 +790,8 @@ int ls_recorder__flush(struct ls_recorder *r)
 	for (; !err && s->files_flushed < s->nfiles; s->files_flushed++) {
 		const struct ls_file *f = &s->files[s->files_flushed];
 
-		err = ls_store__put_file(r->store, s->files_flushed, f->path, f->source_id,
-					 f->kind, f->unavailable);
+		err = ls_store__put_file(r->store, s->files_flushed, f->path, f->source_id, f->kind,
+					 f->unavailable);
 	}
 	for (; !err && r->funcs_flushed < r->nfuncs; r->funcs_flushed++) {
 		const struct func *f = &r->funcs[r->funcs_flushed];

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The recorder turns ring-buffer records into the profile: it keeps one entry per target process
- * (identity, interpreter, code-object cache, lifetime), resolves sampled frames to (function, line),
- * interns stacks, aggregates samples, and flushes everything new to the store. It tells BPF about
- * interpreters through the ops callbacks. Single-threaded: call it from the ring-buffer consumer.
+ * (identity, interpreter, code-object cache, lifetime), resolves sampled frames to (function,
+ * line), interns stacks, aggregates samples, and flushes everything new to the store. It tells BPF
+ * about interpreters through the ops callbacks. Single-threaded: call it from the ring-buffer
+ * consumer.
  */
 #ifndef LS_RECORDER_H
 #define LS_RECORDER_H
@@ -25,14 +26,14 @@ struct ls_recorder_ops {
 };
 
 struct ls_recorder_stats {
-	uint64_t samples;       /* on-CPU samples received */
+	uint64_t samples; /* on-CPU samples received */
 	uint64_t proc_events;
-	uint64_t unresolved;    /* frames whose code object could not be read */
-	uint64_t truncated;     /* samples with a cut stack */
-	uint64_t read_fail;     /* samples whose walk hit an unreadable address */
-	uint64_t bad_records;   /* malformed ring-buffer records */
-	unsigned processes;     /* processes seen */
-	unsigned live;          /* targets not yet exited */
+	uint64_t unresolved;  /* frames whose code object could not be read */
+	uint64_t truncated;   /* samples with a cut stack */
+	uint64_t read_fail;   /* samples whose walk hit an unreadable address */
+	uint64_t bad_records; /* malformed ring-buffer records */
+	unsigned processes;   /* processes seen */
+	unsigned live;	      /* targets not yet exited */
 	unsigned threads;
 };
 

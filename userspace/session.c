@@ -25,10 +25,10 @@
 #include "store.h"
 #include "targets.h"
 
-#define FLUSH_NS 1000000000ULL
+#define FLUSH_NS  1000000000ULL
 #define STATUS_NS 250000000ULL
-#define TICK_NS 20000000ULL
-#define REAP_NS 500000000ULL
+#define TICK_NS	  20000000ULL
+#define REAP_NS	  500000000ULL
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t stop_from_user; /* sent with kill(), not by the terminal */
@@ -120,7 +120,7 @@ static int check_pids(const struct ls_opts *o)
 			return ls_err(err, "pid %d (%s): %s", pid, st.comm, why);
 		if (err == -ESRCH)
 			return ls_err(err, "pid %d: no such process", pid);
-		/* not Python itself: accept it when it runs Python children (a shell, a launcher) */
+		/* not Python itself: fine when it runs Python children (a shell, a launcher) */
 		if (!ls_targets__descendants(pid, count_python_cb, &found) || !found)
 			return ls_err(-ENOENT, "pid %d (%s) is not a Python process: %s", pid,
 				      st.comm, why);
@@ -152,7 +152,8 @@ static void write_meta(struct session *s, int argc, char **argv)
 		n = 0;
 		buf[0] = 0;
 		for (int i = 0; o->command[i] && n < sizeof(buf) - 2; i++)
-			n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", o->command[i]);
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "",
+				      o->command[i]);
 		ls_store__put_meta(s->store, "scope_kind", "command");
 		ls_store__put_meta(s->store, "scope", buf);
 	} else if (o->cgroup) {
@@ -289,7 +290,8 @@ static void finish_meta(struct session *s, uint64_t end)
 
 	if (s->launched) {
 		if (!s->child_reaped) {
-			snprintf(detail, sizeof(detail), "command still running when recording stopped");
+			snprintf(detail, sizeof(detail),
+				 "command still running when recording stopped");
 		} else if (WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status)) {
 			status = "Failed";
 			snprintf(detail, sizeof(detail), "exit status %d",
@@ -303,8 +305,8 @@ static void finish_meta(struct session *s, uint64_t end)
 			ls_store__put_meta_int(s->store, "command_status", s->child_status);
 	}
 	if (stop_signal)
-		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail), "%sstopped by %s",
-			 detail[0] ? "; " : "", strsignal(stop_signal));
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+			 "%sstopped by %s", detail[0] ? "; " : "", strsignal(stop_signal));
 	ls_store__put_meta(s->store, "status", status);
 	if (detail[0])
 		ls_store__put_meta(s->store, "status_detail", detail);
@@ -340,10 +342,10 @@ static void cleanup(struct session *s)
 
 int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 {
-	struct session s = { .o = o, .cg = { .fd = -1 }, .launch = { .go_fd = -1, .err_fd = -1 } };
-	struct ls_loader_opts lo = { .frequency_hz = o->frequency, .cgroup_fd = -1,
-				     .self_pid = getpid() };
-	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	struct session s = {.o = o, .cg = {.fd = -1}, .launch = {.go_fd = -1, .err_fd = -1}};
+	struct ls_loader_opts lo = {
+		.frequency_hz = o->frequency, .cgroup_fd = -1, .self_pid = getpid()};
+	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
 	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, deadline = 0, now;
 	bool stopping = false;
 	int err, rc = 1;
@@ -357,7 +359,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		lo.cgroup_fd = s.cg.fd;
 	}
 	if (geteuid() != 0)
-		ls_warn(0, "not running as root; loading BPF programs needs CAP_BPF and CAP_PERFMON");
+		ls_warn(0,
+			"not running as root; loading BPF programs needs CAP_BPF and CAP_PERFMON");
 
 	err = ls_loader__new(&lo, &s.loader);
 	if (err)
@@ -373,7 +376,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	if (err)
 		goto out;
 	if (o->command) {
-		/* forked before signals are caught so that the child starts with default handlers */
+		/* forked before signals are caught so that the child starts with default handlers
+		 */
 		err = ls_launch__start(o->command, &s.launch);
 		if (err)
 			goto out;
@@ -439,7 +443,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		if (stop_signal && !stopping) {
 			stopping = true;
 			/* the terminal signals the whole process group; a kill() only reaches us */
-			if (s.launched && !s.child_reaped && (stop_from_user || stop_signal != SIGINT))
+			if (s.launched && !s.child_reaped &&
+			    (stop_from_user || stop_signal != SIGINT))
 				kill(s.launch.pid, stop_signal == SIGINT ? SIGINT : SIGTERM);
 			deadline = now + 3000000000ULL; /* grace for the command to exit */
 		}

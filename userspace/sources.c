@@ -74,8 +74,9 @@ static ssize_t read_file(const char *path, char **out, char *why, size_t whylen)
 		return err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > LS_MAX_SOURCE_BYTES) {
-		snprintf(why, whylen, S_ISREG(st.st_mode) ? "source larger than %d MB not stored" :
-							  "source is not a regular file",
+		snprintf(why, whylen,
+			 S_ISREG(st.st_mode) ? "source larger than %d MB not stored"
+					     : "source is not a regular file",
 			 LS_MAX_SOURCE_BYTES >> 20);
 		close(fd);
 		return -EINVAL;
@@ -111,8 +112,8 @@ static int64_t add_source(struct ls_sources *s, char *text, size_t len)
 	uint64_t id;
 	struct ls_source *src;
 
-	if (ls_hashmap__get(&s->by_hash, h.low64 ^ h.high64, &id) &&
-	    s->srcs[id].len == len && !memcmp(s->srcs[id].text, text, len)) {
+	if (ls_hashmap__get(&s->by_hash, h.low64 ^ h.high64, &id) && s->srcs[id].len == len &&
+	    !memcmp(s->srcs[id].text, text, len)) {
 		free(text);
 		return id;
 	}

@@ -17,7 +17,7 @@
 struct ls_file {
 	char *path;
 	int64_t source_id; /* -1 when the text is unavailable */
-	const char *kind;  /* "python" (project code) or "library" (stdlib, site-packages, frozen) */
+	const char *kind; /* "python" (project code) or "library" (stdlib, site-packages, frozen) */
 	char *unavailable; /* why there is no snapshot, or NULL */
 };
 
@@ -28,7 +28,7 @@ struct ls_source {
 };
 
 struct ls_sources {
-	struct ls_file *files;  /* [1, nfiles) */
+	struct ls_file *files; /* [1, nfiles) */
 	size_t nfiles, fcap, files_flushed;
 	struct ls_source *srcs; /* [1, nsrcs) */
 	size_t nsrcs, scap, srcs_flushed;

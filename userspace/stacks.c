@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Stack interning keyed by an XXH3 hash of the frame array; equal hashes are chained and compared. */
+/* Stack interning keyed by an XXH3 hash of the frame array; equal hashes are chained and compared.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

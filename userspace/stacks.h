@@ -20,8 +20,9 @@ struct ls_stack {
 struct ls_stacks {
 	struct ls_stack *v; /* v[0] unused */
 	size_t n, cap;
-	size_t flushed;     /* stacks [1, flushed) are in the store */
-	struct ls_hashmap index; /* hash -> id of the first stack with that hash; chained via next */
+	size_t flushed; /* stacks [1, flushed) are in the store */
+	struct ls_hashmap
+		index; /* hash -> id of the first stack with that hash; chained via next */
 	uint32_t *next;
 };
 

@@ -27,7 +27,8 @@ void ls_status__update(double elapsed_s, unsigned procs, unsigned threads, uint6
 {
 	if (!enabled)
 		return;
-	fprintf(stderr, "\r\033[Klinescope-bpf: %.1fs  %u process%s  %u thread%s  %llu samples  %llu lost",
+	fprintf(stderr,
+		"\r\033[Klinescope-bpf: %.1fs  %u process%s  %u thread%s  %llu samples  %llu lost",
 		elapsed_s, procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
 		(unsigned long long)samples, (unsigned long long)lost);
 	fflush(stderr);

@@ -28,9 +28,10 @@ enum stmt_id {
 static const char *const stmt_sql[ST__N] = {
 	[ST_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
 	[ST_STAT] = "INSERT OR REPLACE INTO stats(key, value) VALUES (?, ?)",
-	[ST_PROC] = "INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
-		    " spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
-		    " note, cgroup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_PROC] =
+		"INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
+		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
+		" note, cgroup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
 	[ST_FILE] = "INSERT OR REPLACE INTO files(id, path, source_id, kind, unavailable)"
@@ -146,7 +147,8 @@ int ls_store__create(const char *path, int owner_uid, int owner_gid, struct ls_s
 		return err;
 	}
 	if (owner_uid >= 0 && chown(path, owner_uid, owner_gid))
-		ls_warn(0, "cannot give profile %s to uid %d: %s", path, owner_uid, strerror(errno));
+		ls_warn(0, "cannot give profile %s to uid %d: %s", path, owner_uid,
+			strerror(errno));
 	err = exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
 	if (!err)
 		err = exec_sql(s, "BEGIN");
@@ -186,8 +188,8 @@ int ls_store__open(const char *path, struct ls_store **out)
 	}
 	s->uid = -1;
 	/* read-write when possible, so that the log of a killed recorder can be replayed */
-	rc = sqlite3_open_v2(path, &s->db, access(path, W_OK) ? SQLITE_OPEN_READONLY :
-							       SQLITE_OPEN_READWRITE,
+	rc = sqlite3_open_v2(path, &s->db,
+			     access(path, W_OK) ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE,
 			     NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);

@@ -35,12 +35,12 @@ int ls_store__put_stat(struct ls_store *s, const char *key, int64_t value);
 struct ls_store_proc {
 	int64_t id;
 	int pid, ppid, nspid;
-	int64_t parent_id;       /* process row of the parent, or -1 */
-	int64_t spawn_stack;     /* stack of the parent thread when it started this one, or -1 */
+	int64_t parent_id;   /* process row of the parent, or -1 */
+	int64_t spawn_stack; /* stack of the parent thread when it started this one, or -1 */
 	int64_t spawn_tid;
 	const char *comm, *argv, *exe;
 	int64_t start_ns, end_ns; /* relative to the run start; end -1 while running */
-	int exit_code;            /* wait(2) status; -1 unknown */
+	int exit_code;		  /* wait(2) status; -1 unknown */
 	const char *python, *python_build, *note; /* NULL when not applicable */
 	const char *cgroup;
 };

@@ -192,7 +192,8 @@ int ls_cgroup__open(const char *arg, struct ls_cgroup *cg)
 		snprintf(cg->rel, sizeof(cg->rel), "%s", cg->path[ml] ? cg->path + ml : "/");
 		cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (cg->fd < 0)
-			return ls_err(-errno, "cannot open cgroup %s: %s", cg->path, strerror(errno));
+			return ls_err(-errno, "cannot open cgroup %s: %s", cg->path,
+				      strerror(errno));
 		return 0;
 	}
 	return ls_err(-ENOENT, "no cgroup v2 group '%s' (looked in %s)", arg, mnt);

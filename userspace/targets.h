@@ -27,7 +27,7 @@ int ls_targets__descendants(pid_t pid, void (*cb)(void *ctx, pid_t pid, pid_t pp
 struct ls_cgroup {
 	char path[PATH_MAX]; /* directory in the cgroup v2 hierarchy */
 	char rel[PATH_MAX];  /* path relative to the v2 mount, for display */
-	int fd;              /* O_RDONLY directory fd for the BPF filter */
+	int fd;		     /* O_RDONLY directory fd for the BPF filter */
 };
 
 /* Resolves PATH (absolute, or relative to the v2 mount) and opens it. One-line errors. */

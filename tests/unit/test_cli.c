@@ -18,8 +18,8 @@ static void parse(struct ls_opts *o, int argc, const char **argv)
 
 static void test_command(void **state)
 {
-	const char *argv[] = { "linescope-bpf", "-F", "499", "-o", "r.html", "--", "python3",
-			       "-c", "print(1)", "--", NULL };
+	const char *argv[] = {"linescope-bpf", "-F", "499",	 "-o", "r.html", "--",
+			      "python3",       "-c", "print(1)", "--", NULL};
 	struct ls_opts o;
 
 	parse(&o, 10, argv);
@@ -37,8 +37,8 @@ static void test_command(void **state)
 
 static void test_pids_and_duration(void **state)
 {
-	const char *argv[] = { "linescope-bpf", "-p", "12,34", "--pid", "56", "-d", "2.5",
-			       "--profile", "x.lsprof", "-vv", "--mode", "cpu", NULL };
+	const char *argv[] = {"linescope-bpf", "-p",	   "12,34", "--pid",  "56",  "-d", "2.5",
+			      "--profile",     "x.lsprof", "-vv",   "--mode", "cpu", NULL};
 	struct ls_opts o;
 
 	parse(&o, 12, argv);
@@ -55,8 +55,8 @@ static void test_pids_and_duration(void **state)
 
 static void test_report(void **state)
 {
-	const char *argv[] = { "linescope-bpf", "report", "p.lsprof", "--format", "json", "-o",
-			       "-", NULL };
+	const char *argv[] = {"linescope-bpf", "report", "p.lsprof", "--format",
+			      "json",	       "-o",	 "-",	     NULL};
 	struct ls_opts o;
 
 	parse(&o, 7, argv);
@@ -105,15 +105,15 @@ static int parse_fails(int argc, const char **argv, int *lines)
 
 static void test_usage_errors(void **state)
 {
-	const char *none[] = { "linescope-bpf", NULL };
-	const char *both[] = { "linescope-bpf", "-p", "1", "-c", "x", NULL };
-	const char *badf[] = { "linescope-bpf", "-F", "0", "-p", "1", NULL };
-	const char *badd[] = { "linescope-bpf", "-d", "-3", "-p", "1", NULL };
-	const char *stray[] = { "linescope-bpf", "python3", "app.py", NULL };
-	const char *nocmd[] = { "linescope-bpf", "--", NULL };
-	const char *sample[] = { "linescope-bpf", "--sample", "-p", "1", NULL };
-	const char *fmt[] = { "linescope-bpf", "report", "x", "--format", "pdf", NULL };
-	const char *noprof[] = { "linescope-bpf", "report", NULL };
+	const char *none[] = {"linescope-bpf", NULL};
+	const char *both[] = {"linescope-bpf", "-p", "1", "-c", "x", NULL};
+	const char *badf[] = {"linescope-bpf", "-F", "0", "-p", "1", NULL};
+	const char *badd[] = {"linescope-bpf", "-d", "-3", "-p", "1", NULL};
+	const char *stray[] = {"linescope-bpf", "python3", "app.py", NULL};
+	const char *nocmd[] = {"linescope-bpf", "--", NULL};
+	const char *sample[] = {"linescope-bpf", "--sample", "-p", "1", NULL};
+	const char *fmt[] = {"linescope-bpf", "report", "x", "--format", "pdf", NULL};
+	const char *noprof[] = {"linescope-bpf", "report", NULL};
 	int lines;
 
 	assert_int_equal(parse_fails(1, none, &lines), LS_EXIT_USAGE);

@@ -91,7 +91,8 @@ static void test_none_entry_keeps_running_line(void **state)
 	 * firstlineno 10; entry 1: code 13 (no column) delta +2, 1 unit -> line 12;
 	 * entry 2: code 15 (none), 2 units; entry 3: short form, 1 unit -> still line 12.
 	 */
-	const uint8_t tab[] = { 0x80 | (13 << 3) | 0, 4, 0x80 | (15 << 3) | 1, 0x80 | (0 << 3) | 0, 5 };
+	const uint8_t tab[] = {0x80 | (13 << 3) | 0, 4, 0x80 | (15 << 3) | 1, 0x80 | (0 << 3) | 0,
+			       5};
 	int lines[4], nearest;
 
 	assert_int_equal(ls_linetable__decode(tab, sizeof(tab), 10, lines, 4), 4);
@@ -108,7 +109,7 @@ static void test_none_entry_keeps_running_line(void **state)
 static void test_entry_end_is_exclusive(void **state)
 {
 	/* two one-line entries of 2 units each: line 5 then line 6 (code 11 = delta +1) */
-	const uint8_t tab[] = { 0x80 | (10 << 3) | 1, 0, 1, 0x80 | (11 << 3) | 1, 0, 1 };
+	const uint8_t tab[] = {0x80 | (10 << 3) | 1, 0, 1, 0x80 | (11 << 3) | 1, 0, 1};
 
 	assert_int_equal(ls_linetable__line(tab, sizeof(tab), 5, 1, NULL), 5);
 	assert_int_equal(ls_linetable__line(tab, sizeof(tab), 5, 2, NULL), 6);
@@ -116,8 +117,8 @@ static void test_entry_end_is_exclusive(void **state)
 
 static void test_malformed(void **state)
 {
-	const uint8_t no_high_bit[] = { 0x10 };
-	const uint8_t truncated[] = { 0x80 | (14 << 3), 0x41 };
+	const uint8_t no_high_bit[] = {0x10};
+	const uint8_t truncated[] = {0x80 | (14 << 3), 0x41};
 	int lines[8];
 
 	assert_int_equal(ls_linetable__decode(no_high_bit, 1, 1, lines, 8), -EINVAL);

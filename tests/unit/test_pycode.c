@@ -22,9 +22,8 @@ static int setup(void **state)
 	char why[128];
 
 	memset(&py, 0, sizeof(py));
-	assert_int_equal(ls_pylayout__get(0x030b02f0, NULL, 0, &py.layout, &py.extra, why,
-					  sizeof(why)),
-			 0);
+	assert_int_equal(
+		ls_pylayout__get(0x030b02f0, NULL, 0, &py.layout, &py.extra, why, sizeof(why)), 0);
 	py.proc.code_type = 0x1234;
 	return 0;
 }
@@ -54,15 +53,16 @@ static uint8_t *make_str(const uint32_t *cps, size_t n, unsigned kind, bool asci
 
 static void test_strings(void **state)
 {
-	const uint32_t ascii[] = { 'a', 'p', 'p', '.', 'p', 'y' };
-	const uint32_t latin1[] = { 'c', 0xe9 };                 /* "cé" */
-	const uint32_t ucs2[] = { 0x4e2d, 0x6587, 0xd800 };      /* "中文" + a lone surrogate */
-	const uint32_t ucs4[] = { 'x', 0x1f600 };                 /* "x😀" */
+	const uint32_t ascii[] = {'a', 'p', 'p', '.', 'p', 'y'};
+	const uint32_t latin1[] = {'c', 0xe9};		  /* "cé" */
+	const uint32_t ucs2[] = {0x4e2d, 0x6587, 0xd800}; /* "中文" + a lone surrogate */
+	const uint32_t ucs4[] = {'x', 0x1f600};		  /* "x😀" */
 	char buf[64];
 	uint8_t *o;
 
 	o = make_str(ascii, 6, 1, true);
-	assert_int_equal(ls_pycode__read_str(getpid(), &py.layout, (uintptr_t)o, buf, sizeof(buf)), 6);
+	assert_int_equal(ls_pycode__read_str(getpid(), &py.layout, (uintptr_t)o, buf, sizeof(buf)),
+			 6);
 	assert_string_equal(buf, "app.py");
 	free(o);
 	o = make_str(latin1, 2, 1, false);
@@ -89,9 +89,9 @@ struct fake_code {
 static void make_code(struct fake_code *fc, int firstlineno)
 {
 	const struct ls_pylayout *L = &py.layout;
-	const uint32_t f[] = { '/', 'a', '.', 'p', 'y' }, q[] = { 'C', '.', 'm' };
+	const uint32_t f[] = {'/', 'a', '.', 'p', 'y'}, q[] = {'C', '.', 'm'};
 	/* two entries: line firstlineno+1 for 2 units (one-line form), then +1 for 1 unit */
-	const uint8_t table[] = { 0x80 | (11 << 3) | 1, 0, 1, 0x80 | (11 << 3) | 0, 0, 1 };
+	const uint8_t table[] = {0x80 | (11 << 3) | 1, 0, 1, 0x80 | (11 << 3) | 0, 0, 1};
 	uint64_t fname, qname, ltab, tsize = sizeof(table), type = 0x1234;
 	uint32_t fl = firstlineno;
 
@@ -143,8 +143,9 @@ static void test_code_objects(void **state)
 	assert_int_equal(c.reads, 1);
 	/* the address now holds another code object: the walker's fingerprint no longer matches */
 	memcpy(fc.code + py.layout.code_firstlineno, &other, 4);
-	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, ls_code_fp(1, 2, 3, 4), &code),
-			 -ESTALE);
+	assert_int_equal(
+		ls_pycode_cache__get(&c, (uintptr_t)fc.code, ls_code_fp(1, 2, 3, 4), &code),
+		-ESTALE);
 	/* not a code object at all */
 	memset(fc.code + 8, 0, 8);
 	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, 99, &code), -ESTALE);

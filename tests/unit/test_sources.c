@@ -15,7 +15,8 @@ static void test_kind(void **state)
 	assert_string_equal(ls_sources__kind("/usr/lib/python3.11/json/__init__.py"), "library");
 	assert_string_equal(ls_sources__kind("/root/.pyenv/versions/3.11.7/lib/python3.11/os.py"),
 			    "library");
-	assert_string_equal(ls_sources__kind("/usr/lib/python3/dist-packages/numpy/a.py"), "library");
+	assert_string_equal(ls_sources__kind("/usr/lib/python3/dist-packages/numpy/a.py"),
+			    "library");
 	assert_string_equal(ls_sources__kind("/venv/lib/python3.12/site-packages/x.py"), "library");
 	assert_string_equal(ls_sources__kind("/opt/lib/python3.13t/os.py"), "library");
 	assert_string_equal(ls_sources__kind("<frozen importlib._bootstrap>"), "library");

@@ -10,7 +10,7 @@
 static void test_intern(void **state)
 {
 	struct ls_stacks s;
-	uint32_t a[] = { 1, 10, 2, 20 }, b[] = { 1, 10, 2, 21 }, c[] = { 1, 10 };
+	uint32_t a[] = {1, 10, 2, 20}, b[] = {1, 10, 2, 21}, c[] = {1, 10};
 	int64_t ia, ib, ic;
 
 	ls_stacks_init(&s);

@@ -38,16 +38,28 @@ static void write_profile(void)
 {
 	struct ls_store *s;
 	struct ls_store_proc p = {
-		.id = 1, .pid = 100, .ppid = 1, .nspid = 100, .parent_id = -1, .spawn_stack = -1,
-		.spawn_tid = -1, .comm = "python3", .argv = "python3 app.py", .exe = "/usr/bin/python3",
-		.start_ns = 5, .end_ns = 2000000000, .exit_code = 0, .python = "3.11.2",
-		.python_build = "static", .note = NULL,
+		.id = 1,
+		.pid = 100,
+		.ppid = 1,
+		.nspid = 100,
+		.parent_id = -1,
+		.spawn_stack = -1,
+		.spawn_tid = -1,
+		.comm = "python3",
+		.argv = "python3 app.py",
+		.exe = "/usr/bin/python3",
+		.start_ns = 5,
+		.end_ns = 2000000000,
+		.exit_code = 0,
+		.python = "3.11.2",
+		.python_build = "static",
+		.note = NULL,
 	};
 	const char *text = "def f():\n    x = 1\n    return x\n\nf()\n";
 	/* stack 1: f line 2 called from <module> line 5; stack 2: <module> line 5 alone */
-	const uint32_t st1[] = { 1, 2, 2, 5 }, st2[] = { 2, 5 };
-	struct ls_store_sample x = { .proc_id = 1, .tid = 100, .stack_id = 1, .count = 30,
-				     .weight_ns = 30000000 };
+	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5};
+	struct ls_store_sample x = {
+		.proc_id = 1, .tid = 100, .stack_id = 1, .count = 30, .weight_ns = 30000000};
 
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
 	assert_int_equal(ls_store__begin(s), 0);
@@ -139,10 +151,15 @@ static void test_killed_writer_is_readable(void **state)
 	struct ls_store *s;
 	struct ls_model *m;
 	char copy[96], cmd[1024];
-	const uint32_t st[] = { 1, 3 };
-	struct ls_store_sample x = { .proc_id = 1, .tid = 7, .stack_id = 1, .count = 5 };
-	struct ls_store_proc p = { .id = 1, .pid = 7, .parent_id = -1, .spawn_stack = -1,
-				   .spawn_tid = -1, .end_ns = -1, .exit_code = -1 };
+	const uint32_t st[] = {1, 3};
+	struct ls_store_sample x = {.proc_id = 1, .tid = 7, .stack_id = 1, .count = 5};
+	struct ls_store_proc p = {.id = 1,
+				  .pid = 7,
+				  .parent_id = -1,
+				  .spawn_stack = -1,
+				  .spawn_tid = -1,
+				  .end_ns = -1,
+				  .exit_code = -1};
 
 	/* commit one flush, leave the writer open (as a killed recorder does), copy the files */
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
