@@ -299,13 +299,12 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	snprintf(p->note, sizeof(p->note), "%s", why);
 	p->dirty = true;
 	if (err == -EAGAIN || err == -ENOENT) {
-		/* a freshly exec'd process maps libpython within milliseconds; others may dlopen it
-		 */
+		/* an exec'd process maps libpython within milliseconds; others may dlopen it */
 		uint64_t delay = p->tries < 20	 ? 5000000ULL
 				 : p->tries < 40 ? 100000000ULL
 						 : 1000000000ULL;
 
-		p->py_state = err == -EAGAIN ? PY_PENDING : PY_PENDING;
+		p->py_state = PY_PENDING;
 		p->next_try_ns = now + delay;
 		if (err == -ENOENT && p->tries > 3)
 			p->py_state = PY_NONE;

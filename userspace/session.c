@@ -376,8 +376,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	if (err)
 		goto out;
 	if (o->command) {
-		/* forked before signals are caught so that the child starts with default handlers
-		 */
+		/* forked before signals are caught: the child starts with default handlers */
 		err = ls_launch__start(o->command, &s.launch);
 		if (err)
 			goto out;
