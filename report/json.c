@@ -334,6 +334,51 @@ static json_t *line_text(const struct ls_mfile *f, int line)
 	return ls_json__strn(p, (const char *)(memchr(p, '\n', end - p) ?: end) - p);
 }
 
+/* Per process and file: own time and samples of its lines (a file's share of Time). */
+static json_t *files_array(const struct ls_model *m)
+{
+	json_t *a = json_array();
+	int64_t *ns, *cnt;
+	size_t n = m->nprocs * m->nfiles;
+
+	ns = calloc(n ? n : 1, sizeof(*ns));
+	cnt = calloc(n ? n : 1, sizeof(*cnt));
+	if (!ns || !cnt) {
+		free(ns);
+		free(cnt);
+		return a;
+	}
+	for (size_t i = 0; i < m->nlines; i++) {
+		const struct ls_mline *l = &m->lines[i];
+		size_t k = (size_t)l->proc * m->nfiles + l->file;
+
+		ns[k] += l->own_ns;
+		cnt[k] += l->own_count;
+	}
+	for (size_t p = 0; p < m->nprocs; p++) {
+		for (size_t f = 0; f < m->nfiles; f++) {
+			size_t k = p * m->nfiles + f;
+			json_t *o;
+
+			if (!cnt[k])
+				continue;
+			o = json_object();
+			json_object_set_new(o, "pid", json_integer(m->procs[p].pid));
+			json_object_set_new(o, "path", ls_json__str(m->files[f].path));
+			json_object_set_new(o, "kind", json_string(m->files[f].kind));
+			json_object_set_new(o, "lines", m->files[f].text ?
+								json_integer(m->files[f].nlines) :
+								json_null());
+			json_object_set_new(o, "samples", json_integer(cnt[k]));
+			json_object_set_new(o, "time_s", secs(ns[k]));
+			json_array_append_new(a, o);
+		}
+	}
+	free(ns);
+	free(cnt);
+	return a;
+}
+
 json_t *ls_json__lines(const struct ls_model *m)
 {
 	json_t *o = json_object(), *run = run_object(m), *lines = json_array(),
@@ -399,5 +444,6 @@ json_t *ls_json__lines(const struct ls_model *m)
 						       fs->total_ns / 1e9, "calls"));
 	}
 	json_object_set_new(o, "functions", funcs);
+	json_object_set_new(o, "files", files_array(m));
 	return o;
 }
