@@ -40,6 +40,15 @@ enum ls_sample_kind {
 	LS_SAMPLE_OFFCPU = 1,	 /* weight_ns = time the thread was off CPU */
 	LS_SAMPLE_GPULAUNCH = 2, /* aux = CUDA correlation id; stack of the launching thread */
 	LS_SAMPLE_SPAWN = 3,	 /* aux = new child pid; stack of the forking thread */
+	LS_SAMPLE_RSS = 4,	 /* aux = RSS bytes after a change of at least mem_threshold */
+};
+
+/* ls_sample.xflags */
+enum ls_sample_xflags {
+	LS_XF_GIL_WAIT = 1 << 0,  /* off-CPU waiting for the GIL (futex on the GIL's state) */
+	LS_XF_VOLUNTARY = 1 << 1, /* off-CPU because it blocked (not preempted) */
+	LS_XF_WAITPID = 1 << 2,	  /* off-CPU in wait4/waitid; aux = the awaited pid (-1: any) */
+	LS_XF_RSS = 1 << 3,	  /* an on-CPU sample whose aux is the process's RSS in bytes */
 };
 
 /* ls_sample.flags */
@@ -72,7 +81,7 @@ struct ls_sample {
 	__u64 weight_ns; /* on-CPU: sample period; off-CPU: blocked time */
 	__u64 aux;	 /* kind-specific (GPU correlation id) */
 	__u16 nframes;
-	__u16 pad0;
+	__u16 xflags; /* enum ls_sample_xflags */
 	__u32 pad1;
 	char comm[LS_COMM_LEN]; /* thread name */
 				/* followed by nframes struct ls_frame, innermost first */
@@ -197,14 +206,15 @@ struct ls_proc {
 	__u32 layout_id;  /* index into `pylayouts` */
 	__u64 runtime;	  /* address of _PyRuntime */
 	__u64 tss_addr;	  /* address of the Py_tss_t holding the thread-state key */
-	__u64 code_type;  /* address of PyCode_Type: frames whose code has another type are skipped
-			   */
+	__u64 code_type;  /* &PyCode_Type: frames whose code has another type are skipped */
 	__u32 tsd_mode;	  /* enum ls_tstate_mode */
 	__u16 tsd_base;	  /* glibc: offsetof(struct pthread, specific_1stblock) */
 	__u16 tsd_stride; /* glibc: sizeof(struct pthread_key_data) */
 	__u16 tsd_data;	  /* glibc: offsetof(struct pthread_key_data, data) */
 	__u16 tsd_2nd;	  /* glibc: offsetof(struct pthread, specific) (second-level table) */
 	__u32 gen;	  /* bumped by exec: code objects seen before belong to the old image */
+	__u64 gil_lo;	  /* [gil_lo, gil_hi): the GIL's state; a futex wait in it waits for the */
+	__u64 gil_hi;	  /* GIL. Both 0 when unknown */
 };
 
 /*
@@ -228,7 +238,9 @@ struct ls_stats {
 	__u64 trace_batches;
 	__u64 gpu_records;
 	__u64 bad_frames;
-	__u64 code_records; /* code objects described to userspace */
+	__u64 code_records;   /* code objects described to userspace */
+	__u64 offcpu_dropped; /* short off-CPU intervals not sampled (by design, weighted) */
+	__u64 pending_full;   /* off-CPU intervals lost: the pending map was full */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
@@ -240,6 +252,6 @@ _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");
 _Static_assert(sizeof(struct ls_pylayout) == 52, "ls_pylayout layout");
-_Static_assert(sizeof(struct ls_proc) == 48, "ls_proc layout");
+_Static_assert(sizeof(struct ls_proc) == 64, "ls_proc layout");
 
 #endif /* __LINESCOPE_H */

@@ -50,9 +50,18 @@ struct ls_sample_buf {
 	__u8 cwin[LS_CODE_WIN];	 /* its code object */
 };
 
+/*
+ * Per CPU, one buffer per context that can run at once: the cpu-clock sampler runs in hard-IRQ
+ * context and can interrupt a tracepoint or uprobe program mid-record.
+ */
+enum ls_scratch_slot {
+	LS_SLOT_IRQ = 0,  /* perf_event programs */
+	LS_SLOT_TASK = 1, /* tracepoints, uprobes: task context */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct ls_sample_buf);
 } scratch SEC(".maps") __weak;

@@ -4,38 +4,8 @@
  * since fork copies the address space), exec asks userspace to re-discover the interpreter, and the
  * exit of a target's last thread reports its wait(2) status.
  */
-#include "pywalk.bpf.h"
+#include "emit.bpf.h"
 #include "track.bpf.h"
-
-/* The forking thread's Python stack: which line started the child. Runs in the parent. */
-static __always_inline void emit_spawn_stack(const struct ls_proc *p, __u32 ptgid, __u32 ctgid)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid();
-	struct ls_sample_buf *b;
-	__u32 zero = 0, n;
-
-	if (!(p->flags & LS_PF_PYTHON) || (id >> 32) != ptgid)
-		return;
-	b = bpf_map_lookup_elem(&scratch, &zero);
-	if (!b)
-		return;
-	__builtin_memset(&b->hdr, 0, sizeof(b->hdr));
-	b->hdr.type = LS_REC_SAMPLE;
-	b->hdr.pid = ptgid;
-	b->hdr.tid = (__u32)id;
-	b->hdr.kind = LS_SAMPLE_SPAWN;
-	b->hdr.ts = bpf_ktime_get_ns();
-	b->hdr.aux = ctgid;
-	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
-	n = ls_walk_python(b, p, task, (__u32)id);
-	if (n > LS_MAX_FRAMES)
-		n = LS_MAX_FRAMES;
-	b->hdr.nframes = n;
-	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
-			       0))
-		LS_STAT_INC(ringbuf_drops);
-}
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
@@ -48,7 +18,9 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	p = ls_current_target(ptgid, BPF_CORE_READ(parent, pid));
 	if (!p)
 		return 0;
-	emit_spawn_stack(p, ptgid, ctgid);
+	/* the forking thread's Python stack: which line started the child (we run in the parent) */
+	if ((bpf_get_current_pid_tgid() >> 32) == ptgid)
+		ls_emit_sample(p, LS_SAMPLE_SPAWN, 0, ctgid, 0, 0, false, LS_SLOT_TASK);
 	if (bpf_map_update_elem(&procs, &ctgid, p, BPF_ANY)) {
 		LS_STAT_INC(procs_full);
 		return 0;

@@ -106,8 +106,8 @@ static json_t *run_object(const struct ls_model *m)
 	json_object_set_new(caps, "hits", json_false());
 	json_object_set_new(caps, "calls", json_false());
 	json_object_set_new(caps, "cpu_split", json_true());
-	json_object_set_new(caps, "wait", json_false());
-	json_object_set_new(caps, "memory", json_false());
+	json_object_set_new(caps, "wait", json_boolean(m->wall));
+	json_object_set_new(caps, "memory", json_boolean(m->memory));
 	json_object_set_new(caps, "gpu", json_false());
 	json_object_set_new(caps, "spark", json_false());
 	json_object_set_new(run, "capabilities", caps);
@@ -147,10 +147,15 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	json_object_set_new(o, "threads", json_integer(p->threads));
 	json_object_set_new(o, "samples", json_integer(p->samples));
 	json_object_set_new(o, "native_samples", json_integer(p->native_samples));
+	json_object_set_new(o, "wait_s", m->wall ? secs(p->wait_ns) : json_null());
+	json_object_set_new(o, "runq_s", m->wall ? secs(p->runq_ns) : json_null());
+	json_object_set_new(o, "gil_wait_s", m->wall ? secs(p->gil_ns) : json_null());
+	json_object_set_new(o, "idle_wait_s", m->wall ? secs(p->idle_wait_ns) : json_null());
 	if (p->parent >= 0 && p->spawn_file >= 0)
 		json_object_set_new(o, "parent",
-				    json_pack("{s:i, s:i, s:i, s:n}", "proc", p->parent, "src",
-					      p->spawn_file, "line", p->spawn_line, "wait_s"));
+				    json_pack("{s:i, s:i, s:i, s:o}", "proc", p->parent, "src",
+					      p->spawn_file, "line", p->spawn_line, "wait_s",
+					      m->wall ? secs(p->parent_wait_ns) : json_null()));
 	else
 		json_object_set_new(o, "parent", json_null());
 	return o;
@@ -187,16 +192,26 @@ static json_t *column(json_t *table, const char *name)
 
 static json_t *lines_table(const struct ls_model *m)
 {
-	static const char *const absent[] = {"cpu_s",	     "wait_s",	   "gil_wait_s", "hits",
-					     "avg_hit_s",    "mem_change", "peak_mem",	 "gpu_s",
-					     "gpu_peak_mem", "driver_s"};
+	static const char *const absent[] = {"hits",  "avg_hit_s",    "mem_change", "peak_mem",
+					     "gpu_s", "gpu_peak_mem", "driver_s"};
+	const char *const cols[] = {"proc",    "src",		"line",	    "time_s",	"total_s",
+				    "samples", "samples_total", "python_s", "native_s", "kernel_s"};
 	json_t *t = json_object();
 
 	/* named columns exist even when empty, so the renderer sees the shape */
-	const char *const cols[] = {"proc",    "src",		"line",	    "time_s",	"total_s",
-				    "samples", "samples_total", "python_s", "native_s", "kernel_s"};
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		column(t, cols[i]);
+	if (m->wall) {
+		column(t, "cpu_s");
+		column(t, "wait_s");
+		column(t, "gil_wait_s");
+		column(t, "runq_s");
+	} else {
+		json_object_set_new(t, "runq_s", json_null());
+		json_object_set_new(t, "cpu_s", json_null());
+		json_object_set_new(t, "wait_s", json_null());
+		json_object_set_new(t, "gil_wait_s", json_null());
+	}
 	for (size_t i = 0; i < m->nlines; i++) {
 		const struct ls_mline *l = &m->lines[i];
 
@@ -210,6 +225,20 @@ static json_t *lines_table(const struct ls_model *m)
 		json_array_append_new(column(t, "python_s"), secs(l->mode_ns[0]));
 		json_array_append_new(column(t, "native_s"), secs(l->mode_ns[1]));
 		json_array_append_new(column(t, "kernel_s"), secs(l->mode_ns[2]));
+		if (m->wall) {
+			json_array_append_new(column(t, "cpu_s"), secs(LS_LINE_CPU_NS(l)));
+			json_array_append_new(column(t, "wait_s"), secs(l->wait_ns));
+			json_array_append_new(column(t, "gil_wait_s"), secs(l->gil_ns));
+			json_array_append_new(column(t, "runq_s"), secs(l->runq_ns));
+		}
+		if (m->memory) {
+			bool seen = l->peak_mem >= 0;
+
+			json_array_append_new(column(t, "mem_change"),
+					      seen ? json_integer(l->mem_change) : json_null());
+			json_array_append_new(column(t, "peak_mem"),
+					      seen ? json_integer(l->peak_mem) : json_null());
+		}
 	}
 	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
 		json_object_set_new(t, absent[i], json_null());
@@ -237,6 +266,10 @@ static json_t *functions_table(const struct ls_model *m)
 		json_array_append_new(column(t, "time_s"), secs(fs->own_ns));
 		json_array_append_new(column(t, "total_s"), secs(fs->total_ns));
 		json_array_append_new(column(t, "samples"), json_integer(fs->own_count));
+		json_array_append_new(column(t, "cpu_s"), m->wall ? secs(fs->cpu_ns) : json_null());
+		json_array_append_new(column(t, "wait_s"),
+				      m->wall ? secs(fs->wait_ns + fs->gil_ns + fs->runq_ns)
+					      : json_null());
 	}
 	json_object_set_new(t, "calls", json_null());
 	return t;
@@ -279,13 +312,99 @@ static json_t *children_array(const struct ls_model *m)
 		json_object_set_new(o, "src", json_integer(p->spawn_file));
 		json_object_set_new(o, "line", json_integer(p->spawn_line));
 		json_object_set_new(o, "cmd", ls_json__str(p->argv ? p->argv : p->comm));
-		json_object_set_new(o, "wait_s", json_null());
+		json_object_set_new(o, "wait_s", m->wall ? secs(p->parent_wait_ns) : json_null());
 		json_object_set_new(o, "duration_s",
 				    p->end_ns >= 0 ? secs(p->end_ns - p->start_ns) : json_null());
 		json_object_set_new(o, "exit", exit_text(p->exit_code));
 		json_array_append_new(a, o);
 	}
 	return a;
+}
+
+#define LS_MAX_READINGS 4096
+
+/*
+ * Readings kept for a timeline of at most LS_MAX_READINGS points: all of them when they fit,
+ * else the first and last and, per time bucket, its lowest and highest reading in time order,
+ * so that every peak and trough survives.
+ */
+static size_t pick_readings(const struct ls_mrss *r, size_t *keep)
+{
+	size_t n = 0, buckets = (LS_MAX_READINGS - 2) / 2;
+
+	if (r->n <= LS_MAX_READINGS) {
+		for (size_t i = 0; i < r->n; i++)
+			keep[n++] = i;
+		return n;
+	}
+	keep[n++] = 0;
+	for (size_t b = 0; b < buckets; b++) {
+		size_t lo = 1 + b * (r->n - 2) / buckets, hi = 1 + (b + 1) * (r->n - 2) / buckets;
+		size_t mn = lo, mx = lo;
+
+		for (size_t i = lo; i < hi; i++) {
+			if (r->rss[i] < r->rss[mn])
+				mn = i;
+			if (r->rss[i] > r->rss[mx])
+				mx = i;
+		}
+		if (lo >= hi)
+			continue;
+		keep[n++] = mn < mx ? mn : mx;
+		if (mn != mx)
+			keep[n++] = mn < mx ? mx : mn;
+	}
+	keep[n++] = r->n - 1;
+	return n;
+}
+
+static json_t *memory_object(const struct ls_model *m)
+{
+	json_t *o = json_object(), *procs = json_array(), *largest = json_null();
+	const struct ls_mline *best = NULL;
+	size_t *keep;
+
+	for (size_t i = 0; i < m->nlines; i++) {
+		const struct ls_mline *l = &m->lines[i];
+
+		if (l->peak_mem >= 0 && l->mem_change > 0 &&
+		    (!best || l->mem_change > best->mem_change))
+			best = l;
+	}
+	if (best)
+		largest = json_pack("{s:i, s:i, s:i, s:I}", "proc", best->proc, "src", best->file,
+				    "line", best->line, "bytes", (json_int_t)best->mem_change);
+	keep = malloc(LS_MAX_READINGS * sizeof(*keep));
+	for (size_t k = 0; keep && k < m->nrss; k++) {
+		const struct ls_mrss *r = &m->rss[k];
+		json_t *p = json_object(), *t = json_array(), *rss = json_array(),
+		       *src = json_array(), *line = json_array();
+		size_t n = pick_readings(r, keep);
+
+		for (size_t j = 0; j < n; j++) {
+			size_t i = keep[j];
+
+			json_array_append_new(t, secs(r->t_ns[i]));
+			json_array_append_new(rss, json_integer(r->rss[i]));
+			json_array_append_new(src, r->file[i] >= 0 ? json_integer(r->file[i])
+								   : json_null());
+			json_array_append_new(line, r->file[i] >= 0 ? json_integer(r->line[i])
+								    : json_null());
+		}
+		json_object_set_new(p, "proc", json_integer(r->proc));
+		json_object_set_new(p, "peak", json_integer(r->peak));
+		json_object_set_new(p, "readings", json_integer(r->n));
+		json_object_set_new(p, "merged", json_boolean(n < r->n));
+		json_object_set_new(p, "t", t);
+		json_object_set_new(p, "rss", rss);
+		json_object_set_new(p, "src", src);
+		json_object_set_new(p, "line", line);
+		json_array_append_new(procs, p);
+	}
+	free(keep);
+	json_object_set_new(o, "procs", procs);
+	json_object_set_new(o, "largest", largest);
+	return o;
 }
 
 json_t *ls_json__report_data(const struct ls_model *m)
@@ -308,7 +427,7 @@ json_t *ls_json__report_data(const struct ls_model *m)
 	json_object_set_new(d, "edges", edges_table(m));
 	json_object_set_new(d, "symbols", syms);
 	json_object_set_new(d, "children", children_array(m));
-	json_object_set_new(d, "memory", json_null());
+	json_object_set_new(d, "memory", m->memory ? memory_object(m) : json_null());
 	json_object_set_new(d, "gpu", json_null());
 	json_object_set_new(d, "spark", json_null());
 	return d;
@@ -366,9 +485,9 @@ static json_t *files_array(const struct ls_model *m)
 			json_object_set_new(o, "pid", json_integer(m->procs[p].pid));
 			json_object_set_new(o, "path", ls_json__str(m->files[f].path));
 			json_object_set_new(o, "kind", json_string(m->files[f].kind));
-			json_object_set_new(o, "lines", m->files[f].text ?
-								json_integer(m->files[f].nlines) :
-								json_null());
+			json_object_set_new(o, "lines",
+					    m->files[f].text ? json_integer(m->files[f].nlines)
+							     : json_null());
 			json_object_set_new(o, "samples", json_integer(cnt[k]));
 			json_object_set_new(o, "time_s", secs(ns[k]));
 			json_array_append_new(a, o);
@@ -418,12 +537,19 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "python_time_s", secs(l->mode_ns[0]));
 		json_object_set_new(r, "native_time_s", secs(l->mode_ns[1]));
 		json_object_set_new(r, "kernel_time_s", secs(l->mode_ns[2]));
-		json_object_set_new(r, "cpu_time_s", json_null());
-		json_object_set_new(r, "wait_time_s", json_null());
+		json_object_set_new(r, "cpu_time_s",
+				    m->wall ? secs(LS_LINE_CPU_NS(l)) : json_null());
+		json_object_set_new(r, "wait_time_s", m->wall ? secs(l->wait_ns) : json_null());
+		json_object_set_new(r, "gil_wait_time_s", m->wall ? secs(l->gil_ns) : json_null());
+		json_object_set_new(r, "runq_time_s", m->wall ? secs(l->runq_ns) : json_null());
 		json_object_set_new(r, "hits", json_null());
 		json_object_set_new(r, "avg_hit_s", json_null());
-		json_object_set_new(r, "mem_change_bytes", json_null());
-		json_object_set_new(r, "peak_mem_bytes", json_null());
+		json_object_set_new(r, "mem_change_bytes",
+				    m->memory && l->peak_mem >= 0 ? json_integer(l->mem_change)
+								  : json_null());
+		json_object_set_new(r, "peak_mem_bytes",
+				    m->memory && l->peak_mem >= 0 ? json_integer(l->peak_mem)
+								  : json_null());
 		json_object_set_new(r, "gpu_time_s", json_null());
 		json_object_set_new(r, "gpu_peak_mem_bytes", json_null());
 		json_object_set_new(r, "source", line_text(f, l->line));

@@ -106,12 +106,13 @@ static int load_procs(struct loader *L)
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
-	int err = prepare(L,
-			  "SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
-			  " start_ns, end_ns, exit_code, python, python_build, note,"
-			  " (SELECT count(*) FROM threads t WHERE t.process_id = p.id)"
-			  " FROM processes p ORDER BY id",
-			  &st);
+	int err = prepare(
+		L,
+		"SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
+		" start_ns, end_ns, exit_code, python, python_build, note,"
+		" (SELECT count(*) FROM threads t WHERE t.process_id = p.id), parent_wait_ns"
+		" FROM processes p ORDER BY id",
+		&st);
 
 	if (err)
 		return err;
@@ -141,6 +142,7 @@ static int load_procs(struct loader *L)
 		p->python_build = col_dup(st, 13);
 		p->note = col_dup(st, 14);
 		p->threads = sqlite3_column_int(st, 15);
+		p->parent_wait_ns = sqlite3_column_int64(st, 16);
 		p->spawn_file = -1;
 		ls_hashmap__set(&L->proc_idx, p->id, m->nprocs);
 		m->threads += p->threads;
@@ -339,6 +341,7 @@ static struct ls_mline *line_slot(struct loader *L, int proc, int file, int line
 	l->file = file;
 	l->line = line;
 	l->func = -1;
+	l->peak_mem = -1;
 	if (*slot == UINT64_MAX)
 		*slot = m->nlines;
 	m->nlines++;
@@ -414,6 +417,18 @@ static int func_at(struct loader *L, uint32_t id)
 	return ls_hashmap__get(&L->func_idx, id, &idx) ? (int)idx : -1;
 }
 
+/* Index of the own frame: the innermost frame in project code, else the innermost frame. */
+static int own_frame(struct loader *L, const struct stack *s)
+{
+	for (int i = 0; i < s->depth; i++) {
+		int f = func_at(L, s->frames[2 * i]);
+
+		if (f >= 0 && !strcmp(L->m->files[L->m->funcs[f].file].kind, "python"))
+			return i;
+	}
+	return 0;
+}
+
 /* Attributes one aggregated sample row (count samples, weight ns) of process proc. */
 static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int mode, int64_t count,
 		   int64_t weight)
@@ -424,25 +439,32 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 	struct ls_mline *l;
 	int own = -1;
 
-	if (kind != 0)
-		return 0; /* only on-CPU samples so far */
-	p->samples += count;
+	bool cpu = kind == LS_CLASS_CPU;
+
+	if (cpu) {
+		p->samples += count;
+		m->samples += count;
+	} else {
+		m->wall = true;
+		if (kind == LS_CLASS_GIL_WAIT)
+			p->gil_ns += weight;
+		else if (kind == LS_CLASS_RUNQ)
+			p->runq_ns += weight;
+		else
+			p->wait_ns += weight;
+		count = 0; /* off-CPU intervals are time, not samples */
+	}
 	p->weight_ns += weight;
-	m->samples += count;
 	s = stack_id > 0 && (size_t)stack_id < L->nstacks ? &L->stacks[stack_id] : NULL;
 	if (!s || !s->depth) {
-		p->native_samples += count;
+		/* no Python frame: kept per process, not spread on lines */
+		if (cpu)
+			p->native_samples += count;
+		else
+			p->idle_wait_ns += weight;
 		return 0;
 	}
-	/* own frame: innermost frame in project code, else the innermost frame */
-	for (int i = 0; i < s->depth && own < 0; i++) {
-		int f = func_at(L, s->frames[2 * i]);
-
-		if (f >= 0 && !strcmp(m->files[m->funcs[f].file].kind, "python"))
-			own = i;
-	}
-	if (own < 0)
-		own = 0;
+	own = own_frame(L, s);
 
 	for (int i = 0; i < s->depth; i++) {
 		int f = func_at(L, s->frames[2 * i]), line = (int)s->frames[2 * i + 1];
@@ -472,14 +494,27 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 		if (i == own) {
 			struct ls_mfstat *fs = fstat_slot(L, proc, f);
 
-			l->own_count += count;
-			l->own_ns += weight;
-			if (mode >= 0 && mode < 3)
-				l->mode_ns[mode] += weight;
 			if (!fs)
 				return -ENOMEM;
+			l->own_count += count;
+			l->own_ns += weight;
 			fs->own_count += count;
 			fs->own_ns += weight;
+			if (!cpu) {
+				int64_t *lw = kind == LS_CLASS_GIL_WAIT ? &l->gil_ns
+					      : kind == LS_CLASS_RUNQ	? &l->runq_ns
+									: &l->wait_ns;
+				int64_t *fw = kind == LS_CLASS_GIL_WAIT ? &fs->gil_ns
+					      : kind == LS_CLASS_RUNQ	? &fs->runq_ns
+									: &fs->wait_ns;
+
+				*lw += weight;
+				*fw += weight;
+			} else {
+				fs->cpu_ns += weight;
+				if (mode >= 0 && mode < 3)
+					l->mode_ns[mode] += weight;
+			}
 		}
 		if (!seen_line) {
 			l->total_count += count;
@@ -494,11 +529,11 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 			fs->total_ns += weight;
 		}
 		/* which function a line belongs to: the one it ran in most */
-		if (l->func != f && count > l->best_func_count) {
+		if (l->func != f && weight > l->best_func_ns) {
 			l->func = f;
-			l->best_func_count = count;
+			l->best_func_ns = weight;
 		} else if (l->func == f) {
-			l->best_func_count += count;
+			l->best_func_ns += weight;
 		}
 		if (i + 1 < s->depth) {
 			int caller = func_at(L, s->frames[2 * (i + 1)]);
@@ -521,7 +556,8 @@ static int load_samples(struct loader *L)
 	sqlite3_stmt *st;
 	int err = prepare(L,
 			  "SELECT process_id, stack_id, kind, mode, sum(count), sum(weight_ns)"
-			  " FROM samples GROUP BY process_id, stack_id, kind, mode",
+			  " FROM samples GROUP BY process_id, stack_id, kind, mode"
+			  " ORDER BY kind, process_id, stack_id, mode",
 			  &st);
 
 	if (err)
@@ -534,6 +570,117 @@ static int load_samples(struct loader *L)
 		err = add_row(L, proc, sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
 			      sqlite3_column_int(st, 3), sqlite3_column_int64(st, 4),
 			      sqlite3_column_int64(st, 5));
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int rss_grow(struct ls_mrss *r, size_t cap)
+{
+	int64_t *t = realloc(r->t_ns, cap * sizeof(*t)), *v;
+	int *f, *l;
+	bool *e;
+
+	if (!t)
+		return -ENOMEM;
+	r->t_ns = t;
+	if (!(v = realloc(r->rss, cap * sizeof(*v))))
+		return -ENOMEM;
+	r->rss = v;
+	if (!(f = realloc(r->file, cap * sizeof(*f))))
+		return -ENOMEM;
+	r->file = f;
+	if (!(l = realloc(r->line, cap * sizeof(*l))))
+		return -ENOMEM;
+	r->line = l;
+	if (!(e = realloc(r->event, cap * sizeof(*e))))
+		return -ENOMEM;
+	r->event = e;
+	return 0;
+}
+
+/*
+ * --memory: each growth event's change since the process's previous event is the Mem Change of
+ * the line active in the thread that caused it; every reading raises the Peak Mem of its line.
+ */
+static int load_rss(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	struct ls_mrss *cur = NULL;
+	int64_t cur_proc = -1, last_event = -1;
+	size_t cap = 0, rcap = 0;
+	sqlite3_stmt *st;
+	int err = prepare(L,
+			  "SELECT process_id, t_ns, rss, stack_id, event FROM rss"
+			  " ORDER BY process_id, t_ns",
+			  &st);
+
+	if (err)
+		return err;
+	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(st, 0), rss = sqlite3_column_int64(st, 2);
+		int64_t stack_id = sqlite3_column_int64(st, 3);
+		bool event = sqlite3_column_int(st, 4);
+		const struct stack *s = NULL;
+		struct ls_mline *l = NULL;
+		uint64_t proc;
+		size_t i;
+
+		if (!ls_hashmap__get(&L->proc_idx, pid, &proc))
+			continue;
+		if (pid != cur_proc) {
+			struct ls_mrss *v = grow(m->rss, &rcap, m->nrss, sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			m->rss = v;
+			cur = &m->rss[m->nrss++];
+			memset(cur, 0, sizeof(*cur));
+			cur->proc = proc;
+			cur_proc = pid;
+			cap = 0;
+			last_event = -1;
+		}
+		if (cur->n == cap) {
+			cap = cap ? cap * 2 : 256;
+			if ((err = rss_grow(cur, cap)))
+				break;
+		}
+		i = cur->n++;
+		cur->t_ns[i] = sqlite3_column_int64(st, 1);
+		cur->rss[i] = rss;
+		cur->event[i] = event;
+		cur->file[i] = -1;
+		cur->line[i] = 0;
+		if (rss > cur->peak)
+			cur->peak = rss;
+		if (stack_id > 0 && (size_t)stack_id < L->nstacks)
+			s = &L->stacks[stack_id];
+		if (s && s->depth) {
+			int k = own_frame(L, s), f = func_at(L, s->frames[2 * k]);
+
+			if (f >= 0) {
+				cur->file[i] = m->funcs[f].file;
+				cur->line[i] = (int)s->frames[2 * k + 1];
+				l = line_slot(L, proc, cur->file[i], cur->line[i]);
+				if (!l) {
+					err = -ENOMEM;
+					break;
+				}
+				if (l->func < 0)
+					l->func = f;
+			}
+		}
+		if (l && rss > l->peak_mem)
+			l->peak_mem = rss;
+		if (event) {
+			/* the first event is the baseline: nothing before it was attributed */
+			if (l && last_event >= 0)
+				l->mem_change += rss - last_event;
+			last_event = rss;
+		}
 	}
 	sqlite3_finalize(st);
 	return err;
@@ -616,6 +763,8 @@ int ls_model__load(const char *path, struct ls_model **out)
 	if (!err)
 		err = load_samples(&L);
 	if (!err)
+		err = load_rss(&L);
+	if (!err)
 		resolve_spawns(&L);
 	if (!err) {
 		L.m->lost_ringbuf = stat_of(&L, "ringbuf_drops");
@@ -626,6 +775,10 @@ int ls_model__load(const char *path, struct ls_model **out)
 		L.m->elapsed_s = v ? strtoll(v, NULL, 10) / 1e9 : 0;
 		v = ls_model__meta(L.m, "period_ns");
 		L.m->period_ns = v ? strtoull(v, NULL, 10) : 0;
+		v = ls_model__meta(L.m, "mode");
+		L.m->wall = L.m->wall || (v && !strcmp(v, "wall"));
+		v = ls_model__meta(L.m, "memory");
+		L.m->memory = v && !strcmp(v, "1");
 	}
 	loader_release(&L);
 	ls_store__free(store);
@@ -670,5 +823,13 @@ void ls_model__free(struct ls_model *m)
 	free(m->lines);
 	free(m->fstats);
 	free(m->edges);
+	for (size_t i = 0; i < m->nrss; i++) {
+		free(m->rss[i].t_ns);
+		free(m->rss[i].rss);
+		free(m->rss[i].file);
+		free(m->rss[i].line);
+		free(m->rss[i].event);
+	}
+	free(m->rss);
 	free(m);
 }

@@ -27,6 +27,9 @@ struct ls_mproc {
 	int64_t samples;	/* on-CPU samples */
 	int64_t native_samples; /* on-CPU samples with no Python frame */
 	int64_t weight_ns;
+	int64_t wait_ns, gil_ns, runq_ns; /* off-CPU time of all its threads */
+	int64_t idle_wait_ns;		  /* off-CPU time of threads with no Python frame */
+	int64_t parent_wait_ns;		  /* its parent's wait4/waitid time for it */
 	/* the line that started this process, when its parent was profiled */
 	int spawn_file, spawn_line;
 };
@@ -52,23 +55,40 @@ struct ls_mfunc {
 
 struct ls_mline {
 	int proc, file, line;
-	int func;		       /* the function most samples of this line ran in */
-	int64_t self_count, self_ns;   /* innermost Python frame */
-	int64_t own_count, own_ns;     /* innermost project frame (Time) */
-	int64_t total_count, total_ns; /* anywhere on the stack */
-	int64_t mode_ns[3];	       /* own time by CPU mode: python, native, kernel */
-	int64_t best_func_count;
+	int func;			  /* the function most samples of this line ran in */
+	int64_t self_count, self_ns;	  /* innermost Python frame */
+	int64_t own_count, own_ns;	  /* innermost project frame (Time) */
+	int64_t total_count, total_ns;	  /* anywhere on the stack */
+	int64_t mode_ns[3];		  /* own time by CPU mode: python, native, kernel */
+	int64_t wait_ns, gil_ns, runq_ns; /* own off-CPU time: blocked; for the GIL; for a CPU */
+	int64_t mem_change; /* --memory: RSS change while this line was active (bytes) */
+	int64_t peak_mem;   /* highest RSS read while it was active; -1: never read */
+	int64_t best_func_ns;
 };
+
+/* On-CPU part of a line's own time. */
+#define LS_LINE_CPU_NS(l) ((l)->own_ns - (l)->wait_ns - (l)->gil_ns - (l)->runq_ns)
 
 struct ls_mfstat {
 	int proc, func;
 	int64_t own_count, own_ns, total_count, total_ns;
+	int64_t cpu_ns, wait_ns, gil_ns, runq_ns; /* split of own_ns */
 };
 
 struct ls_medge {
 	int proc, file, line; /* caller line */
 	int callee;	      /* function called from it */
 	int64_t count;
+};
+
+/* RSS readings of one process, in time order; the line active at each (file -1: none). */
+struct ls_mrss {
+	int proc;
+	size_t n;
+	int64_t *t_ns, *rss;
+	int *file, *line;
+	bool *event;
+	int64_t peak;
 };
 
 struct ls_model {
@@ -86,10 +106,14 @@ struct ls_model {
 	size_t nfstats;
 	struct ls_medge *edges;
 	size_t nedges;
+	struct ls_mrss *rss; /* per process with readings */
+	size_t nrss;
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
 	double elapsed_s;
 	uint64_t period_ns;
+	bool wall;   /* off-CPU time was recorded */
+	bool memory; /* RSS readings were recorded */
 };
 
 /* Loads the profile at path. One-line errors logged (missing, corrupt, wrong schema). */

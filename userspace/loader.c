@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -151,6 +152,15 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	}
 	l->skel->rodata->self_tgid = opts->self_pid;
 	l->skel->rodata->filter_cgroup = opts->cgroup_fd >= 0;
+	l->skel->rodata->offcpu_enabled = opts->offcpu;
+	l->skel->rodata->offcpu_period_ns = l->period_ns;
+	l->skel->rodata->mem_enabled = opts->memory;
+	if (opts->mem_threshold)
+		l->skel->rodata->mem_threshold = opts->mem_threshold;
+	/* programs for collections that are off are not even attached */
+	bpf_program__set_autoload(l->skel->progs.handle_switch, opts->offcpu);
+	bpf_program__set_autoload(l->skel->progs.handle_sys_exit, opts->offcpu);
+	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
 
 	err = linescope_bpf__load(l->skel);
 	if (err) {
@@ -238,6 +248,18 @@ void ls_loader__stats(const struct ls_loader *l, struct ls_stats *st)
 {
 	/* .bss is mmap'ed: read each counter once */
 	memcpy(st, (const void *)&l->skel->bss->stats, sizeof(*st));
+}
+
+void ls_loader__jitter(struct ls_loader *l)
+{
+	for (int c = 0; c < l->ncpus; c++) {
+		uint64_t period;
+
+		if (l->pfds[c] < 0)
+			continue;
+		period = l->period_ns * 3 / 4 + (uint64_t)random() % (l->period_ns / 2 + 1);
+		ioctl(l->pfds[c], PERF_EVENT_IOC_PERIOD, &period);
+	}
 }
 
 uint64_t ls_loader__period_ns(const struct ls_loader *l)

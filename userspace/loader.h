@@ -16,6 +16,9 @@ struct ring_buffer;
 
 struct ls_loader_opts {
 	unsigned frequency_hz;
+	bool offcpu;             /* wall mode: off-CPU intervals */
+	bool memory;             /* --memory: RSS readings and growth events */
+	uint64_t mem_threshold;  /* bytes of RSS change per growth event */
 	int cgroup_fd;	/* -1 unless profiling a cgroup */
 	pid_t self_pid; /* never sampled */
 };
@@ -34,7 +37,14 @@ int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t
 /* Copy of the BPF counters. */
 void ls_loader__stats(const struct ls_loader *l, struct ls_stats *st);
 
-/* The sampling period in ns actually configured. */
+/*
+ * Draws a new sampling period for every CPU, uniformly within +/-25% of the base one. Called
+ * every few tens of milliseconds, it keeps samples from locking onto the scheduler tick (a fixed
+ * period aliases with time slices under CPU contention); each sample weighs its own period.
+ */
+void ls_loader__jitter(struct ls_loader *l);
+
+/* The mean sampling period in ns. */
 uint64_t ls_loader__period_ns(const struct ls_loader *l);
 
 #endif

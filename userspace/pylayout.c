@@ -43,6 +43,8 @@ static const struct ls_pyextra extra_311 = {
 	.tstate_thread_id = 152,
 	.code_name = 120,
 	.code_header = 184,
+	.runtime_gil = 360,
+	.gil_size = 208,
 };
 
 int ls_pylayout__check(const struct ls_pylayout *L)

@@ -17,6 +17,8 @@ struct ls_pyextra {
 	uint16_t tstate_thread_id; /* PyThreadState.thread_id (pthread_self of the thread) */
 	uint16_t code_name;	   /* co_name pointer */
 	uint16_t code_header;	   /* bytes of PyCodeObject to read to see every code field */
+	uint16_t runtime_gil; /* offsetof(_PyRuntimeState, ceval.gil); LS_OFF_NONE if elsewhere */
+	uint16_t gil_size;    /* sizeof(struct _gil_runtime_state) */
 };
 
 /*

@@ -131,6 +131,10 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	pi->proc.runtime = pi->runtime;
 	pi->proc.code_type = pi->bias + code_type;
 	pi->proc.tss_addr = pi->runtime + pi->extra.runtime_tss;
+	if (pi->extra.runtime_gil != LS_OFF_NONE) {
+		pi->proc.gil_lo = pi->runtime + pi->extra.runtime_gil;
+		pi->proc.gil_hi = pi->proc.gil_lo + pi->extra.gil_size;
+	}
 	if (pi->extra.runtime_tss != LS_OFF_NONE && uses_glibc(maps)) {
 		pi->proc.tsd_mode = LS_TS_GLIBC_TSD;
 		pi->proc.tsd_base = GLIBC_SPECIFIC_1ST;

@@ -29,6 +29,8 @@ struct rproc {
 	int64_t id;
 	pid_t pid, ppid, nspid;
 	int64_t parent_id, spawn_stack, spawn_tid;
+	int64_t parent_wait_ns;	  /* the parent's wait4/waitid time for this process */
+	uint64_t last_reading_ns; /* last RSS reading kept from a sample */
 	char *comm, *argv, *exe;
 	int64_t start_ns, end_ns;
 	int exit_code;
@@ -92,6 +94,9 @@ struct ls_recorder {
 
 	struct thread_row *threads;
 	size_t nthreads, tcap, threads_flushed;
+
+	struct ls_store_rss *readings; /* RSS readings not yet flushed */
+	size_t nreadings, rcap;
 
 	struct ls_pylayout layouts[LS_MAX_LAYOUTS];
 	unsigned nlayouts;
@@ -168,6 +173,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	free(r->funcs);
 	free(r->aggs);
 	free(r->threads);
+	free(r->readings);
 	ls_hashmap_release(&r->by_pid);
 	ls_hashmap_release(&r->func_index);
 	ls_hashmap_release(&r->agg_index);
@@ -477,6 +483,50 @@ static int cpu_mode(const struct rproc *p, const struct ls_sample *s)
 	return LS_MODE_NATIVE;
 }
 
+#define READING_EVERY_NS 10000000ULL /* RSS readings kept from samples: one per 10 ms */
+
+static void add_reading(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			int64_t stack)
+{
+	bool event = s->kind == LS_SAMPLE_RSS;
+	struct ls_store_rss *x;
+
+	if (!event) {
+		if (s->ts < p->last_reading_ns + READING_EVERY_NS)
+			return;
+		p->last_reading_ns = s->ts;
+	}
+	if (r->nreadings == r->rcap) {
+		size_t cap = r->rcap ? r->rcap * 2 : 1024;
+		struct ls_store_rss *v = realloc(r->readings, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		r->readings = v;
+		r->rcap = cap;
+	}
+	x = &r->readings[r->nreadings++];
+	x->proc_id = p->id;
+	x->t_ns = rel_ns(r, s->ts);
+	x->rss = s->aux;
+	x->stack_id = stack;
+	x->event = event;
+}
+
+/* A parent thread waited in wait4/waitid for child pid: that is the child's wait time. */
+static void note_child_wait(struct ls_recorder *r, struct rproc *parent, pid_t pid, uint64_t ns)
+{
+	for (size_t i = r->nprocs; pid > 0 && i-- > 0;) {
+		struct rproc *c = r->procs[i];
+
+		if (c->pid == pid && c->ppid == parent->pid) {
+			c->parent_wait_ns += ns;
+			c->dirty = true;
+			return;
+		}
+	}
+}
+
 /* Resolves a sample's frames to an interned stack id (0: no Python frame). */
 static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
 			     const struct ls_frame *frames, int n)
@@ -559,12 +609,27 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 		return;
 	}
 
+	if (s->kind == LS_SAMPLE_RSS || (s->xflags & LS_XF_RSS))
+		add_reading(r, p, s, stack);
+	if (s->kind == LS_SAMPLE_RSS)
+		return;
+	if (s->kind == LS_SAMPLE_OFFCPU && (s->xflags & LS_XF_WAITPID))
+		note_child_wait(r, p, (pid_t)(int64_t)s->aux, s->weight_ns);
+
 	k.proc_id = p->id;
 	k.stack_id = stack;
 	k.tid = s->tid;
-	k.kind = s->kind;
-	k.mode = cpu_mode(p, s);
-	k.gil = (s->flags & LS_SF_GIL_KNOWN) ? ((s->flags & LS_SF_GIL_HELD) ? 1 : 2) : 0;
+	if (s->kind == LS_SAMPLE_OFFCPU) {
+		k.kind = (s->xflags & LS_XF_GIL_WAIT)	 ? LS_CLASS_GIL_WAIT
+			 : (s->xflags & LS_XF_VOLUNTARY) ? LS_CLASS_WAIT
+							 : LS_CLASS_RUNQ;
+		k.mode = LS_MODE_UNKNOWN;
+		k.gil = 0;
+	} else {
+		k.kind = LS_CLASS_CPU;
+		k.mode = cpu_mode(p, s);
+		k.gil = (s->flags & LS_SF_GIL_KNOWN) ? ((s->flags & LS_SF_GIL_HELD) ? 1 : 2) : 0;
+	}
 	a = agg_slot(r, &k);
 	if (!a)
 		return;
@@ -753,6 +818,7 @@ static int flush_procs(struct ls_recorder *r)
 			.python = p->py_state == PY_READY ? p->py.version : NULL,
 			.python_build = p->py_state == PY_READY ? p->py.build : NULL,
 			.note = py_note(p),
+			.parent_wait_ns = p->parent_wait_ns,
 		};
 		int err;
 
@@ -822,6 +888,10 @@ int ls_recorder__flush(struct ls_recorder *r)
 		err = ls_store__put_sample(r->store, &x);
 		a->dirty = false;
 	}
+	for (size_t i = 0; !err && i < r->nreadings; i++)
+		err = ls_store__put_rss(r->store, &r->readings[i]);
+	if (!err)
+		r->nreadings = 0;
 	if (!err) {
 		err = ls_store__put_stat(r->store, "unresolved_frames", r->st.unresolved);
 		if (!err)

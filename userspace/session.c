@@ -29,6 +29,7 @@
 #define STATUS_NS 250000000ULL
 #define TICK_NS	  20000000ULL
 #define REAP_NS	  500000000ULL
+#define JITTER_NS 20000000ULL
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t stop_from_user; /* sent with kill(), not by the terminal */
@@ -144,7 +145,8 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta(s->store, "started_at", buf);
 	ls_store__put_meta(s->store, "method", "Sampling");
 	ls_store__put_meta(s->store, "collector", "bpf-sampling");
-	ls_store__put_meta(s->store, "mode", "cpu");
+	ls_store__put_meta(s->store, "mode", o->mode == LS_TIME_WALL ? "wall" : "cpu");
+	ls_store__put_meta(s->store, "memory", o->memory ? "1" : "0");
 	ls_store__put_meta_int(s->store, "frequency_hz", o->frequency);
 	ls_store__put_meta_int(s->store, "period_ns", ls_loader__period_ns(s->loader));
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
@@ -186,6 +188,11 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "truncated_stacks", rs.truncated);
 	ls_store__put_stat(s->store, "procs_full", bs.procs_full);
 	ls_store__put_stat(s->store, "no_tstate", bs.no_tstate);
+	ls_store__put_stat(s->store, "offcpu_intervals", bs.offcpu);
+	ls_store__put_stat(s->store, "offcpu_short_skipped", bs.offcpu_dropped);
+	ls_store__put_stat(s->store, "offcpu_pending_full", bs.pending_full);
+	ls_store__put_stat(s->store, "code_records", bs.code_records);
+	ls_store__put_stat(s->store, "rss_events", bs.rss_events);
 }
 
 static int flush(struct session *s, uint64_t now)
@@ -344,9 +351,15 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 {
 	struct session s = {.o = o, .cg = {.fd = -1}, .launch = {.go_fd = -1, .err_fd = -1}};
 	struct ls_loader_opts lo = {
-		.frequency_hz = o->frequency, .cgroup_fd = -1, .self_pid = getpid()};
+		.frequency_hz = o->frequency,
+		.cgroup_fd = -1,
+		.self_pid = getpid(),
+		.offcpu = o->mode == LS_TIME_WALL,
+		.memory = o->memory,
+	};
 	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
-	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, deadline = 0, now;
+	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, last_jitter = 0;
+	uint64_t deadline = 0, now;
 	bool stopping = false;
 	int err, rc = 1;
 
@@ -406,6 +419,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		goto out;
 	}
 	ls_status__init(!o->quiet);
+	srandom(s.t0 ^ getpid());
 	last_flush = mono_ns();
 	if (o->duration > 0)
 		deadline = s.t0 + (uint64_t)(o->duration * 1e9);
@@ -418,6 +432,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		}
 		now = mono_ns();
 		reap_child(&s);
+		if (now - last_jitter >= JITTER_NS) {
+			ls_loader__jitter(s.loader);
+			last_jitter = now;
+		}
 		if (now - last_tick >= TICK_NS) {
 			ls_recorder__tick(s.rec, now);
 			last_tick = now;

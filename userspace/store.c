@@ -22,6 +22,7 @@ enum stmt_id {
 	ST_FUNC,
 	ST_STACK,
 	ST_SAMPLE,
+	ST_RSS,
 	ST__N
 };
 
@@ -31,7 +32,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_PROC] =
 		"INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
-		" note, cgroup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" note, cgroup, parent_wait_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
 	[ST_FILE] = "INSERT OR REPLACE INTO files(id, path, source_id, kind, unavailable)"
@@ -41,6 +42,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_STACK] = "INSERT OR REPLACE INTO stacks(id, depth, frames, truncated) VALUES (?,?,?,?)",
 	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(process_id, tid, stack_id, kind, mode, gil,"
 		      " count, weight_ns) VALUES (?,?,?,?,?,?,?,?)",
+	[ST_RSS] = "INSERT INTO rss(process_id, t_ns, rss, stack_id, event) VALUES (?,?,?,?,?)",
 };
 
 static const char schema_sql[] =
@@ -49,7 +51,7 @@ static const char schema_sql[] =
 	"CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER,"
 	" nspid INTEGER, parent_id INTEGER, spawn_stack INTEGER, spawn_tid INTEGER, comm TEXT,"
 	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
-	" python_build TEXT, note TEXT, cgroup TEXT);"
+	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER);"
 	"CREATE TABLE threads(process_id INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT,"
 	" PRIMARY KEY(process_id, tid)) WITHOUT ROWID;"
 	"CREATE TABLE sources(id INTEGER PRIMARY KEY, hash TEXT UNIQUE NOT NULL, size INTEGER,"
@@ -63,7 +65,9 @@ static const char schema_sql[] =
 	"CREATE TABLE samples(process_id INTEGER NOT NULL, tid INTEGER NOT NULL,"
 	" stack_id INTEGER NOT NULL, kind INTEGER NOT NULL, mode INTEGER NOT NULL,"
 	" gil INTEGER NOT NULL, count INTEGER NOT NULL, weight_ns INTEGER NOT NULL,"
-	" PRIMARY KEY(process_id, tid, stack_id, kind, mode, gil)) WITHOUT ROWID;";
+	" PRIMARY KEY(process_id, tid, stack_id, kind, mode, gil)) WITHOUT ROWID;"
+	"CREATE TABLE rss(process_id INTEGER NOT NULL, t_ns INTEGER NOT NULL, rss INTEGER NOT NULL,"
+	" stack_id INTEGER NOT NULL, event INTEGER NOT NULL);";
 
 struct ls_store {
 	sqlite3 *db;
@@ -310,6 +314,7 @@ int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p)
 	bind_text(st, 15, p->python_build);
 	bind_text(st, 16, p->note);
 	bind_text(st, 17, p->cgroup);
+	sqlite3_bind_int64(st, 18, p->parent_wait_ns);
 	return step(s, ST_PROC);
 }
 
@@ -383,4 +388,16 @@ int ls_store__put_sample(struct ls_store *s, const struct ls_store_sample *x)
 	sqlite3_bind_int64(st, 7, x->count);
 	sqlite3_bind_int64(st, 8, x->weight_ns);
 	return step(s, ST_SAMPLE);
+}
+
+int ls_store__put_rss(struct ls_store *s, const struct ls_store_rss *x)
+{
+	sqlite3_stmt *st = s->st[ST_RSS];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int64(st, 2, x->t_ns);
+	sqlite3_bind_int64(st, 3, x->rss);
+	sqlite3_bind_int64(st, 4, x->stack_id);
+	sqlite3_bind_int(st, 5, x->event);
+	return step(s, ST_RSS);
 }

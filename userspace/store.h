@@ -43,6 +43,7 @@ struct ls_store_proc {
 	int exit_code;		  /* wait(2) status; -1 unknown */
 	const char *python, *python_build, *note; /* NULL when not applicable */
 	const char *cgroup;
+	int64_t parent_wait_ns; /* time the parent spent in wait4/waitid for this process */
 };
 int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p);
 
@@ -69,6 +70,24 @@ struct ls_store_sample {
 };
 /* Sets (not adds) the totals of one aggregation key. */
 int ls_store__put_sample(struct ls_store *s, const struct ls_store_sample *x);
+
+/* A resident-memory reading: from a growth event (event) or an on-CPU sample. */
+struct ls_store_rss {
+	int64_t proc_id;
+	int64_t t_ns;
+	int64_t rss;
+	int64_t stack_id;
+	bool event;
+};
+int ls_store__put_rss(struct ls_store *s, const struct ls_store_rss *x);
+
+/* samples.kind: what the weight is */
+enum ls_sample_class {
+	LS_CLASS_CPU = 0,      /* on-CPU samples */
+	LS_CLASS_WAIT = 1,     /* off-CPU: blocked (sleep, I/O, locks, children) */
+	LS_CLASS_GIL_WAIT = 2, /* off-CPU: blocked waiting for the GIL */
+	LS_CLASS_RUNQ = 3,     /* off-CPU: preempted, runnable, waiting for a CPU */
+};
 
 enum ls_cpu_mode {
 	LS_MODE_PYTHON = 0, /* user mode inside the interpreter */

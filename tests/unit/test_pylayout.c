@@ -8,6 +8,7 @@
 #include <internal/pycore_frame.h>
 #include <internal/pycore_interp.h>
 #include <internal/pycore_runtime.h>
+#include <internal/pycore_gil.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -50,6 +51,8 @@ static void test_311_matches_headers(void **state)
 	assert_int_equal(L.bytes_size, offsetof(PyVarObject, ob_size));
 	assert_int_equal(L.bytes_data, offsetof(PyBytesObject, ob_sval));
 	assert_true(X.code_header >= offsetof(PyCodeObject, co_code_adaptive));
+	assert_int_equal(X.runtime_gil, offsetof(_PyRuntimeState, ceval.gil));
+	assert_int_equal(X.gil_size, sizeof(struct _gil_runtime_state));
 	assert_int_equal(ls_pylayout__check(&L), 0);
 }
 

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Emitting a sample record with the current thread's Python stack, shared by every program. */
+#ifndef __LS_EMIT_BPF_H
+#define __LS_EMIT_BPF_H
+
+#include "pywalk.bpf.h"
+
+/*
+ * Builds a sample of the current thread (kind, weight, aux, xflags), walks its Python stack when
+ * the process runs a known interpreter, and writes it to the ring buffer. ip: the user-mode
+ * instruction pointer when known (0 otherwise); kernel: sampled in kernel mode; slot: the
+ * scratch buffer of the calling context (enum ls_scratch_slot).
+ */
+static __always_inline int ls_emit_sample(const struct ls_proc *p, __u8 kind, __u64 weight,
+					  __u64 aux, __u16 xflags, __u64 ip, bool kernel,
+					  __u32 slot)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ls_sample_buf *b;
+	__u32 n = 0;
+
+	b = bpf_map_lookup_elem(&scratch, &slot);
+	if (!b)
+		return -1;
+	b->hdr.type = kind == LS_SAMPLE_OFFCPU ? LS_REC_OFFCPU : LS_REC_SAMPLE;
+	b->hdr.pid = id >> 32;
+	b->hdr.tid = (__u32)id;
+	b->hdr.cpu = bpf_get_smp_processor_id();
+	b->hdr.kind = kind;
+	b->hdr.flags = kernel ? LS_SF_KERNEL : 0;
+	b->hdr.ts = bpf_ktime_get_ns();
+	b->hdr.user_ip = ip;
+	b->hdr.weight_ns = weight;
+	b->hdr.aux = aux;
+	b->hdr.xflags = xflags;
+	b->hdr.pad1 = 0;
+	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
+	if (p->flags & LS_PF_PYTHON)
+		n = ls_walk_python(b, p, task, (__u32)id);
+	else
+		b->hdr.flags |= LS_SF_NOT_PYTHON;
+	if (n > LS_MAX_FRAMES)
+		n = LS_MAX_FRAMES;
+	b->hdr.nframes = n;
+	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
+			       0)) {
+		LS_STAT_INC(ringbuf_drops);
+		return -1;
+	}
+	return 0;
+}
+
+#endif /* __LS_EMIT_BPF_H */
