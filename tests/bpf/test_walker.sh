@@ -8,7 +8,7 @@ source "$(dirname "$0")/../e2e/lib.sh"
 for py in "$DEB_PY" "$PYENV_PY"; do
 	need_python "$py"
 	prof="$WORK/shapes.lsprof"
-	"$LS" -q --profile "$prof" -o "$WORK/shapes.html" -- "$py" "$FIX/walker_shapes.py" ||
+	"$LS" -q --mode cpu --profile "$prof" -o "$WORK/shapes.html" -- "$py" "$FIX/walker_shapes.py" ||
 		{ fail "$py: exit $?"; continue; }
 	j=$(json_of "$prof") || { fail "$py: report"; continue; }
 	out=$("$PYQ" - "$j" "$FIX/walker_shapes.py" <<'PYEOF'

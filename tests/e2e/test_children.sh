@@ -25,9 +25,9 @@ for pid in "$@"; do
 	[ "$parent" = "$root" ] && pass "child $pid's parent is $root" || fail "child $pid parent '$parent'"
 done
 # child 2 does twice the work of child 1 (argv 1 and 2)
-c1=$(pyq "$j" "sum(l['time_s'] for l in lines(None, 'child_work.py') if [p for p in d['processes'] if p['pid'] == l['pid'] and p['argv'].endswith(' 1')])")
-c2=$(pyq "$j" "sum(l['time_s'] for l in lines(None, 'child_work.py') if [p for p in d['processes'] if p['pid'] == l['pid'] and p['argv'].endswith(' 2')])")
-r=$(ratio_within "$c2" "$c1" 2.0 0.35) && pass "child 2 / child 1 work = $r" || fail "child 2 / child 1 = $r, want about 2"
+c1=$(pyq "$j" "sum(l['cpu_time_s'] for l in lines(None, 'child_work.py') if [p for p in d['processes'] if p['pid'] == l['pid'] and p['argv'].endswith(' 1')])")
+c2=$(pyq "$j" "sum(l['cpu_time_s'] for l in lines(None, 'child_work.py') if [p for p in d['processes'] if p['pid'] == l['pid'] and p['argv'].endswith(' 2')])")
+r=$(ratio_within "$c2" "$c1" 2.0 0.35) && pass "child 2 / child 1 CPU = $r" || fail "child 2 / child 1 CPU = $r, want about 2"
 # a child's lines are not counted in the parent
 leak=$(pyq "$j" "sum(l['time_s'] for l in lines(d['processes'][0]['pid'], 'child_work.py'))")
 [ "$leak" = 0 ] || [ "$leak" = 0.0 ] && pass "no child time in the parent" || fail "parent has child lines ($leak)"

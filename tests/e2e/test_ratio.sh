@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 for py in "$DEB_PY" "$PYENV_PY"; do
 	need_python "$py"
 	prof="$WORK/ratio-$(basename "$(dirname "$(dirname "$py")")").lsprof"
-	"$LS" -q --profile "$prof" -o "$WORK/ratio.html" -- "$py" "$FIX/ratio3.py" 180 >/dev/null ||
+	"$LS" -q --mode cpu --profile "$prof" -o "$WORK/ratio.html" -- "$py" "$FIX/ratio3.py" 180 >/dev/null ||
 		{ fail "$py: linescope-bpf exited $?"; continue; }
 	j=$(json_of "$prof") || { fail "$py: report"; continue; }
 	light=$(pyq "$j" 'total("ratio3.py", 23)')

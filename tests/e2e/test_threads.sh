@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 for py in "$DEB_PY" "$PYENV_PY"; do
 	need_python "$py"
 	prof="$WORK/threads.lsprof"
-	"$LS" -q --profile "$prof" -o "$WORK/threads.html" -- "$py" "$FIX/threads4.py" 1200000 ||
+	"$LS" -q --mode cpu --profile "$prof" -o "$WORK/threads.html" -- "$py" "$FIX/threads4.py" 2500000 ||
 		{ fail "$py: linescope-bpf exited $?"; continue; }
 	j=$(json_of "$prof") || { fail "$py: report"; continue; }
 	w=()
