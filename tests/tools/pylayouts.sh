@@ -8,9 +8,9 @@
 #
 #   tests/tools/pylayouts.sh .output/tests/pylayouts
 #
-# The sid root (3.13, 3.14, 3.15) comes from $LS_SID_ROOT when it is set and already built, else
-# from tests/fixtures/pyroot.sh (root needed the first time). Every build must be present: a
-# missing one is an error, not a skip.
+# The sid root (3.13, 3.14, 3.15) comes from tests/fixtures/pyroot.sh when run as root (it builds
+# the root on first use); otherwise an already built root at $LS_SID_ROOT is used. Every build
+# must be present: a missing one is an error, not a skip.
 set -euo pipefail
 
 out=${1:?usage: pylayouts.sh OUTDIR}
@@ -19,10 +19,12 @@ src=$here/pylayout_dump.c
 cc=${CC:-cc}
 pyenv=${LS_PYENV_ROOT:-/root/.pyenv/versions}
 
-if [ -n "${LS_SID_ROOT:-}" ] && [ -f "$LS_SID_ROOT/.linescope-sid-root" ]; then
-	sid=$LS_SID_ROOT
-else
-	sid=$("$here/../fixtures/pyroot.sh")
+sid=${LS_SID_ROOT:-/var/cache/linescope/sid-root}
+if [ "$(id -u)" = 0 ]; then
+	sid=$("$here/../fixtures/pyroot.sh") # validates, builds on first use
+elif [ ! -f "$sid/.linescope-sid-root" ]; then
+	echo "pylayouts.sh: no sid root at $sid; run tests/fixtures/pyroot.sh as root once" >&2
+	exit 1
 fi
 
 mkdir -p "$out"

@@ -19,6 +19,7 @@ BPF walker is cross-checked against it, and it is itself checked against the int
 traceback output by tests/tools/check_pyoracle.sh. Pure stdlib; no third-party modules.
 """
 import argparse
+import collections
 import json
 import os
 import re
@@ -388,6 +389,7 @@ class Walker:
         self.build = "%s%s" % ("shared" if self.elf.type == 3 and ".so" in self.path else "static",
                                 ", probes" if ".note.stapsdt" in self.elf.sections else "")
         self.strings = {}
+        self.stats = collections.Counter()  # frames seen by owner, tagged code references
 
     # -- objects
 
@@ -423,8 +425,13 @@ class Walker:
         while frame and len(out) < 4096 and frame not in seen:
             seen.add(frame)
             owner = m.u8(frame + L["frame_owner"])
-            code = m.u64(frame + L["frame_code"]) & ~L["tag_mask"]
-            if owner < L["owner_native"] and code and m.u64(code + 8) == self.code_type:
+            raw = m.u64(frame + L["frame_code"])
+            code = raw & ~L["tag_mask"]
+            is_code = bool(code) and m.u64(code + 8) == self.code_type
+            self.stats["owner %d%s" % (owner, "" if is_code else " (not code)")] += 1
+            if raw & 7:
+                self.stats["f_executable low bits %d" % (raw & 7)] += 1
+            if owner < L["owner_native"] and is_code:
                 instr = m.u64(frame + L["frame_instr"])
                 offset = instr - (code + L["code_adaptive"])  # bytes; -2 for a 3.11/3.12 fresh frame
                 first = m.i32(code + L["code_firstlineno"])
@@ -534,6 +541,7 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--expect", metavar="FILE")
     ap.add_argument("--selftest-decoder", action="store_true")
+    ap.add_argument("--stats", action="store_true", help="count frames by owner and tag bits")
     args = ap.parse_args()
     if args.selftest_decoder:
         ok = selftest_decoder(["threading", "json.decoder", "argparse", "dataclasses", "ast",
@@ -562,6 +570,9 @@ def main():
             print("thread %s%s" % (tid, " [GIL]" if t["gil"] else ""))
             for f in t["frames"]:
                 print("  %s:%s %s" % (f["file"], f["line"], f["qualname"]))
+    if args.stats:
+        for k, n in sorted(w.stats.items()):
+            print("stats: %s: %d" % (k, n))
     if args.expect:
         with open(args.expect) as f:
             expect = json.load(f)
