@@ -53,7 +53,7 @@ struct ls_pyinfo {
 
 	/* _PyRuntimeState */
 	__u32 runtime_interp_head; /* interpreters.head (newest interpreter) */
-	__u32 runtime_interp_main; /* interpreters.main; NONE where only head is known (3.13+) */
+	__u32 runtime_interp_main; /* interpreters.main (3.13+: head + 8, a per-version rule) */
 	__u32 runtime_tss_key;	   /* autoTSSkey._key (int); NONE from 3.15 */
 	__u32 runtime_gil_holder;  /* 3.11: gilstate.tstate_current (NULL while nobody holds it) */
 

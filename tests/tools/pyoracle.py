@@ -519,17 +519,22 @@ def compare(w, threads, expect):
     if extra:
         problems.append("threads the target does not have: %s" % sorted(extra))
     # The GIL: only the spinning thread ever takes it, and it holds it nearly all the time.
+    m, L = w.mem, w.L
+    interp = m.u64(w.runtime + L["interp_head"])
+    tid_of = {t["tstate"]: t["tid"] for t in threads}
     held = other = 0
     for _ in range(200):
-        for t in w.threads():
-            if t["gil"]:
-                if t["tid"] == busy["tid"]:
-                    held += 1
-                else:
-                    other += 1
-            if "holds_gil" in t and t["holds_gil"] and t["tid"] != busy["tid"]:
+        holder = w.gil(interp)
+        if holder:
+            if tid_of.get(holder) == busy["tid"]:
+                held += 1
+            else:
                 other += 1
-        time.sleep(0.002)
+        if "holds_gil" in L:  # 3.15: the per-thread flag must agree
+            for ts, tid in tid_of.items():
+                if m.i32(ts + L["holds_gil"]) and tid != busy["tid"]:
+                    other += 1
+        time.sleep(0.001)
     if other or held < 100:
         problems.append("GIL: busy thread held it in %d/200 reads, others in %d" % (held, other))
     return problems
