@@ -10,3 +10,19 @@ test-e2e: $(APP) ls-all
 
 # the 3.11 layout table is checked against the interpreter's own (internal) headers
 UNIT_CFLAGS_test_pylayout := -I/usr/include/python3.11 -Wno-missing-field-initializers
+
+# CPython layouts (userspace/pyversions.c): test_pyversions compares it with offsetof() values
+# compiled from each interpreter's own headers; the Debian sid root (3.13-3.15) is built by
+# tests/fixtures/pyroot.sh on first use (root and the Debian mirror needed then), cached after.
+PYLAYOUT_DIR := $(OUTPUT)/tests/pylayouts
+.PHONY: pylayouts test-pyversions
+pylayouts:
+	$(call msg,GEN,$(PYLAYOUT_DIR))
+	$(Q)tests/tools/pylayouts.sh $(PYLAYOUT_DIR)
+test-unit: pylayouts
+
+# Live checks (root): decoder vs co_positions(), thread-state lookup, oracle vs each target's own
+# stacks, for every interpreter, sid ones chrooted and one in its own pid namespace.
+TEST_TARGETS += test-pyversions
+test-pyversions:
+	$(Q)tests/tools/check_pyoracle.sh
