@@ -172,7 +172,7 @@ struct ls_pylayout {
 	__u16 interp_threads_head;  /* PyInterpreterState.threads.head */
 	__u16 runtime_interp_head;  /* _PyRuntimeState.interpreters.head */
 	__u16 runtime_gil_holder;   /* 3.11: _PyRuntime.gilstate.tstate_current; NONE if absent */
-	__u8 owner_cstack;	    /* FRAME_OWNED_BY_CSTACK value, 0xff when there is none */
+	__u8 owner_cstack;	    /* owners >= this are C-stack/interpreter frames (0xff: none) */
 	__u8 code_tag_mask;	    /* low bits to clear from f_executable (3.14 _PyStackRef) */
 	__u16 unicode_length;	    /* PyASCIIObject.length */
 	__u16 unicode_state;	    /* PyASCIIObject.state (u32 bit field) */
@@ -202,19 +202,21 @@ enum ls_proc_flags {
 
 /* Value of the `procs` map, keyed by tgid. */
 struct ls_proc {
-	__u32 flags;	  /* enum ls_proc_flags */
-	__u32 layout_id;  /* index into `pylayouts` */
-	__u64 runtime;	  /* address of _PyRuntime */
-	__u64 tss_addr;	  /* address of the Py_tss_t holding the thread-state key */
-	__u64 code_type;  /* &PyCode_Type: frames whose code has another type are skipped */
-	__u32 tsd_mode;	  /* enum ls_tstate_mode */
-	__u16 tsd_base;	  /* glibc: offsetof(struct pthread, specific_1stblock) */
-	__u16 tsd_stride; /* glibc: sizeof(struct pthread_key_data) */
-	__u16 tsd_data;	  /* glibc: offsetof(struct pthread_key_data, data) */
-	__u16 tsd_2nd;	  /* glibc: offsetof(struct pthread, specific) (second-level table) */
-	__u32 gen;	  /* bumped by exec: code objects seen before belong to the old image */
-	__u64 gil_lo;	  /* [gil_lo, gil_hi): the GIL's state; a futex wait in it waits for the */
-	__u64 gil_hi;	  /* GIL. Both 0 when unknown */
+	__u32 flags;	   /* enum ls_proc_flags */
+	__u32 layout_id;   /* index into `pylayouts` */
+	__u64 runtime;	   /* address of _PyRuntime */
+	__u64 tss_addr;	   /* address of the Py_tss_t holding the thread-state key */
+	__u64 code_type;   /* &PyCode_Type: frames whose code has another type are skipped */
+	__u32 tsd_mode;	   /* enum ls_tstate_mode */
+	__u16 tsd_base;	   /* glibc: offsetof(struct pthread, specific_1stblock) */
+	__u16 tsd_stride;  /* glibc: sizeof(struct pthread_key_data) */
+	__u16 tsd_data;	   /* glibc: offsetof(struct pthread_key_data, data) */
+	__u16 tsd_2nd;	   /* glibc: offsetof(struct pthread, specific) (second-level table) */
+	__u32 gen;	   /* bumped by exec: code objects seen before belong to the old image */
+	__u64 gil_lo;	   /* [gil_lo, gil_hi): the GIL's state; a futex wait in it waits for the */
+	__u64 gil_hi;	   /* GIL. Both 0 when unknown */
+	__u32 pidns_level; /* depth of its pid namespace: native_thread_id is the tid there */
+	__u32 pad;
 };
 
 /*
@@ -252,6 +254,6 @@ _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");
 _Static_assert(sizeof(struct ls_pylayout) == 52, "ls_pylayout layout");
-_Static_assert(sizeof(struct ls_proc) == 64, "ls_proc layout");
+_Static_assert(sizeof(struct ls_proc) == 72, "ls_proc layout");
 
 #endif /* __LINESCOPE_H */

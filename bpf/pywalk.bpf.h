@@ -52,6 +52,22 @@ static long thread_list_step(__u32 i, void *data)
 	return 0;
 }
 
+/* The thread's id in the pid namespace `level` levels below the host's (0: the host id). */
+static __always_inline __u32 ns_tid(struct task_struct *task, __u32 level, __u32 tid)
+{
+	struct pid *pid;
+	struct upid up;
+
+	if (!level)
+		return tid;
+	pid = BPF_CORE_READ(task, thread_pid);
+	if (!pid || bpf_probe_read_kernel(&up, sizeof(up),
+					  (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+						  (level & 31) * sizeof(struct upid)))
+		return tid;
+	return up.nr;
+}
+
 /* Returns the PyThreadState of the current thread, or 0 when it has none. */
 static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const struct ls_pylayout *L,
 					       struct task_struct *task, __u32 tid)
@@ -86,7 +102,8 @@ static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const st
 	}
 	if (p->tsd_mode == LS_TS_THREAD_LIST) {
 		struct tl_ctx c = {
-			.tid = tid,
+			/* native_thread_id holds the tid as the target's own namespace sees it */
+			.tid = ns_tid(task, p->pidns_level, tid),
 			.next_off = L->tstate_next,
 			.tid_off = L->tstate_native_tid,
 		};
@@ -232,8 +249,8 @@ static long walk_step(__u32 i, void *data)
 	owner = L->frame_owner < LS_FRAME_WIN ? b->fwin[L->frame_owner & 0x7f] : 0;
 	c->frame = WIN_U64(b->fwin, L->frame_previous, LS_FRAME_WIN);
 
-	/* shim frames owned by the C stack (3.12+) carry no user code */
-	if (owner == L->owner_cstack)
+	/* shim frames owned by the C stack or the interpreter (3.12+) carry no user code */
+	if (owner >= L->owner_cstack)
 		return 0;
 	if (!code || bpf_probe_read_user(b->cwin, LS_CODE_WIN, (void *)code)) {
 		c->flags |= LS_SF_READ_FAIL;

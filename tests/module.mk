@@ -8,8 +8,6 @@ test-bpf: $(APP) ls-all
 test-e2e: $(APP) ls-all
 	$(Q)tests/run-root.sh e2e
 
-# the 3.11 layout table is checked against the interpreter's own (internal) headers
-UNIT_CFLAGS_test_pylayout := -I/usr/include/python3.11 -Wno-missing-field-initializers
 
 # CPython layouts (userspace/pyversions.c): test_pyversions compares it with offsetof() values
 # compiled from each interpreter's own headers; the Debian sid root (3.13-3.15) is built by

@@ -143,16 +143,16 @@ static char *read_str_dup(pid_t pid, const struct ls_pylayout *L, uint64_t addr)
 static int read_code(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp, struct ls_pycode **out)
 {
 	const struct ls_pylayout *L = &c->py->layout;
-	const struct ls_pyextra *X = &c->py->extra;
+	uint32_t header = c->py->ver.code_adaptive;
 	uint8_t hdr[512];
 	uint64_t fname, qname, ltab, ltlen;
 	struct ls_pycode *code;
 	uint32_t firstlineno;
 	int err;
 
-	if (X->code_header > sizeof(hdr))
+	if (header > sizeof(hdr) || header < 16)
 		return -EINVAL;
-	err = ls_procfs__read_mem(c->pid, addr, hdr, X->code_header);
+	err = ls_procfs__read_mem(c->pid, addr, hdr, header);
 	if (err)
 		return err;
 	if (*(uint64_t *)&hdr[8] != c->py->proc.code_type)

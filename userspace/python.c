@@ -33,16 +33,18 @@ static bool is_candidate(const char *path)
 	return !strncmp(b, "libpython", 9) || !strncmp(b, "python", 6);
 }
 
-/* Opens a mapped file as this tool can see it: the process's root, or map_files if deleted. */
+/* Opens a mapped file as this tool can see it. */
 static int open_mapped(pid_t pid, const struct ls_vma *v, struct ls_elf **elf)
 {
 	char p[PATH_MAX + 64];
 	int err;
 
-	ls_procfs__resolve(pid, v->path, p, sizeof(p));
+	/* map_files names the very file mapped, deleted or not; maps paths of a chrooted target
+	 * are relative to our root, not its own, so its root is only the fallback */
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
 	err = ls_elf__open(p, elf);
-	if (err == -ENOENT || strstr(v->path, " (deleted)")) {
-		snprintf(p, sizeof(p), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
+	if (err) {
+		ls_procfs__resolve(pid, v->path, p, sizeof(p));
 		err = ls_elf__open(p, elf);
 	}
 	return err;
@@ -79,20 +81,66 @@ static bool uses_glibc(const struct ls_procmaps *maps)
 	return false;
 }
 
+/* pid-namespace depth of pid (0: the host's), from the NSpid line of its status. */
+static unsigned pidns_level(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned level = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (char *p = line + 6; *p; p++)
+			if ((*p == ' ' || *p == '\t') && p[1] >= '0' && p[1] <= '9')
+				level++;
+		break;
+	}
+	fclose(f);
+	return level ? level - 1 : 0;
+}
+
+int ls_python__check_layout(const struct ls_pylayout *L)
+{
+	const uint16_t frame_offs[] = {L->frame_code, L->frame_previous, L->frame_instr};
+	const uint16_t code_offs[] = {L->code_filename, L->code_qualname, L->code_linetable};
+
+	for (size_t i = 0; i < sizeof(frame_offs) / sizeof(frame_offs[0]); i++)
+		if (frame_offs[i] > LS_FRAME_WIN - 8)
+			return -EINVAL;
+	if (L->frame_owner >= LS_FRAME_WIN)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(code_offs) / sizeof(code_offs[0]); i++)
+		if (code_offs[i] > LS_CODE_WIN - 8)
+			return -EINVAL;
+	if (L->code_firstlineno > LS_CODE_WIN - 4)
+		return -EINVAL;
+	/* the walker reads a str header as one 48-byte window */
+	if (L->unicode_length > 40 || L->unicode_state > 44)
+		return -EINVAL;
+	return 0;
+}
+
 static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma *v,
 		 struct ls_elf *elf, struct ls_pyinfo *pi, char *why, size_t whylen)
 {
 	uint64_t runtime, code_type, verval, rtsize = 0;
+	uint8_t blob[LS_PY_DEBUG_OFFSETS_MAX];
 	const struct ls_vma *first;
 	uint32_t version = 0;
-	int err;
+	int err, n;
 
 	if (ls_elf__sym(elf, "_PyRuntime", &runtime, &rtsize))
 		return -ENOENT;
 	if (ls_elf__sym(elf, "Py_Version", &verval, NULL) ||
 	    ls_elf__read(elf, verval, &version, sizeof(version))) {
 		snprintf(why, whylen,
-			 "CPython older than 3.11 in %s (no Py_Version); supported: 3.11", v->path);
+			 "CPython older than 3.11 in %s (no Py_Version); supported: 3.11 to 3.15",
+			 v->path);
 		return -ENOTSUP;
 	}
 	if (ls_elf__sym(elf, "PyCode_Type", &code_type, NULL)) {
@@ -101,12 +149,20 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	}
 	memset(pi, 0, sizeof(*pi));
 	pi->version_hex = version;
-	snprintf(pi->version, sizeof(pi->version), "%u.%u.%u", version >> 24,
-		 (version >> 16) & 0xff, (version >> 8) & 0xff);
-	err = ls_pylayout__get(version, NULL, 0, &pi->layout, &pi->extra, why, whylen);
-	if (err)
-		return err;
-	if (ls_pylayout__check(&pi->layout)) {
+	ls_pyversions__format(version, pi->version, sizeof(pi->version));
+	/* 3.13+: _Py_DebugOffsets opens _PyRuntime, a static initializer: read it from the file */
+	n = ls_pyversions__blob_size(version);
+	if (n > (int)sizeof(blob) || (n > 0 && ls_elf__read(elf, runtime, blob, n)))
+		n = 0;
+	err = ls_pyversions__resolve(version, n > 0 ? blob : NULL, n > 0 ? n : 0, rtsize,
+				     &pi->layout, &pi->ver);
+	if (err) {
+		snprintf(why, whylen, "%s", pi->ver.note);
+		return -ENOTSUP;
+	}
+	if (pi->ver.note[0])
+		ls_warn(0, "pid %d: %s", pid, pi->ver.note);
+	if (ls_python__check_layout(&pi->layout)) {
 		snprintf(why, whylen, "CPython %s layout exceeds the walker's windows",
 			 pi->version);
 		return -ENOTSUP;
@@ -130,12 +186,15 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	pi->proc.flags = LS_PF_PYTHON;
 	pi->proc.runtime = pi->runtime;
 	pi->proc.code_type = pi->bias + code_type;
-	pi->proc.tss_addr = pi->runtime + pi->extra.runtime_tss;
-	if (pi->extra.runtime_gil != LS_OFF_NONE) {
-		pi->proc.gil_lo = pi->runtime + pi->extra.runtime_gil;
-		pi->proc.gil_hi = pi->proc.gil_lo + pi->extra.gil_size;
+	pi->proc.pidns_level = pidns_level(pid);
+	if (pi->ver.runtime_gil != LS_PY_OFF_NONE) {
+		pi->proc.gil_lo = pi->runtime + pi->ver.runtime_gil;
+		pi->proc.gil_hi = pi->proc.gil_lo + pi->ver.gil_size;
 	}
-	if (pi->extra.runtime_tss != LS_OFF_NONE && uses_glibc(maps)) {
+	if ((pi->ver.tstate_ways & LS_PY_TS_TSS_KEY) && pi->ver.runtime_tss_key != LS_PY_OFF_NONE &&
+	    uses_glibc(maps)) {
+		/* Py_tss_t is {int _is_initialized; pthread_key_t _key;} */
+		pi->proc.tss_addr = pi->runtime + pi->ver.runtime_tss_key - 4;
 		pi->proc.tsd_mode = LS_TS_GLIBC_TSD;
 		pi->proc.tsd_base = GLIBC_SPECIFIC_1ST;
 		pi->proc.tsd_stride = GLIBC_KEY_DATA_SIZE;
@@ -242,7 +301,7 @@ int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi)
 	}
 	if (!ts)
 		return 0;
-	pthread_self = read_ptr(pid, ts + pi->extra.tstate_thread_id);
+	pthread_self = read_ptr(pid, ts + pi->ver.tstate_thread_id);
 	if (tss.key < 32)
 		slot = pthread_self + GLIBC_SPECIFIC_1ST + (uint64_t)tss.key * GLIBC_KEY_DATA_SIZE;
 	else

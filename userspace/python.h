@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "linescope.h"
-#include "pylayout.h"
+#include "pyversions.h"
 
 struct ls_pyinfo {
 	uint32_t version_hex;
@@ -27,7 +27,7 @@ struct ls_pyinfo {
 		text_end;  /* executable mapping of the interpreter (python vs native) */
 	bool tsd_verified; /* the thread-state lookup was checked against a live thread */
 	struct ls_pylayout layout;
-	struct ls_pyextra extra;
+	struct ls_pyver ver;    /* everything else about this interpreter's layout */
 	struct ls_proc proc; /* what BPF gets in `procs` (layout_id filled by the caller) */
 };
 
@@ -45,5 +45,8 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
  * lookup mode changed (push the new ls_proc to BPF), 0 when unchanged or not yet decidable.
  */
 int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi);
+
+/* Checks that every layout offset fits the BPF walker's read windows. 0 or -EINVAL. */
+int ls_python__check_layout(const struct ls_pylayout *L);
 
 #endif

@@ -184,10 +184,9 @@ static const struct dbg_desc dbg_descs[] = {
 
 static const char cookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
 
-static void note(struct ls_pyinfo *info, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void note(struct ls_pyver *info, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void note(struct ls_pyinfo *info, const char *fmt, ...)
+static void note(struct ls_pyver *info, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -242,7 +241,7 @@ struct table {
 	unsigned runtime_size; /* sizeof(_PyRuntimeState) of the builds we verified */
 	const char *verified;  /* patch releases checked against headers and live processes */
 	struct ls_pylayout lay;
-	struct ls_pyinfo info; /* only the offset fields are used */
+	struct ls_pyver info; /* only the offset fields are used */
 };
 
 static const struct table tables[] = {
@@ -281,6 +280,8 @@ static const struct table tables[] = {
 				.interp_threads_head = 16,
 				.interp_threads_main = LS_PY_OFF_NONE,
 				.interp_ceval_gil = LS_PY_OFF_NONE,
+				.runtime_gil = 360,
+				.gil_size = 208,
 				.gil_locked = LS_PY_OFF_NONE,
 				.gil_last_holder = LS_PY_OFF_NONE,
 				.tstate_size = 360,
@@ -344,6 +345,8 @@ static const struct table tables[] = {
 				.interp_threads_head = 72,
 				.interp_threads_main = LS_PY_OFF_NONE,
 				.interp_ceval_gil = 384,
+				.runtime_gil = LS_PY_OFF_NONE,
+				.gil_size = 208,
 				.gil_locked = 1056 - 1040,
 				.gil_last_holder = 1048 - 1040, /* interp->_gil at 1040 */
 				.tstate_size = 288,
@@ -374,7 +377,7 @@ static const struct table tables[] = {
 };
 
 static int from_table(__u32 version, __u64 runtime_size, struct ls_pylayout *lay,
-		      struct ls_pyinfo *info)
+		      struct ls_pyver *info)
 {
 	const struct table *t = &tables[PY_MINOR(version) == 11 ? 0 : 1];
 	char vbuf[32];
@@ -414,7 +417,7 @@ static __u64 slot(const unsigned char *blob, unsigned idx)
  * Reads the offset in slot @idx and checks that a @width-byte field there lies inside a struct of
  * @limit bytes. Stores it in *@out (LS_PY_OFF_NONE for an absent slot).
  */
-static int field(struct ls_pyinfo *info, const unsigned char *blob, unsigned idx, __u64 limit,
+static int field(struct ls_pyver *info, const unsigned char *blob, unsigned idx, __u64 limit,
 		 unsigned width, const char *what, __u32 *out)
 {
 	__u64 off;
@@ -434,7 +437,7 @@ static int field(struct ls_pyinfo *info, const unsigned char *blob, unsigned idx
 }
 
 /* A struct size read from the blob: non-zero and below @max. */
-static int size_of(struct ls_pyinfo *info, const unsigned char *blob, unsigned idx, __u64 max,
+static int size_of(struct ls_pyver *info, const unsigned char *blob, unsigned idx, __u64 max,
 		   const char *what, __u64 *out)
 {
 	__u64 v = slot(blob, idx);
@@ -448,7 +451,7 @@ static int size_of(struct ls_pyinfo *info, const unsigned char *blob, unsigned i
 	return 0;
 }
 
-static int to_u16(struct ls_pyinfo *info, __u32 v, const char *what, __u16 *out)
+static int to_u16(struct ls_pyver *info, __u32 v, const char *what, __u16 *out)
 {
 	if (v == LS_PY_OFF_NONE) {
 		*out = LS_OFF_NONE;
@@ -464,7 +467,7 @@ static int to_u16(struct ls_pyinfo *info, __u32 v, const char *what, __u16 *out)
 
 static int from_blob(const struct dbg_desc *d, __u32 version, const unsigned char *blob,
 		     size_t blob_len, __u64 runtime_size, struct ls_pylayout *lay,
-		     struct ls_pyinfo *info)
+		     struct ls_pyver *info)
 {
 	__u64 rt, is, ts, fr, co, by, un, blob_version;
 	__u32 gil_state, gil_locked, gil_holder, cur_frame, previous, executable, instr, owner;
@@ -631,8 +634,22 @@ static int from_blob(const struct dbg_desc *d, __u32 version, const unsigned cha
 	return 0;
 }
 
+/* The walker reads str and bytes objects too (to describe code objects): give it their offsets. */
+static void copy_strings(struct ls_pylayout *lay, const struct ls_pyver *info)
+{
+	lay->unicode_length = info->unicode_length;
+	lay->unicode_state = info->unicode_state;
+	lay->unicode_ascii_data = info->unicode_ascii_data;
+	lay->unicode_compact_data = info->unicode_compact_data;
+	lay->unicode_kind_shift = info->unicode_kind_shift;
+	lay->unicode_compact_bit = info->unicode_compact_bit;
+	lay->unicode_ascii_bit = info->unicode_ascii_bit;
+	lay->bytes_size = info->bytes_size;
+	lay->bytes_data = info->bytes_data;
+}
+
 int ls_pyversions__resolve(__u32 version, const void *blob, size_t blob_len, __u64 runtime_size,
-			   struct ls_pylayout *layout, struct ls_pyinfo *info)
+			   struct ls_pylayout *layout, struct ls_pyver *info)
 {
 	const struct dbg_desc *d;
 	char vbuf[32];
@@ -659,8 +676,12 @@ int ls_pyversions__resolve(__u32 version, const void *blob, size_t blob_len, __u
 		     vbuf);
 		return -ENOTSUP;
 	}
-	if (is_table_version(version))
-		return from_table(version, runtime_size, layout, info);
+	if (is_table_version(version)) {
+		err = from_table(version, runtime_size, layout, info);
+		if (!err)
+			copy_strings(layout, info);
+		return err;
+	}
 	d = find_desc(version);
 	if (!d) {
 		note(info,
@@ -670,6 +691,12 @@ int ls_pyversions__resolve(__u32 version, const void *blob, size_t blob_len, __u
 		return -ENOTSUP;
 	}
 	err = from_blob(d, version, blob, blob_len, runtime_size, layout, info);
+	if (!err) {
+		/* the GIL is the interpreter's (ceval.gil points at it); its size is stable */
+		info->runtime_gil = LS_PY_OFF_NONE;
+		info->gil_size = 216;
+		copy_strings(layout, info);
+	}
 	if (err) {
 		/* keep only what tells the caller why */
 		char why[LS_PY_NOTE_LEN];

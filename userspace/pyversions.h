@@ -43,7 +43,7 @@ enum ls_py_tstate_way {
  * Everything userspace needs beyond struct ls_pylayout. Offsets in bytes from the start of the
  * named struct; LS_PY_OFF_NONE when absent.
  */
-struct ls_pyinfo {
+struct ls_pyver {
 	__u32 version;		  /* PY_VERSION_HEX, e.g. 0x030e0af0 for 3.14.10 */
 	bool from_debug_offsets;  /* layout read from _Py_DebugOffsets (3.13+), else a table */
 	bool free_threaded;	  /* set even when refused, so the caller can say why */
@@ -63,8 +63,10 @@ struct ls_pyinfo {
 	__u32 interp_threads_main; /* 3.13+; NONE before */
 	__u32 interp_ceval_gil; /* 3.12+: ceval.gil, pointer to the struct _gil_runtime_state used
 				 */
-	__u32 gil_locked;	/* 3.12+: offsetof(struct _gil_runtime_state, locked) (int) */
-	__u32 gil_last_holder;	/* 3.12+: offsetof(struct _gil_runtime_state, last_holder) */
+	__u32 runtime_gil; /* 3.11: ceval.gil, the struct _gil_runtime_state inside _PyRuntime */
+	__u32 gil_size;	   /* sizeof(struct _gil_runtime_state): a futex in it is a GIL wait */
+	__u32 gil_locked;  /* 3.12+: offsetof(struct _gil_runtime_state, locked) (int) */
+	__u32 gil_last_holder; /* 3.12+: offsetof(struct _gil_runtime_state, last_holder) */
 
 	/* PyThreadState */
 	__u32 tstate_size;
@@ -131,7 +133,7 @@ int ls_pyversions__blob_size(__u32 version);
  * info->free_threaded).
  */
 int ls_pyversions__resolve(__u32 version, const void *blob, size_t blob_len, __u64 runtime_size,
-			   struct ls_pylayout *layout, struct ls_pyinfo *info);
+			   struct ls_pylayout *layout, struct ls_pyver *info);
 
 /* Writes "3.14.10", "3.15.0b2" or "3.13.0rc1" for a PY_VERSION_HEX into @buf. Returns its length.
  */

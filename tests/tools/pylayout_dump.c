@@ -43,6 +43,7 @@ int main(void)
 	P("sizeof.PyInterpreterState", sizeof(PyInterpreterState));
 	P("sizeof.PyThreadState", sizeof(PyThreadState));
 	P("sizeof._PyInterpreterFrame", sizeof(_PyInterpreterFrame));
+	P("sizeof.gil", sizeof(struct _gil_runtime_state));
 
 	/* runtime and interpreter: thread discovery and the GIL holder */
 	OFF(_PyRuntimeState, interpreters.head);

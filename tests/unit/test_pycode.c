@@ -19,11 +19,8 @@ static struct ls_pyinfo py;
 
 static int setup(void **state)
 {
-	char why[128];
-
 	memset(&py, 0, sizeof(py));
-	assert_int_equal(
-		ls_pylayout__get(0x030b02f0, NULL, 0, &py.layout, &py.extra, why, sizeof(why)), 0);
+	assert_int_equal(ls_pyversions__resolve(0x030b02f0, NULL, 0, 0, &py.layout, &py.ver), 0);
 	py.proc.code_type = 0x1234;
 	return 0;
 }

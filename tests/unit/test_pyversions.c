@@ -228,7 +228,7 @@ static void test_real_builds_match_headers(void **state)
 		struct build *b = &builds[i];
 		unsigned minor = (b->py_version >> 16) & 0xff;
 		struct ls_pylayout lay;
-		struct ls_pyinfo info;
+		struct ls_pyver info;
 		int err;
 
 		assert_int_equal(b->py_version,
@@ -285,7 +285,18 @@ static void test_real_builds_match_headers(void **state)
 		/* ls_pyinfo */
 		EXPECT(b, info.runtime_interp_head, "_PyRuntimeState.interpreters.head");
 		EXPECT(b, info.runtime_interp_main, "_PyRuntimeState.interpreters.main");
+		/* a futex wait inside the GIL's state is a GIL wait */
+		assert_true(info.gil_size >= fact(b, "sizeof.gil"));
+		assert_true(info.gil_size <= fact(b, "sizeof.gil") + 16);
+		/* the walker reads str and bytes objects itself */
+		assert_int_equal(lay.unicode_length, info.unicode_length);
+		assert_int_equal(lay.unicode_state, info.unicode_state);
+		assert_int_equal(lay.unicode_ascii_data, info.unicode_ascii_data);
+		assert_int_equal(lay.unicode_compact_data, info.unicode_compact_data);
+		assert_int_equal(lay.bytes_size, info.bytes_size);
+		assert_int_equal(lay.bytes_data, info.bytes_data);
 		if (minor == 11) {
+			EXPECT(b, info.runtime_gil, "_PyRuntimeState.ceval.gil");
 			EXPECT(b, info.runtime_tss_key, "_PyRuntimeState.gilstate.autoTSSkey._key");
 			EXPECT(b, info.runtime_gil_holder,
 			       "_PyRuntimeState.gilstate.tstate_current");
@@ -353,7 +364,7 @@ static void test_table_runtime_size_mismatch_warns(void **state)
 {
 	struct build *b = build_by_id("pyenv-3.12.1");
 	struct ls_pylayout lay;
-	struct ls_pyinfo info;
+	struct ls_pyver info;
 
 	assert_int_equal(ls_pyversions__resolve(b->py_version, NULL, 0, 0, &lay, &info), 0);
 	assert_string_equal(info.note, "");
@@ -365,7 +376,7 @@ static void test_table_runtime_size_mismatch_warns(void **state)
 }
 
 static int resolve_copy(const struct build *b, void (*mutate)(unsigned char *blob, void *arg),
-			void *arg, size_t len, __u64 runtime_size, struct ls_pyinfo *info)
+			void *arg, size_t len, __u64 runtime_size, struct ls_pyver *info)
 {
 	unsigned char blob[LS_PY_DEBUG_OFFSETS_MAX];
 	struct ls_pylayout lay;
@@ -417,7 +428,7 @@ static void test_corrupt_blobs(void **state)
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		struct build *b = build_by_id(ids[i]);
 		size_t size = fact(b, "sizeof._Py_DebugOffsets");
-		struct ls_pyinfo info;
+		struct ls_pyver info;
 		struct poke p;
 
 		/* the unmodified blob resolves; the rest must not */
@@ -488,7 +499,7 @@ static void test_random_corruptions_stay_in_bounds(void **state)
 		size_t size = fact(b, "sizeof._Py_DebugOffsets");
 
 		for (n = 0; n < 3000; n++) {
-			struct ls_pyinfo info;
+			struct ls_pyver info;
 			struct poke p;
 
 			seed = seed * 1103515245 + 12345;
@@ -558,7 +569,7 @@ static void test_unknown_versions(void **state)
 		{0x030e00b2, "3.14.0b2 is a pre-release"},
 	};
 	struct ls_pylayout lay;
-	struct ls_pyinfo info;
+	struct ls_pyver info;
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
