@@ -22,8 +22,8 @@ enum ls_pydef_kind {
 	LS_PYDEF_FUNCTION = 0,	 /* def outside a class body */
 	LS_PYDEF_ASYNC_FUNCTION, /* async def outside a class body */
 	LS_PYDEF_CLASS,
-	LS_PYDEF_METHOD,	/* def directly in a class body */
-	LS_PYDEF_ASYNC_METHOD,	/* async def directly in a class body */
+	LS_PYDEF_METHOD,       /* def directly in a class body */
+	LS_PYDEF_ASYNC_METHOD, /* async def directly in a class body */
 };
 
 struct ls_pyindex_def {
@@ -40,12 +40,12 @@ struct ls_pyindex_def {
 };
 
 struct ls_pyindex_link {
-	int line;	     /* 1-based line of the linked name */
-	int col, end_col;    /* byte columns of the name within its line */
+	int line;	      /* 1-based line of the linked name */
+	int col, end_col;     /* byte columns of the name within its line */
 	int col16, end_col16; /* UTF-16 columns: what JS String indexes count */
-	int target_src;	     /* src_id of the source that holds the definition */
-	int target_def;	     /* index into that source's __defs() array */
-	int target_line;     /* the definition's def_line */
+	int target_src;	      /* src_id of the source that holds the definition */
+	int target_def;	      /* index into that source's __defs() array */
+	int target_line;      /* the definition's def_line */
 };
 
 struct ls_pyindex_stats {
@@ -75,8 +75,7 @@ int ls_pyindex__resolve(struct ls_pyindex *idx);
  * Links of one source, sorted by (line, col16); at most one per name span. *out stays valid until
  * the next __add_source, __resolve or __free. Returns the count, or -ENOENT for an unknown src_id.
  */
-int ls_pyindex__links(const struct ls_pyindex *idx, int src_id,
-		      const struct ls_pyindex_link **out);
+int ls_pyindex__links(const struct ls_pyindex *idx, int src_id, const struct ls_pyindex_link **out);
 
 /*
  * Definitions of one source in source order (sorted by first_line). Pointers inside stay valid

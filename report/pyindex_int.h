@@ -69,28 +69,33 @@ enum {
 	N__PREDEFINED,
 };
 
-#define VEC(T)                                                                                     \
-	struct {                                                                                   \
-		T *v;                                                                              \
-		size_t n, cap;                                                                     \
+#define VEC(T)                 \
+	struct {               \
+		T *v;          \
+		size_t n, cap; \
 	}
 
 /* Makes room for one more element; returns 0 or -ENOMEM. */
 int vec_reserve(void **v, size_t *cap, size_t need, size_t elsz);
-#define VEC_PUSH(vec, ...)                                                                         \
-	(vec_reserve((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof(*(vec).v))                 \
-		 ? -ENOMEM                                                                         \
+#define VEC_PUSH(vec, ...)                                                         \
+	(vec_reserve((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof(*(vec).v)) \
+		 ? -ENOMEM                                                         \
 		 : ((vec).v[(vec).n++] = (__VA_ARGS__), 0))
 
 /* u64 -> u32 open-addressing map; keys are stored +1 so that 0 marks an empty slot. */
+struct hmap_slot {
+	uint64_t key;
+	uint32_t val;
+};
+
 struct hmap {
-	uint64_t *keys;
-	uint32_t *vals;
+	struct hmap_slot *slots;
 	size_t cap, n;
 };
 int hmap_put(struct hmap *m, uint64_t key, uint32_t val);
 uint32_t *hmap_get(const struct hmap *m, uint64_t key);
 void hmap_release(struct hmap *m);
+void hmap_clear(struct hmap *m);
 
 enum scope_kind { SC_MODULE, SC_CLASS, SC_FUNCTION, SC_LAMBDA, SC_COMP };
 
@@ -100,6 +105,8 @@ struct scope {
 	int src;
 	int def;       /* global def index for SC_CLASS/SC_FUNCTION, else -1 */
 	int star_line; /* last `from m import *` in this scope, 0 if none */
+	int bfirst;    /* its bindings: binds[bfirst .. bfirst + bcount), sorted by name */
+	int bcount;
 };
 
 enum bind_kind {
@@ -130,7 +137,6 @@ struct binding {
 	int line, col;
 	int a;
 	uint32_t attr;
-	int next; /* next binding of the same (scope, name), -1 at the end */
 	struct val v;
 };
 
@@ -167,7 +173,7 @@ struct defi {
 	int local; /* index into the source's public defs */
 	int scope; /* the body's scope */
 	uint8_t is_class;
-	uint8_t dynamic; /* class: metaclass=, class keywords, *bases or unknown decorators */
+	uint8_t dynamic;  /* class: metaclass=, class keywords, *bases or unknown decorators */
 	int base0, nbase; /* class: entries in bases (a ref index, or -1 for an opaque base) */
 	/* filled by resolve */
 	int rbase0, nrbase; /* resolved bases in rbases (class def, or -1 for unknown) */
@@ -200,8 +206,7 @@ struct ls_pyindex {
 	VEC(struct source) srcs;
 	struct hmap src_by_id;
 	VEC(struct scope) scopes;
-	VEC(struct binding) binds;
-	struct hmap bind_head; /* (scope, name) -> first binding */
+	VEC(struct binding) binds; /* grouped by scope, then sorted by name (see bind_first) */
 	VEC(struct ref) refs;
 	VEC(struct attr) attrs;
 	VEC(struct defi) defs;
@@ -213,17 +218,42 @@ struct ls_pyindex {
 	struct hmap mod_stores;	  /* (source, attr) assigned on a module from outside */
 
 	/* module mapping, rebuilt by resolve */
-	struct hmap mod_path;	 /* "@path" key -> source */
-	struct hmap mod_dotted;	 /* dotted suffix key -> first entry in mod_entries */
-	struct hmap mod_ns;	 /* package keys (dotted or "@dir") that hold indexed modules */
-	VEC(int) mod_entries;	 /* pairs (source, next entry) */
-	struct hmap mod_memo;	 /* (key, importer) -> source + 1, or 0 */
-	struct hmap attr_memo;	 /* (class def, name) -> override verdict */
+	struct hmap mod_path;	/* "@path" key -> source */
+	struct hmap mod_dotted; /* dotted suffix key -> first entry in mod_entries */
+	struct hmap mod_ns;	/* package keys (dotted or "@dir") that hold indexed modules */
+	VEC(int) mod_entries;	/* pairs (source, next entry) */
+	struct hmap mod_memo;	/* (key, importer) -> source + 1, or 0 */
+	struct hmap attr_memo;	/* (class def, name) -> override verdict */
 	VEC(int) rbases;
 	VEC(int) children; /* pairs (subclass def, next) */
 	bool resolved;
 	size_t nlinks;
 };
+
+/* First binding of name in scope, or -1; bind_next() walks the others of that name. */
+static inline int bind_first(const struct ls_pyindex *ix, int scope, uint32_t name)
+{
+	const struct scope *sc = &ix->scopes.v[scope];
+	int lo = sc->bfirst, hi = sc->bfirst + sc->bcount;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (ix->binds.v[mid].name < name)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < sc->bfirst + sc->bcount && ix->binds.v[lo].name == name ? lo : -1;
+}
+
+static inline int bind_next(const struct ls_pyindex *ix, int b)
+{
+	const struct binding *x = &ix->binds.v[b];
+	const struct scope *sc = &ix->scopes.v[x->scope];
+
+	return b + 1 < sc->bfirst + sc->bcount && ix->binds.v[b + 1].name == x->name ? b + 1 : -1;
+}
 
 /* Interns s[0..len) and returns its id, or -ENOMEM. */
 int64_t pyx_intern(struct ls_pyindex *ix, const char *s, size_t len);

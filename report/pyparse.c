@@ -10,557 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyindex_int.h"
-
-#define MAX_DEPTH 200 /* nested blocks, brackets and lambdas we follow (CPython stops at 200) */
-
-struct ptok {
-	uint8_t kind;
-	uint16_t flags;
-	uint32_t op;
-	uint32_t name; /* NAME: interned id */
-	int line, end_line, col, end_col, col16, end_col16;
-};
-
-struct parser {
-	struct ls_pyindex *ix;
-	int src;
-	struct ptok *t;
-	size_t n;
-	uint32_t *close; /* open bracket -> its closer, or the NEWLINE/DEDENT that cut it off */
-	size_t i;
-	int depth;
-	int err;
-	struct hmap decls; /* (scope, name) -> B_GLOBAL / B_NONLOCAL */
-	size_t bind0;
-};
-
-#define OP1(a)	  LS_PYOP1(a)
-#define OP2(a, b) LS_PYOP2(a, b)
-
-static uint64_t sn_key(int scope, uint32_t name)
-{
-	return (uint64_t)(uint32_t)scope << 32 | name;
-}
-
-static bool is_op(const struct parser *p, size_t i, uint32_t op)
-{
-	return i < p->n && p->t[i].kind == LS_PYTOK_OP && p->t[i].op == op;
-}
-
-static bool is_kw(const struct parser *p, size_t i, uint32_t kw)
-{
-	return i < p->n && p->t[i].kind == LS_PYTOK_NAME && p->t[i].name == kw;
-}
-
-/* An identifier that can be bound or loaded: not a hard keyword. */
-static bool is_ident(const struct parser *p, size_t i)
-{
-	return i < p->n && p->t[i].kind == LS_PYTOK_NAME && p->t[i].name >= KW__HARD_END;
-}
-
-static bool is_open(const struct parser *p, size_t i)
-{
-	const struct ptok *t = &p->t[i];
-
-	return t->kind == LS_PYTOK_FSTRING_START ||
-	       (t->kind == LS_PYTOK_OP && (t->op == '(' || t->op == '[' || t->op == '{'));
-}
-
-static bool is_close(const struct parser *p, size_t i)
-{
-	const struct ptok *t = &p->t[i];
-
-	return i < p->n && (t->kind == LS_PYTOK_FSTRING_END ||
-			    (t->kind == LS_PYTOK_OP && (t->op == ')' || t->op == ']' || t->op == '}')));
-}
-
-static bool is_boundary(const struct parser *p, size_t i)
-{
-	int k = p->t[i].kind;
-
-	return k == LS_PYTOK_NEWLINE || k == LS_PYTOK_INDENT || k == LS_PYTOK_DEDENT ||
-	       k == LS_PYTOK_ENDMARKER;
-}
-
-/* Index after token i, a whole bracket group if i opens one. */
-static size_t skip(const struct parser *p, size_t i)
-{
-	size_t c;
-
-	if (!is_open(p, i))
-		return i + 1;
-	c = p->close[i];
-	if (c <= i)
-		return i + 1;
-	return is_close(p, c) ? c + 1 : c;
-}
-
-static size_t stmt_end(const struct parser *p, size_t i)
-{
-	while (i < p->n && !is_boundary(p, i))
-		i++;
-	return i < p->n ? i : p->n - 1;
-}
-
-/* After token i of a lambda: the index of its parameters' ':' (or b). */
-static size_t lambda_colon(const struct parser *p, size_t i, size_t b)
-{
-	for (i++; i < b;) {
-		if (is_op(p, i, ':'))
-			return i;
-		i = skip(p, i);
-	}
-	return b;
-}
-
-enum find_what { F_COLON, F_COMMA, F_ASSIGN, F_SEMI, F_FOR, F_IN, F_AS, F_IF, F_AUG, F_CLAUSE };
-
-static bool matches(const struct parser *p, size_t i, enum find_what w)
-{
-	const struct ptok *t = &p->t[i];
-
-	switch (w) {
-	case F_COLON:
-		return is_op(p, i, ':');
-	case F_COMMA:
-		return is_op(p, i, ',');
-	case F_ASSIGN:
-		return is_op(p, i, '=');
-	case F_SEMI:
-		return is_op(p, i, ';');
-	case F_FOR:
-		return is_kw(p, i, KW_FOR) || (is_kw(p, i, KW_ASYNC) && is_kw(p, i + 1, KW_FOR));
-	case F_IN:
-		return is_kw(p, i, KW_IN);
-	case F_AS:
-		return is_kw(p, i, KW_AS);
-	case F_IF:
-		return is_kw(p, i, KW_IF);
-	case F_CLAUSE:
-		return matches(p, i, F_FOR) || is_kw(p, i, KW_IF);
-	case F_AUG:
-		if (t->kind != LS_PYTOK_OP || t->op < 0x100)
-			return false;
-		/* two- or three-character operators ending in '=' that are not comparisons */
-		{
-			uint32_t last = t->op > 0xFFFF ? t->op >> 16 : t->op >> 8;
-			uint32_t first = t->op & 0xFF;
-
-			return last == '=' && first != '=' && first != '!' &&
-			       !(t->op == OP2('<', '=') || t->op == OP2('>', '=') ||
-				 t->op == OP2(':', '='));
-		}
-	}
-	return false;
-}
-
-/* First top-level token in [i, b) matching w; b if none. Lambda parameter lists are skipped. */
-static size_t find_top(const struct parser *p, size_t i, size_t b, enum find_what w)
-{
-	while (i < b) {
-		if (matches(p, i, w))
-			return i;
-		if (is_kw(p, i, KW_LAMBDA)) {
-			i = lambda_colon(p, i, b) + 1;
-			continue;
-		}
-		i = skip(p, i);
-	}
-	return b;
-}
-
-/* ---- recording ------------------------------------------------------------------------------ */
-
-static int new_scope(struct parser *p, int kind, int parent, int def)
-{
-	struct ls_pyindex *ix = p->ix;
-	struct scope sc = { .kind = kind, .parent = parent, .src = p->src, .def = def };
-
-	if (VEC_PUSH(ix->scopes, sc)) {
-		p->err = -ENOMEM;
-		return parent;
-	}
-	return ix->scopes.n - 1;
-}
-
-static int add_binding(struct parser *p, int scope, size_t tok, int kind, int a, uint32_t attr)
-{
-	struct binding b = {
-		.scope = scope,
-		.name = p->t[tok].name,
-		.kind = kind,
-		.line = p->t[tok].line,
-		.col = p->t[tok].col,
-		.a = a,
-		.attr = attr,
-		.next = -1,
-	};
-
-	if (kind == B_GLOBAL || kind == B_NONLOCAL) {
-		if (hmap_put(&p->decls, sn_key(scope, b.name), kind))
-			p->err = -ENOMEM;
-	}
-	if (VEC_PUSH(p->ix->binds, b)) {
-		p->err = -ENOMEM;
-		return -1;
-	}
-	return p->ix->binds.n - 1;
-}
-
-/* Walrus targets bind in the nearest scope that is not a comprehension (PEP 572). */
-static int non_comp(const struct parser *p, int scope)
-{
-	while (p->ix->scopes.v[scope].kind == SC_COMP)
-		scope = p->ix->scopes.v[scope].parent;
-	return scope;
-}
-
-static size_t chain_end(const struct parser *p, size_t i, size_t b)
-{
-	size_t k = i + 1;
-
-	while (k + 1 < b && is_op(p, k, '.') && p->t[k + 1].kind == LS_PYTOK_NAME)
-		k += 2;
-	return k;
-}
-
-/* A load of the dotted chain at [i, k): base name then attributes. skip_last drops the last
- * attribute (an assignment target's stored attribute, which names no definition). */
-static int add_ref(struct parser *p, int scope, size_t i, size_t k, bool skip_last)
-{
-	struct ls_pyindex *ix = p->ix;
-	const struct ptok *t = &p->t[i];
-	struct ref r = {
-		.scope = scope,
-		.name = t->name,
-		.binding = -1,
-		.line = t->line,
-		.col = t->col,
-		.end_col = t->end_col,
-		.col16 = t->col16,
-		.end_col16 = t->end_col16,
-		.attr0 = ix->attrs.n,
-	};
-	size_t j;
-
-	for (j = i + 2; j < k && r.nattr < UINT16_MAX; j += 2) {
-		const struct ptok *a = &p->t[j];
-		struct attr at = { a->name, a->line, a->col, a->end_col, a->col16, a->end_col16 };
-
-		if (skip_last && j + 2 >= k)
-			break;
-		if (VEC_PUSH(ix->attrs, at)) {
-			p->err = -ENOMEM;
-			return -1;
-		}
-		r.nattr++;
-	}
-	if (VEC_PUSH(ix->refs, r)) {
-		p->err = -ENOMEM;
-		return -1;
-	}
-	return ix->refs.n - 1;
-}
-
-/* The attribute target ending at k-1; base_tok is the chain's base name when it is `name.attr`. */
-static void add_store(struct parser *p, int scope, size_t base_tok, size_t attr_tok, bool simple)
-{
-	const struct ptok *t = &p->t[base_tok];
-	struct store st = {
-		.scope = scope,
-		.base = t->name,
-		.attr = p->t[attr_tok].name,
-		.line = t->line,
-		.col = t->col,
-		.simple = simple,
-	};
-
-	if (VEC_PUSH(p->ix->stores, st))
-		p->err = -ENOMEM;
-}
-
-/* ---- expressions ---------------------------------------------------------------------------- */
-
-static void walk(struct parser *p, int scope, size_t a, size_t b, bool in_call);
-static void walk_target(struct parser *p, int scope, size_t a, size_t b, int kind, int inst);
-
-/* End of the lambda at i: its body stops at a top-level ',', ':', ';', '=', or a clause. */
-static size_t lambda_end(struct parser *p, size_t i, size_t b)
-{
-	size_t j = lambda_colon(p, i, b);
-
-	if (j >= b)
-		return b;
-	if (++p->depth > MAX_DEPTH) {
-		p->depth--;
-		return b;
-	}
-	for (j++; j < b;) {
-		const struct ptok *t = &p->t[j];
-
-		if (is_kw(p, j, KW_LAMBDA)) {
-			j = lambda_end(p, j, b);
-			continue;
-		}
-		if (t->kind == LS_PYTOK_OP &&
-		    (t->op == ',' || t->op == ':' || t->op == ';' || t->op == '=' ||
-		     (t->flags & LS_PYTOK_F_CONVERSION) || is_close(p, j)))
-			break;
-		if (matches(p, j, F_FOR))
-			break;
-		j = skip(p, j);
-	}
-	p->depth--;
-	return j < b ? j : b;
-}
-
-/* Parameters of a def or lambda in [a, b): names bind in fscope, annotations and defaults are
- * evaluated in the enclosing scope. The first plain parameter may be a method's self or cls. */
-static void walk_params(struct parser *p, int outer, int fscope, size_t a, size_t b,
-			int first_kind, int cls_def)
-{
-	size_t s = a, e, k;
-	int item = 0;
-
-	while (s < b) {
-		bool star = false;
-
-		e = find_top(p, s, b, F_COMMA);
-		k = s;
-		while (k < e && (is_op(p, k, '*') || is_op(p, k, OP2('*', '*')) || is_op(p, k, '/'))) {
-			star = true;
-			k++;
-		}
-		if (k < e && is_ident(p, k)) {
-			int kind = (item == 0 && !star) ? first_kind : B_OTHER;
-
-			add_binding(p, fscope, k, kind, kind == B_OTHER ? -1 : cls_def, 0);
-			k++;
-		}
-		walk(p, outer, k, e, false);
-		item++;
-		s = e + 1;
-	}
-}
-
-static void walk_lambda(struct parser *p, int scope, size_t i, size_t end)
-{
-	size_t colon = lambda_colon(p, i, end);
-	int ls = new_scope(p, SC_LAMBDA, scope, -1);
-
-	walk_params(p, scope, ls, i + 1, colon, B_OTHER, -1);
-	if (colon < end)
-		walk(p, ls, colon + 1, end, false);
-}
-
-/* [elt for target in iter if cond ...]: the first iterable belongs to the enclosing scope. */
-static void walk_comp(struct parser *p, int scope, size_t open, size_t close)
-{
-	size_t first = find_top(p, open + 1, close, F_FOR), c = first, next, in;
-	int cs = new_scope(p, SC_COMP, scope, -1);
-	bool first_for = true;
-
-	while (c < close) {
-		size_t kw = is_kw(p, c, KW_ASYNC) ? c + 1 : c;
-
-		next = find_top(p, kw + 1, close, F_CLAUSE);
-		if (is_kw(p, kw, KW_FOR)) {
-			in = find_top(p, kw + 1, next, F_IN);
-			walk_target(p, cs, kw + 1, in, B_OTHER, -1);
-			if (in < next)
-				walk(p, first_for ? scope : cs, in + 1, next, false);
-			first_for = false;
-		} else {
-			walk(p, cs, kw + 1, next, false);
-		}
-		c = next;
-	}
-	walk(p, cs, open + 1, first, false);
-}
-
-static bool no_name_here(const struct parser *p, size_t i)
-{
-	const struct ptok *prev;
-
-	if (!i)
-		return false;
-	prev = &p->t[i - 1];
-	/* an attribute of something that is not a plain chain, a conversion (!r), or a name glued
-	 * to a literal or a closing bracket (only keywords may follow those) */
-	return (prev->kind == LS_PYTOK_OP &&
-		(prev->op == '.' || (prev->flags & LS_PYTOK_F_CONVERSION) || is_close(p, i - 1))) ||
-	       prev->kind == LS_PYTOK_NUMBER || prev->kind == LS_PYTOK_STRING ||
-	       prev->kind == LS_PYTOK_FSTRING_END;
-}
-
-static void walk(struct parser *p, int scope, size_t a, size_t b, bool in_call)
-{
-	size_t i = a, k, c;
-
-	if (++p->depth > MAX_DEPTH) {
-		p->depth--;
-		return;
-	}
-	while (i < b && !p->err) {
-		const struct ptok *t = &p->t[i];
-
-		if (t->kind == LS_PYTOK_NAME) {
-			if (t->name < KW__HARD_END) {
-				if (t->name == KW_LAMBDA) {
-					k = lambda_end(p, i, b);
-					walk_lambda(p, scope, i, k);
-					i = k > i ? k : i + 1;
-					continue;
-				}
-				i++;
-				continue;
-			}
-			if (no_name_here(p, i) || (in_call && is_op(p, i + 1, '='))) {
-				i++;
-				continue;
-			}
-			if (is_op(p, i + 1, OP2(':', '='))) {
-				add_binding(p, non_comp(p, scope), i, B_OTHER, -1, 0);
-				i++;
-				continue;
-			}
-			k = chain_end(p, i, b);
-			add_ref(p, scope, i, k, false);
-			i = k;
-			continue;
-		}
-		if (is_open(p, i)) {
-			c = p->close[i];
-			if (c > b)
-				c = b;
-			if (t->kind == LS_PYTOK_OP && !(t->flags & LS_PYTOK_F_FIELD) &&
-			    find_top(p, i + 1, c, F_FOR) < c)
-				walk_comp(p, scope, i, c);
-			else
-				walk(p, scope, i + 1, c,
-				     t->kind == LS_PYTOK_OP && t->op == '(');
-			i = skip(p, i);
-			continue;
-		}
-		i++;
-	}
-	p->depth--;
-}
-
-/*
- * Assignment-like targets in [a, b): bare names bind (kind; inst for a lone name bound to
- * `Callee(...)`), attribute targets load their base and mark the stored attribute, subscripts
- * and calls inside are loads, nested tuples and lists are targets again.
- */
-static void walk_target(struct parser *p, int scope, size_t a, size_t b, int kind, int inst)
-{
-	size_t i = a, k;
-
-	if (++p->depth > MAX_DEPTH) {
-		p->depth--;
-		return;
-	}
-	while (i < b && !p->err) {
-		const struct ptok *t = &p->t[i];
-
-		if (is_ident(p, i) && i > 0 && is_op(p, i - 1, '.')) { /* a[0].attr = ... */
-			add_store(p, scope, i, i, false);
-			i++;
-			continue;
-		}
-		if (is_ident(p, i) && !no_name_here(p, i)) {
-			k = chain_end(p, i, b);
-			if (k == i + 1 && !(k < b && (is_op(p, k, '(') || is_op(p, k, '[')))) {
-				bool whole = i == a && k == b;
-
-				add_binding(p, scope, i, whole ? kind : B_OTHER,
-					    whole && kind == B_INSTANCE ? inst : -1, 0);
-				i = k;
-				continue;
-			}
-			if (k > i + 1 && !(k < b && (is_op(p, k, '(') || is_op(p, k, '[')))) {
-				add_store(p, scope, i, k - 1, k == i + 3);
-				add_ref(p, scope, i, k, true);
-			} else {
-				add_ref(p, scope, i, k, false);
-			}
-			i = k;
-			continue;
-		}
-		if (is_open(p, i)) {
-			size_t c = p->close[i] > b ? b : p->close[i];
-			bool subscript = i > a && (p->t[i - 1].kind == LS_PYTOK_NAME ||
-						   is_close(p, i - 1) ||
-						   p->t[i - 1].kind == LS_PYTOK_STRING);
-
-			if (subscript || t->kind != LS_PYTOK_OP || t->op == '{')
-				walk(p, scope, i + 1, c, t->op == '(');
-			else
-				walk_target(p, scope, i + 1, c, B_OTHER, -1);
-			i = skip(p, i);
-			continue;
-		}
-		if (is_kw(p, i, KW_LAMBDA)) { /* not a target; stay correct about its scope anyway */
-			k = lambda_end(p, i, b);
-			walk_lambda(p, scope, i, k);
-			i = k > i ? k : i + 1;
-			continue;
-		}
-		i++;
-	}
-	p->depth--;
-}
-
-/* case patterns: bare names capture, dotted names and class patterns load, kw= keys skip. */
-static void walk_pattern(struct parser *p, int scope, size_t a, size_t b)
-{
-	size_t i = a, k;
-
-	if (++p->depth > MAX_DEPTH) {
-		p->depth--;
-		return;
-	}
-	while (i < b && !p->err) {
-		if (is_ident(p, i) && !no_name_here(p, i)) {
-			k = chain_end(p, i, b);
-			if (k == i + 1 && is_op(p, k, '=')) {
-				i = k + 1;
-			} else if (k > i + 1 || is_op(p, k, '(')) {
-				add_ref(p, scope, i, k, false);
-				i = k;
-			} else {
-				if (p->t[i].name != KW_UNDERSCORE)
-					add_binding(p, scope, i, B_OTHER, -1, 0);
-				i = k;
-			}
-			continue;
-		}
-		if (is_kw(p, i, KW_AS) && is_ident(p, i + 1)) {
-			add_binding(p, scope, i + 1, B_OTHER, -1, 0);
-			i += 2;
-			continue;
-		}
-		if (is_open(p, i) && p->t[i].kind == LS_PYTOK_OP) {
-			walk_pattern(p, scope, i + 1, p->close[i] > b ? b : p->close[i]);
-			i = skip(p, i);
-			continue;
-		}
-		i = skip(p, i);
-	}
-	p->depth--;
-}
-
-/* `x = Callee(...)` with nothing after the call: the value an instance binding can use. */
-static bool is_ctor_call(const struct parser *p, size_t a, size_t b)
-{
-	size_t k;
-
-	if (a >= b || !is_ident(p, a))
-		return false;
-	k = chain_end(p, a, b);
-	return is_op(p, k, '(') && p->close[k] == b - 1 && is_close(p, b - 1);
-}
+#include "pyparse_int.h"
 
 /* ---- statements ----------------------------------------------------------------------------- */
 
@@ -623,8 +73,8 @@ static void parse_import(struct parser *p, int scope, size_t a, size_t b)
 		size_t len = 0, as;
 		int64_t key;
 
-		e = find_top(p, s, b, F_COMMA);
-		as = find_top(p, s, e, F_AS);
+		e = pyx_find_top(p, s, b, F_COMMA);
+		as = pyx_find_top(p, s, e, F_AS);
 		if (!is_ident(p, s)) {
 			s = e + 1;
 			continue;
@@ -649,9 +99,9 @@ static void parse_import(struct parser *p, int scope, size_t a, size_t b)
 			return;
 		}
 		if (as < e && is_ident(p, as + 1))
-			add_binding(p, scope, as + 1, B_IMPORT_MOD, key, 0);
+			pyx_add_binding(p, scope, as + 1, B_IMPORT_MOD, key, 0);
 		else if (as == e)
-			add_binding(p, scope, s, B_IMPORT_MOD, key, 0);
+			pyx_add_binding(p, scope, s, B_IMPORT_MOD, key, 0);
 		s = e + 1;
 	}
 }
@@ -736,12 +186,12 @@ static void parse_from(struct parser *p, int scope, size_t a, size_t b)
 		return;
 	}
 	while (s < b && !p->err) {
-		e = find_top(p, s, b, F_COMMA);
-		as = find_top(p, s, e, F_AS);
+		e = pyx_find_top(p, s, b, F_COMMA);
+		as = pyx_find_top(p, s, e, F_AS);
 		if (is_ident(p, s)) {
 			size_t bt = (as < e && is_ident(p, as + 1)) ? as + 1 : s;
-			int bi = add_binding(p, scope, bt, B_IMPORT_FROM, key, p->t[s].name);
-			int ri = add_ref(p, scope, s, s + 1, false);
+			int bi = pyx_add_binding(p, scope, bt, B_IMPORT_FROM, key, p->t[s].name);
+			int ri = pyx_add_ref(p, scope, s, s + 1, false);
 
 			if (ri >= 0) {
 				p->ix->refs.v[ri].flags |= R_IMPORT;
@@ -771,37 +221,39 @@ static void parse_simple(struct parser *p, int scope, size_t a, size_t b)
 		case KW_NONLOCAL:
 			for (eq = a + 1; eq < b; eq++)
 				if (is_ident(p, eq))
-					add_binding(p, scope, eq,
-						    t->name == KW_GLOBAL ? B_GLOBAL : B_NONLOCAL, -1, 0);
+					pyx_add_binding(p, scope, eq,
+							t->name == KW_GLOBAL ? B_GLOBAL
+									     : B_NONLOCAL,
+							-1, 0);
 			return;
 		case KW_DEL:
-			walk_target(p, scope, a + 1, b, B_OTHER, -1);
+			pyx_walk_target(p, scope, a + 1, b, B_OTHER, -1);
 			return;
 		case KW_TYPE: /* type X[T] = ... (3.12) */
 			if (is_ident(p, a + 1) && (is_op(p, a + 2, '=') || is_op(p, a + 2, '['))) {
-				add_binding(p, scope, a + 1, B_OTHER, -1, 0);
-				walk(p, scope, a + 2, b, false);
+				pyx_add_binding(p, scope, a + 1, B_OTHER, -1, 0);
+				pyx_walk(p, scope, a + 2, b, false);
 				return;
 			}
 			break;
 		}
 	}
-	eq = find_top(p, a, b, F_ASSIGN);
-	colon = find_top(p, a, eq, F_COLON);
+	eq = pyx_find_top(p, a, b, F_ASSIGN);
+	colon = pyx_find_top(p, a, eq, F_COLON);
 	if (colon < eq) { /* annotated assignment */
-		bool inst = eq < b && is_ctor_call(p, eq + 1, b);
+		bool inst = eq < b && pyx_is_ctor_call(p, eq + 1, b);
 		int r0 = p->ix->refs.n;
 
 		if (eq < b)
-			walk(p, scope, eq + 1, b, false);
-		walk(p, scope, colon + 1, eq, false);
-		walk_target(p, scope, a, colon, inst ? B_INSTANCE : B_OTHER, inst ? r0 : -1);
+			pyx_walk(p, scope, eq + 1, b, false);
+		pyx_walk(p, scope, colon + 1, eq, false);
+		pyx_walk_target(p, scope, a, colon, inst ? B_INSTANCE : B_OTHER, inst ? r0 : -1);
 		return;
 	}
-	aug = find_top(p, a, b, F_AUG);
+	aug = pyx_find_top(p, a, b, F_AUG);
 	if (aug < b && aug < eq) {
-		walk_target(p, scope, a, aug, B_OTHER, -1);
-		walk(p, scope, aug + 1, b, false);
+		pyx_walk_target(p, scope, a, aug, B_OTHER, -1);
+		pyx_walk(p, scope, aug + 1, b, false);
 		return;
 	}
 	if (eq < b) {
@@ -809,21 +261,22 @@ static void parse_simple(struct parser *p, int scope, size_t a, size_t b)
 		int r0;
 		bool inst;
 
-		while ((prev = find_top(p, last + 1, b, F_ASSIGN)) < b)
+		while ((prev = pyx_find_top(p, last + 1, b, F_ASSIGN)) < b)
 			last = prev;
 		v0 = last + 1;
-		inst = is_ctor_call(p, v0, b);
+		inst = pyx_is_ctor_call(p, v0, b);
 		r0 = p->ix->refs.n;
-		walk(p, scope, v0, b, false);
+		pyx_walk(p, scope, v0, b, false);
 		for (prev = a; prev < v0;) {
-			size_t e = find_top(p, prev, v0, F_ASSIGN);
+			size_t e = pyx_find_top(p, prev, v0, F_ASSIGN);
 
-			walk_target(p, scope, prev, e, inst ? B_INSTANCE : B_OTHER, inst ? r0 : -1);
+			pyx_walk_target(p, scope, prev, e, inst ? B_INSTANCE : B_OTHER,
+					inst ? r0 : -1);
 			prev = e + 1;
 		}
 		return;
 	}
-	walk(p, scope, a, b, false);
+	pyx_walk(p, scope, a, b, false);
 }
 
 static void parse_simple_line(struct parser *p, int scope)
@@ -831,7 +284,7 @@ static void parse_simple_line(struct parser *p, int scope)
 	size_t e = stmt_end(p, p->i), s;
 
 	while (p->i < e && !p->err) {
-		s = find_top(p, p->i, e, F_SEMI);
+		s = pyx_find_top(p, p->i, e, F_SEMI);
 		parse_simple(p, scope, p->i, s);
 		p->i = s < e ? s + 1 : e;
 	}
@@ -847,11 +300,11 @@ static void parse_with_items(struct parser *p, int scope, size_t a, size_t b)
 		b--;
 	}
 	for (s = a; s < b; s = e + 1) {
-		e = find_top(p, s, b, F_COMMA);
-		as = find_top(p, s, e, F_AS);
-		walk(p, scope, s, as, false);
+		e = pyx_find_top(p, s, b, F_COMMA);
+		as = pyx_find_top(p, s, e, F_AS);
+		pyx_walk(p, scope, s, as, false);
 		if (as < e)
-			walk_target(p, scope, as + 1, e, B_OTHER, -1);
+			pyx_walk_target(p, scope, as + 1, e, B_OTHER, -1);
 	}
 }
 
@@ -929,20 +382,20 @@ static void parse_class_bases(struct parser *p, int scope, int def, size_t a, si
 	for (s = a; s < b; s = e + 1) {
 		int r0 = ix->refs.n, base = -1;
 
-		e = find_top(p, s, b, F_COMMA);
+		e = pyx_find_top(p, s, b, F_COMMA);
 		if (s == e)
 			continue;
 		if (is_ident(p, s) && is_op(p, s + 1, '=')) {
 			ix->defs.v[def].dynamic = 1; /* metaclass= and other class keywords */
-			walk(p, scope, s + 2, e, false);
+			pyx_walk(p, scope, s + 2, e, false);
 			continue;
 		}
 		if (is_op(p, s, '*') || is_op(p, s, OP2('*', '*'))) {
 			ix->defs.v[def].dynamic = 1; /* bases unknown until run time */
-			walk(p, scope, s, e, false);
+			pyx_walk(p, scope, s, e, false);
 			continue;
 		}
-		walk(p, scope, s, e, false);
+		pyx_walk(p, scope, s, e, false);
 		if (is_ident(p, s) && chain_end(p, s, e) == e && ix->refs.n > (size_t)r0)
 			base = r0;
 		if (VEC_PUSH(ix->bases, base)) {
@@ -961,14 +414,14 @@ static void parse_def(struct parser *p, int scope, size_t dec0, int ndec, size_t
 	size_t kw = is_async ? i + 1 : i, nm = kw + 1, e = stmt_end(p, kw), j, d, de, colon, last;
 	bool is_class = is_kw(p, kw, KW_CLASS), in_class = ix->scopes.v[scope].kind == SC_CLASS;
 	int deco = 0, def, body, first_kind = B_OTHER;
-	struct ls_pyindex_def pub = { 0 };
-	struct defi di = { .src = p->src, .base0 = -1, .child0 = -1, .rbase0 = -1 };
+	struct ls_pyindex_def pub = {0};
+	struct defi di = {.src = p->src, .base0 = -1, .child0 = -1, .rbase0 = -1};
 	const struct ptok *nt = &p->t[nm];
 	size_t qlen;
 
 	for (d = dec0; d < i;) {
 		de = stmt_end(p, d);
-		walk(p, scope, d + 1, de, false);
+		pyx_walk(p, scope, d + 1, de, false);
 		deco |= classify_decorator(p, d + 1, de);
 		d = p->t[de].kind == LS_PYTOK_NEWLINE ? de + 1 : de + (de == d);
 	}
@@ -991,9 +444,10 @@ static void parse_def(struct parser *p, int scope, size_t dec0, int ndec, size_t
 	pub.name_end_col = nt->end_col;
 	pub.name_col16 = nt->col16;
 	pub.name_end_col16 = nt->end_col16;
-	pub.parent = ix->scopes.v[scope].def >= 0 && ix->defs.v[ix->scopes.v[scope].def].src == p->src
-			     ? ix->defs.v[ix->scopes.v[scope].def].local
-			     : -1;
+	pub.parent =
+		ix->scopes.v[scope].def >= 0 && ix->defs.v[ix->scopes.v[scope].def].src == p->src
+			? ix->defs.v[ix->scopes.v[scope].def].local
+			: -1;
 	if (!pub.qualname) {
 		p->err = -ENOMEM;
 		return;
@@ -1006,13 +460,14 @@ static void parse_def(struct parser *p, int scope, size_t dec0, int ndec, size_t
 		return;
 	}
 	def = ix->defs.n - 1;
-	add_binding(p, scope, nm, B_DEF, def, 0);
-	body = new_scope(p, is_class ? SC_CLASS : SC_FUNCTION, scope, def);
+	pyx_add_binding(p, scope, nm, B_DEF, def, 0);
+	body = pyx_new_scope(p, is_class ? SC_CLASS : SC_FUNCTION, scope, def);
 	ix->defs.v[def].scope = body;
 
 	j = nm + 1;
 	if (is_op(p, j, '[')) { /* PEP 695 type parameters */
-		walk_params(p, scope, body, j + 1, p->close[j] < e ? p->close[j] : e, B_OTHER, -1);
+		pyx_walk_params(p, scope, body, j + 1, p->close[j] < e ? p->close[j] : e, B_OTHER,
+				-1);
 		j = skip(p, j);
 	}
 	if (is_class) {
@@ -1030,13 +485,13 @@ static void parse_def(struct parser *p, int scope, size_t dec0, int ndec, size_t
 					     : B_SELF;
 		}
 		if (is_op(p, j, '(')) {
-			walk_params(p, scope, body, j + 1, p->close[j] < e ? p->close[j] : e,
-				    first_kind, ix->scopes.v[scope].def);
+			pyx_walk_params(p, scope, body, j + 1, p->close[j] < e ? p->close[j] : e,
+					first_kind, ix->scopes.v[scope].def);
 			j = skip(p, j);
 		}
 	}
-	colon = find_top(p, j, e, F_COLON);
-	walk(p, scope, j, colon, false); /* return annotation, or stray tokens */
+	colon = pyx_find_top(p, j, e, F_COLON);
+	pyx_walk(p, scope, j, colon, false); /* return annotation, or stray tokens */
 	if (colon >= e) {
 		p->i = p->t[e].kind == LS_PYTOK_NEWLINE ? e + 1 : (e > i ? e : i + 1);
 		return;
@@ -1050,11 +505,11 @@ static bool is_soft_stmt(const struct parser *p, size_t i, size_t e, size_t *col
 {
 	const struct ptok *n = &p->t[i + 1];
 
-	if (i + 1 >= e || (n->kind == LS_PYTOK_OP && (n->op == '=' || n->op == '.' ||
-						       n->op == ':' || n->op == ',' ||
-						       n->op == ')' || matches(p, i + 1, F_AUG))))
+	if (i + 1 >= e || (n->kind == LS_PYTOK_OP &&
+			   (n->op == '=' || n->op == '.' || n->op == ':' || n->op == ',' ||
+			    n->op == ')' || pyx_matches(p, i + 1, F_AUG))))
 		return false;
-	*colon = find_top(p, i + 1, e, F_COLON);
+	*colon = pyx_find_top(p, i + 1, e, F_COLON);
 	return *colon < e && (!need_nl || *colon + 1 == e);
 }
 
@@ -1076,7 +531,7 @@ static void parse_statement(struct parser *p, int scope, bool in_match)
 	}
 	for (x = dec0; x < i;) { /* decorators without a def: still loads */
 		e = stmt_end(p, x);
-		walk(p, scope, x + 1, e, false);
+		pyx_walk(p, scope, x + 1, e, false);
 		x = p->t[e].kind == LS_PYTOK_NEWLINE ? e + 1 : e + (e == x);
 	}
 	p->i = i;
@@ -1096,39 +551,39 @@ static void parse_statement(struct parser *p, int scope, bool in_match)
 	case KW_ELSE:
 	case KW_TRY:
 	case KW_FINALLY:
-		colon = find_top(p, i + 1, e, F_COLON);
+		colon = pyx_find_top(p, i + 1, e, F_COLON);
 		if (colon >= e)
 			break;
 		if (kw == KW_FOR) {
-			x = find_top(p, i + 1, colon, F_IN);
-			walk_target(p, scope, i + 1, x, B_OTHER, -1);
+			x = pyx_find_top(p, i + 1, colon, F_IN);
+			pyx_walk_target(p, scope, i + 1, x, B_OTHER, -1);
 			if (x < colon)
-				walk(p, scope, x + 1, colon, false);
+				pyx_walk(p, scope, x + 1, colon, false);
 		} else if (kw == KW_WITH) {
 			parse_with_items(p, scope, i + 1, colon);
 		} else if (kw == KW_EXCEPT) {
-			x = find_top(p, i + 1, colon, F_AS);
-			walk(p, scope, i + 1, x, false);
+			x = pyx_find_top(p, i + 1, colon, F_AS);
+			pyx_walk(p, scope, i + 1, x, false);
 			if (x < colon)
-				walk_target(p, scope, x + 1, colon, B_OTHER, -1);
+				pyx_walk_target(p, scope, x + 1, colon, B_OTHER, -1);
 		} else {
-			walk(p, scope, i + 1, colon, false);
+			pyx_walk(p, scope, i + 1, colon, false);
 		}
 		parse_suite(p, scope, colon, false);
 		return;
 	case KW_MATCH:
 		if (!is_soft_stmt(p, i, e, &colon, true))
 			break;
-		walk(p, scope, i + 1, colon, false);
+		pyx_walk(p, scope, i + 1, colon, false);
 		parse_suite(p, scope, colon, true);
 		return;
 	case KW_CASE:
 		if (!in_match || !is_soft_stmt(p, i, e, &colon, false))
 			break;
-		x = find_top(p, i + 1, colon, F_IF);
-		walk_pattern(p, scope, i + 1, x);
+		x = pyx_find_top(p, i + 1, colon, F_IF);
+		pyx_walk_pattern(p, scope, i + 1, x);
 		if (x < colon)
-			walk(p, scope, x + 1, colon, false);
+			pyx_walk(p, scope, x + 1, colon, false);
 		parse_suite(p, scope, colon, false);
 		return;
 	}
@@ -1151,7 +606,8 @@ static void parse_block(struct parser *p, int scope, bool in_match)
 			p->i++;
 			continue;
 		}
-		if (k == LS_PYTOK_INDENT) { /* unexpected indent: a nested block of the same scope */
+		if (k ==
+		    LS_PYTOK_INDENT) { /* unexpected indent: a nested block of the same scope */
 			p->i++;
 			if (++p->depth > MAX_DEPTH)
 				skip_block(p);
@@ -1193,52 +649,105 @@ static int compute_close(struct parser *p)
 	return 0;
 }
 
-/*
- * Bindings under `global x` belong to the module and those under `nonlocal x` to the enclosing
- * function that binds x; every binding then joins its (scope, name) chain.
- */
-static int link_bindings(struct parser *p)
+static int cmp_binding(const void *a, const void *b, void *arg)
+{
+	const struct binding *binds = arg;
+	const struct binding *x = &binds[*(const uint32_t *)a], *y = &binds[*(const uint32_t *)b];
+
+	if (x->scope != y->scope)
+		return x->scope < y->scope ? -1 : 1;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Regroups this source's bindings by scope and name (bind_first's binary search), keeping
+ * the references of `from m import x` pointing at their binding. */
+static int sort_bindings(struct parser *p, size_t scope0, size_t ref0)
 {
 	struct ls_pyindex *ix = p->ix;
-	int module = ix->srcs.v[p->src].module_scope, pass;
+	size_t n = ix->binds.n - p->bind0, i;
+	uint32_t *order = malloc((n + 1) * sizeof(*order)),
+		 *where = malloc((n + 1) * sizeof(*where));
+	struct binding *copy = malloc((n + 1) * sizeof(*copy));
+
+	if (!order || !where || !copy) {
+		free(order);
+		free(where);
+		free(copy);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		order[i] = p->bind0 + i;
+	qsort_r(order, n, sizeof(*order), cmp_binding, ix->binds.v);
+	for (i = 0; i < n; i++) {
+		copy[i] = ix->binds.v[order[i]];
+		where[order[i] - p->bind0] = p->bind0 + i;
+	}
+	if (n)
+		memcpy(ix->binds.v + p->bind0, copy, n * sizeof(*copy));
+	for (i = ref0; i < ix->refs.n; i++)
+		if (ix->refs.v[i].binding >= 0)
+			ix->refs.v[i].binding = where[ix->refs.v[i].binding - p->bind0];
+	for (i = scope0; i < ix->scopes.n; i++)
+		ix->scopes.v[i].bcount = 0;
+	for (i = n; i-- > 0;) {
+		struct scope *sc = &ix->scopes.v[ix->binds.v[p->bind0 + i].scope];
+
+		sc->bfirst = p->bind0 + i;
+		sc->bcount++;
+	}
+	free(order);
+	free(where);
+	free(copy);
+	return 0;
+}
+
+/*
+ * Bindings under `global x` belong to the module and those under `nonlocal x` to the enclosing
+ * function that binds x; then every scope's bindings are grouped for lookups.
+ */
+static int finish_bindings(struct parser *p, size_t scope0, size_t ref0)
+{
+	struct ls_pyindex *ix = p->ix;
+	int module = ix->srcs.v[p->src].module_scope, err;
+	bool moved = false;
 	size_t b;
 
-	for (pass = 0; pass < 2; pass++) {
-		for (b = p->bind0; b < ix->binds.n; b++) {
-			struct binding *bd = &ix->binds.v[b];
-			uint32_t *decl = bd->kind == B_GLOBAL || bd->kind == B_NONLOCAL
-						 ? NULL
-						 : hmap_get(&p->decls, sn_key(bd->scope, bd->name));
-			uint32_t *head;
+	for (b = p->bind0; b < ix->binds.n; b++) {
+		struct binding *bd = &ix->binds.v[b];
+		uint32_t *decl = hmap_get(&p->decls, sn_key(bd->scope, bd->name));
 
-			if ((decl && *decl == B_NONLOCAL) != (pass == 1))
-				continue;
-			if (decl && *decl == B_GLOBAL) {
-				bd->scope = module;
-			} else if (decl) {
-				int s = ix->scopes.v[bd->scope].parent;
+		if (decl && *decl == B_GLOBAL && bd->kind != B_GLOBAL)
+			bd->scope = module;
+	}
+	err = sort_bindings(p, scope0, ref0);
+	for (b = p->bind0; !err && b < ix->binds.n; b++) {
+		struct binding *bd = &ix->binds.v[b];
+		uint32_t *decl = hmap_get(&p->decls, sn_key(bd->scope, bd->name));
+		int s;
 
-				while (s >= 0 && ix->scopes.v[s].kind != SC_MODULE &&
-				       (ix->scopes.v[s].kind == SC_CLASS ||
-					!hmap_get(&ix->bind_head, sn_key(s, bd->name))))
-					s = ix->scopes.v[s].parent;
-				if (s >= 0 && ix->scopes.v[s].kind != SC_MODULE)
-					bd->scope = s;
-			}
-			head = hmap_get(&ix->bind_head, sn_key(bd->scope, bd->name));
-			bd->next = head ? (int)*head : -1;
-			if (hmap_put(&ix->bind_head, sn_key(bd->scope, bd->name), b))
-				return -ENOMEM;
+		if (!decl || *decl != B_NONLOCAL || bd->kind == B_NONLOCAL)
+			continue;
+		s = ix->scopes.v[bd->scope].parent;
+		while (s >= 0 && ix->scopes.v[s].kind != SC_MODULE &&
+		       (ix->scopes.v[s].kind == SC_CLASS || bind_first(ix, s, bd->name) < 0))
+			s = ix->scopes.v[s].parent;
+		if (s >= 0 && ix->scopes.v[s].kind != SC_MODULE) {
+			bd->scope = s;
+			moved = true;
 		}
 	}
-	return 0;
+	if (!err && moved)
+		err = sort_bindings(p, scope0, ref0);
+	return err;
 }
 
 int pyx_parse_source(struct ls_pyindex *ix, int src, const struct ls_pytok *toks, size_t n,
 		     const char *text)
 {
-	struct parser p = { .ix = ix, .src = src, .bind0 = ix->binds.n };
-	size_t i, k = 0;
+	struct parser p = {.ix = ix, .src = src, .bind0 = ix->binds.n};
+	size_t i, k = 0, scope0 = ix->scopes.n, ref0 = ix->refs.n;
 	int module, err = 0;
 
 	p.t = malloc((n + 1) * sizeof(*p.t));
@@ -1284,7 +793,7 @@ int pyx_parse_source(struct ls_pyindex *ix, int src, const struct ls_pytok *toks
 	err = compute_close(&p);
 	if (err)
 		goto cleanup;
-	module = new_scope(&p, SC_MODULE, -1, -1);
+	module = pyx_new_scope(&p, SC_MODULE, -1, -1);
 	ix->srcs.v[src].module_scope = module;
 	while (p.i < p.n && !p.err) {
 		parse_block(&p, module, false);
@@ -1293,7 +802,7 @@ int pyx_parse_source(struct ls_pyindex *ix, int src, const struct ls_pytok *toks
 	}
 	err = p.err;
 	if (!err)
-		err = link_bindings(&p);
+		err = finish_bindings(&p, scope0, ref0);
 cleanup:
 	hmap_release(&p.decls);
 	free(p.t);

@@ -27,16 +27,17 @@
 
 enum ls_pytok_kind {
 	LS_PYTOK_ENDMARKER = 0,
-	LS_PYTOK_NAME,		 /* identifiers and keywords, including soft keywords */
+	LS_PYTOK_NAME, /* identifiers and keywords, including soft keywords */
 	LS_PYTOK_NUMBER,
 	LS_PYTOK_STRING,	 /* a whole non-f/t string literal, prefix included */
 	LS_PYTOK_FSTRING_START,	 /* prefix and opening quote(s) of an f- or t-string */
-	LS_PYTOK_FSTRING_MIDDLE, /* literal text of an f/t-string or format spec ("{{" kept as is) */
+	LS_PYTOK_FSTRING_MIDDLE, /* literal text of an f/t-string or format spec ("{{" kept as is)
+				  */
 	LS_PYTOK_FSTRING_END,	 /* closing quote(s) */
 	LS_PYTOK_OP,
-	LS_PYTOK_COMMENT,	 /* '#' to the end of the line, line break excluded */
-	LS_PYTOK_NEWLINE,	 /* end of a logical line */
-	LS_PYTOK_NL,		 /* line break that does not end a logical line */
+	LS_PYTOK_COMMENT, /* '#' to the end of the line, line break excluded */
+	LS_PYTOK_NEWLINE, /* end of a logical line */
+	LS_PYTOK_NL,	  /* line break that does not end a logical line */
 	LS_PYTOK_INDENT,
 	LS_PYTOK_DEDENT,
 	LS_PYTOK_ERRORTOKEN,
@@ -51,9 +52,9 @@ enum ls_pytok_flags {
 	LS_PYTOK_F_TEMPLATE = 1 << 4,	  /* FSTRING_*: t-string (PEP 750) */
 	LS_PYTOK_F_TRIPLE = 1 << 5,	  /* STRING/FSTRING_*: triple-quoted */
 	LS_PYTOK_F_UNTERMINATED = 1 << 6, /* ERRORTOKEN: a string or f-string that never closed */
-	LS_PYTOK_F_FIELD = 1 << 7,	  /* OP '{' or '}' delimiting an f/t-string replacement field */
-	LS_PYTOK_F_SPEC = 1 << 8,	  /* OP ':' starting a replacement field's format spec */
-	LS_PYTOK_F_CONVERSION = 1 << 9,	  /* OP '!' before a conversion (!r, !s, !a) */
+	LS_PYTOK_F_FIELD = 1 << 7, /* OP '{' or '}' delimiting an f/t-string replacement field */
+	LS_PYTOK_F_SPEC = 1 << 8,  /* OP ':' starting a replacement field's format spec */
+	LS_PYTOK_F_CONVERSION = 1 << 9, /* OP '!' before a conversion (!r, !s, !a) */
 };
 
 /* OP tokens carry their text packed in op, so `tok.op == LS_PYOP2('*', '=')` tests for "*=". */

@@ -24,11 +24,11 @@
 #define FIXTURES "tests/fixtures/pysyms/"
 
 static const char *const fixture_files[] = {
-	"proj/main.py",	   "proj/util.py",   "proj/tricky.py",	     "proj/star.py",
+	"proj/main.py",		"proj/util.py",	   "proj/tricky.py",	   "proj/star.py",
 	"proj/pkg/__init__.py", "proj/pkg/mod.py", "proj/pkg/sub/deep.py", "other/util.py",
-	"third/use.py",	   "extents.py",
+	"third/use.py",		"extents.py",
 };
-#define NFIX (sizeof(fixture_files) / sizeof(fixture_files[0]))
+#define NFIX	  (sizeof(fixture_files) / sizeof(fixture_files[0]))
 #define FIX_ID(i) (100 + 7 * (int)(i)) /* ids are the caller's, not indexes */
 
 static char *read_file(const char *path, size_t *len)
@@ -71,7 +71,8 @@ static int setup_fixtures(void **state)
 		snprintf(fx[i].path, sizeof(fx[i].path), FIXTURES "%s", fixture_files[i]);
 		fx[i].text = read_file(fx[i].path, &fx[i].len);
 		if (!fx[i].text) {
-			fprintf(stderr, "cannot read %s (run from the repository root)\n", fx[i].path);
+			fprintf(stderr, "cannot read %s (run from the repository root)\n",
+				fx[i].path);
 			return -1;
 		}
 	}
@@ -240,7 +241,8 @@ static void check_fixture(struct ls_pyindex *ix, size_t f, struct check_stats *s
 			want_src = fixture_by_name(eq + 1, colon - eq - 1);
 			assert_true(want_src >= 0);
 			if (j == li + (int)on_line) {
-				print_error("%s:%d: '%s' is not linked\n", fx[f].path, lineno, name);
+				print_error("%s:%d: '%s' is not linked\n", fx[f].path, lineno,
+					    name);
 				fail();
 			} else {
 				const struct ls_pyindex_def *defs;
@@ -252,14 +254,16 @@ static void check_fixture(struct ls_pyindex *ix, size_t f, struct check_stats *s
 				assert_int_equal(l->end_col16, ls_pytok__utf16_len(line, col + nl));
 				if (l->target_src != FIX_ID(want_src) || l->target_def < 0 ||
 				    l->target_def >= nd ||
-				    strncmp(defs[l->target_def].qualname, colon + 1, we - colon - 1) ||
+				    strncmp(defs[l->target_def].qualname, colon + 1,
+					    we - colon - 1) ||
 				    defs[l->target_def].qualname[we - colon - 1]) {
-					print_error("%s:%d: '%s' links to src %d def %s, want %.*s\n",
-						    fx[f].path, lineno, name, l->target_src,
-						    l->target_def >= 0 && l->target_def < nd
-							    ? defs[l->target_def].qualname
-							    : "?",
-						    (int)(we - eq - 1), eq + 1);
+					print_error(
+						"%s:%d: '%s' links to src %d def %s, want %.*s\n",
+						fx[f].path, lineno, name, l->target_src,
+						l->target_def >= 0 && l->target_def < nd
+							? defs[l->target_def].qualname
+							: "?",
+						(int)(we - eq - 1), eq + 1);
 					fail();
 				}
 				assert_int_equal(l->target_line, defs[l->target_def].def_line);
@@ -269,9 +273,9 @@ static void check_fixture(struct ls_pyindex *ix, size_t f, struct check_stats *s
 		}
 		if (matched != on_line) {
 			for (k = li; k < li + (int)on_line; k++)
-				print_error("%s:%d: link at col %d-%d to src %d def %d\n", fx[f].path,
-					    lineno, links[k].col, links[k].end_col, links[k].target_src,
-					    links[k].target_def);
+				print_error("%s:%d: link at col %d-%d to src %d def %d\n",
+					    fx[f].path, lineno, links[k].col, links[k].end_col,
+					    links[k].target_src, links[k].target_def);
 			print_error("%s:%d: %zu links, %zu declared\n", fx[f].path, lineno, on_line,
 				    matched);
 			fail();
@@ -287,7 +291,7 @@ static void check_fixture(struct ls_pyindex *ix, size_t f, struct check_stats *s
 static void test_fixture_links(void **state)
 {
 	struct ls_pyindex *ix = index_fixtures(NULL);
-	struct check_stats st = { 0 };
+	struct check_stats st = {0};
 	size_t f;
 
 	for (f = 0; f < NFIX; f++)
@@ -304,7 +308,7 @@ static void test_fixture_links(void **state)
 /* CRLF, lone CR and LF sources give the same lines, columns and targets. */
 static void test_line_endings_equivalent(void **state)
 {
-	static const char *const seps[] = { "\r\n", "\r" };
+	static const char *const seps[] = {"\r\n", "\r"};
 	struct ls_pyindex *base = index_fixtures(NULL);
 	size_t s, f;
 
@@ -454,11 +458,13 @@ static void check_index_sane(struct ls_pyindex *ix, int nsrc)
 static void test_fuzz(void **state)
 {
 	static const char *const words[] = {
-		"def ",	 "class ", "async ", "lambda ", "import ", "from ", " as ", "global ",
-		"nonlocal ", "for ", " in ", "if ", "else", "match ", "case ", "with ", "del ",
-		"return ", "self", ".", "f", "g", "(", ")", "[", "]", "{", "}", ":", "=", ",",
-		"@", "*", "\n", "\n    ", "\n        ", "'", "\"\"\"", "f'{", "#", "\\\n", ";",
-		":=", "->", "x", "pkg", "import *",
+		"def ",	      "class ",	   "async ", "lambda ", "import ",  "from ", " as ",
+		"global ",    "nonlocal ", "for ",   " in ",	"if ",	    "else",  "match ",
+		"case ",      "with ",	   "del ",   "return ", "self",	    ".",     "f",
+		"g",	      "(",	   ")",	     "[",	"]",	    "{",     "}",
+		":",	      "=",	   ",",	     "@",	"*",	    "\n",    "\n    ",
+		"\n        ", "'",	   "\"\"\"", "f'{",	"#",	    "\\\n",  ";",
+		":=",	      "->",	   "x",	     "pkg",	"import *",
 	};
 	char buf[2048];
 	int round, s;
@@ -545,7 +551,8 @@ static char *cpython_expect(const char *python, const char *mode, const char *pa
 	assert_true(fd >= 0);
 	close(fd);
 	if (access(python, X_OK)) {
-		print_error("%s is missing; the differential test needs it (see setup.sh)\n", python);
+		print_error("%s is missing; the differential test needs it (see setup.sh)\n",
+			    python);
 		fail();
 	}
 	snprintf(cmd, sizeof(cmd), "%s " FIXTURES "cpython_expect.py %s %s %s", python, mode, tmpl,
@@ -565,7 +572,7 @@ struct def_stats {
 	size_t files, excluded, defs, quals, diffs;
 };
 
-static const char kind_letter[] = { 'F', 'A', 'C', 'M', 'N' };
+static const char kind_letter[] = {'F', 'A', 'C', 'M', 'N'};
 
 static int cmp_def_pos(const void *a, const void *b)
 {
@@ -645,7 +652,8 @@ static void compare_defs(char *expect, struct def_stats *st)
 			if (sorted[k]->def_line != def_line || sorted[k]->first_line != first ||
 			    sorted[k]->end_line != end || kind_letter[sorted[k]->kind] != kind ||
 			    strcmp(sorted[k]->name, name))
-				diff(st, path, "want %c %s %d-%d (first %d), got %c %s %d-%d (first %d)",
+				diff(st, path,
+				     "want %c %s %d-%d (first %d), got %c %s %d-%d (first %d)",
 				     kind, name, def_line, end, first, kind_letter[sorted[k]->kind],
 				     sorted[k]->name, sorted[k]->def_line, sorted[k]->end_line,
 				     sorted[k]->first_line);
@@ -682,7 +690,7 @@ static void test_diff_defs_cpython311_stdlib(void **state)
 {
 	char *expect = cpython_expect(python("PYTHON311", "/usr/bin/python3.11"), "defs",
 				      "/usr/lib/python3.11");
-	struct def_stats st = { 0 };
+	struct def_stats st = {0};
 
 	compare_defs(expect, &st);
 	free(expect);
@@ -701,7 +709,7 @@ static void test_diff_defs_cpython312_fixtures(void **state)
 	char *expect =
 		cpython_expect(python("PYTHON312", "/root/.pyenv/versions/3.12.1/bin/python3.12"),
 			       "defs", FIXTURES);
-	struct def_stats st = { 0 };
+	struct def_stats st = {0};
 
 	compare_defs(expect, &st);
 	free(expect);

@@ -30,7 +30,7 @@ struct toks {
 
 static struct toks lex_n(const char *src, size_t len)
 {
-	struct toks r = { .src = src, .len = len };
+	struct toks r = {.src = src, .len = len};
 
 	assert_int_equal(ls_pytok__all(src, len, &r.t, &r.n), 0);
 	assert_true(r.n >= 1);
@@ -100,11 +100,11 @@ static size_t find_tok(const struct toks *r, int kind, const char *text, size_t 
  * triple quotes; plus letter pairs that are not prefixes and must lex as NAME then STRING. */
 static void test_string_prefixes(void **state)
 {
-	static const char *const valid[] = { "",   "r",  "u",  "b",  "br", "rb",
-					      "f",  "fr", "rf", "t",  "tr", "rt" };
-	static const char *const quotes[] = { "'", "\"", "'''", "\"\"\"" };
-	static const char *const invalid[] = { "ub", "bu", "ur", "ru", "fb", "bf", "ft",
-					       "tf", "rr", "bb", "ff", "tb", "uf", "rbf" };
+	static const char *const valid[] = {"",	 "r",  "u",  "b", "br", "rb",
+					    "f", "fr", "rf", "t", "tr", "rt"};
+	static const char *const quotes[] = {"'", "\"", "'''", "\"\"\""};
+	static const char *const invalid[] = {"ub", "bu", "ur", "ru", "fb", "bf", "ft",
+					      "tf", "rr", "bb", "ff", "tb", "uf", "rbf"};
 	size_t v, q, k;
 	unsigned mask;
 	char src[64], pfx[8];
@@ -191,34 +191,105 @@ static void test_triple_and_escapes(void **state)
 static void test_fstrings(void **state)
 {
 	static const char *const nested[] = {
-		"NAME x",	   "OP =",	     "FSTRING_START f\"", "OP {",	   "NAME a",
-		"OP +",		   "FSTRING_START f'", "OP {",		  "NAME b",	   "OP !",
-		"NAME r",	   "OP :",	     "FSTRING_MIDDLE >",  "OP {",	   "NAME w",
-		"OP }",		   "OP }",	     "FSTRING_END '",	  "OP }",	   "FSTRING_END \"",
+		"NAME x",
+		"OP =",
+		"FSTRING_START f\"",
+		"OP {",
+		"NAME a",
+		"OP +",
+		"FSTRING_START f'",
+		"OP {",
+		"NAME b",
+		"OP !",
+		"NAME r",
+		"OP :",
+		"FSTRING_MIDDLE >",
+		"OP {",
+		"NAME w",
+		"OP }",
+		"OP }",
+		"FSTRING_END '",
+		"OP }",
+		"FSTRING_END \"",
 		NULL,
 	};
 	static const char *const reuse[] = {
-		"FSTRING_START f\"", "OP {", "FSTRING_START f\"", "OP {", "NAME x",
-		"OP [",		     "STRING \"k\"", "OP ]", "OP }", "FSTRING_END \"",
-		"OP }",		     "FSTRING_END \"", NULL,
+		"FSTRING_START f\"",
+		"OP {",
+		"FSTRING_START f\"",
+		"OP {",
+		"NAME x",
+		"OP [",
+		"STRING \"k\"",
+		"OP ]",
+		"OP }",
+		"FSTRING_END \"",
+		"OP }",
+		"FSTRING_END \"",
+		NULL,
 	};
 	static const char *const braces[] = {
-		"FSTRING_START rf'", "FSTRING_MIDDLE {{lit}} \\", "OP {", "NAME v",
-		"OP :",		     "FSTRING_MIDDLE >",	 "OP {", "NAME w",
-		"OP }",		     "FSTRING_MIDDLE .",	 "OP {", "NAME p",
-		"OP }",		     "OP }",			 "FSTRING_MIDDLE }}",
-		"FSTRING_END '",     NULL,
+		"FSTRING_START rf'",
+		"FSTRING_MIDDLE {{lit}} \\",
+		"OP {",
+		"NAME v",
+		"OP :",
+		"FSTRING_MIDDLE >",
+		"OP {",
+		"NAME w",
+		"OP }",
+		"FSTRING_MIDDLE .",
+		"OP {",
+		"NAME p",
+		"OP }",
+		"OP }",
+		"FSTRING_MIDDLE }}",
+		"FSTRING_END '",
+		NULL,
 	};
 	static const char *const debug[] = {
-		"FSTRING_START f'", "OP {", "NAME a", "OP =", "OP !", "NAME r", "OP }",
-		"FSTRING_MIDDLE  ", "OP {", "NAME a", "OP !=", "NAME b", "OP }", "FSTRING_MIDDLE  ",
-		"OP {", "NAME a", "OP :", "FSTRING_MIDDLE =5", "OP }", "FSTRING_MIDDLE  \\N{BULLET}",
-		"OP {", "OP (", "NAME lambda", "OP :", "NUMBER 1", "OP )", "OP (", "OP )", "OP }",
-		"FSTRING_END '", NULL,
+		"FSTRING_START f'",
+		"OP {",
+		"NAME a",
+		"OP =",
+		"OP !",
+		"NAME r",
+		"OP }",
+		"FSTRING_MIDDLE  ",
+		"OP {",
+		"NAME a",
+		"OP !=",
+		"NAME b",
+		"OP }",
+		"FSTRING_MIDDLE  ",
+		"OP {",
+		"NAME a",
+		"OP :",
+		"FSTRING_MIDDLE =5",
+		"OP }",
+		"FSTRING_MIDDLE  \\N{BULLET}",
+		"OP {",
+		"OP (",
+		"NAME lambda",
+		"OP :",
+		"NUMBER 1",
+		"OP )",
+		"OP (",
+		"OP )",
+		"OP }",
+		"FSTRING_END '",
+		NULL,
 	};
 	static const char *const multi[] = {
-		"FSTRING_START t\"\"\"", "FSTRING_MIDDLE a\n", "OP {", "NAME x", "COMMENT # c",
-		"OP }", "FSTRING_MIDDLE \"\" ", "FSTRING_END \"\"\"", NULL,
+		"FSTRING_START t\"\"\"",
+		"FSTRING_MIDDLE a\n",
+		"OP {",
+		"NAME x",
+		"COMMENT # c",
+		"OP }",
+		"FSTRING_MIDDLE \"\" ",
+		"FSTRING_END \"\"\"",
+		NULL,
 	};
 	struct toks r;
 	size_t i;
@@ -251,19 +322,58 @@ static void test_fstrings(void **state)
 static void test_comments_continuations_ops(void **state)
 {
 	static const char *const want[] = {
-		"NAME s",     "OP =",	    "STRING 'a # not a comment'", "COMMENT # it's \"quoted\"",
-		"OP @",	      "NAME dec",   "NAME async",		  "NAME def",
-		"NAME f",     "OP (",	    "NAME a",			  "OP ,",
-		"OP *",	      "NAME b",	    "OP )",			  "OP ->",
-		"NAME T",     "OP :",	    "NAME return",		  "NAME await",
-		"NAME a",     "OP @",	    "NAME b",			  "OP @=",
-		"NAME c",     "OP **=",	    "NUMBER 2",			  "OP //=",
-		"NUMBER 3",   "OP ...",	    "OP >>=",			  "NAME match",
-		"OP =",	      "NAME type",  "OP :=",			  "NAME _",
-		"NAME lambda", "NAME x",    "OP :",			  "NAME x",
-		"OP !=",      "NUMBER 0x_ff", "NUMBER 1_000.5e-3j",	  "NUMBER .5",
-		"NUMBER 1.",  "NAME if",    "NUMBER 0b1",		  "NAME else",
-		"NUMBER 1",   "OP <<=",	    "OP ~",			  NULL,
+		"NAME s",
+		"OP =",
+		"STRING 'a # not a comment'",
+		"COMMENT # it's \"quoted\"",
+		"OP @",
+		"NAME dec",
+		"NAME async",
+		"NAME def",
+		"NAME f",
+		"OP (",
+		"NAME a",
+		"OP ,",
+		"OP *",
+		"NAME b",
+		"OP )",
+		"OP ->",
+		"NAME T",
+		"OP :",
+		"NAME return",
+		"NAME await",
+		"NAME a",
+		"OP @",
+		"NAME b",
+		"OP @=",
+		"NAME c",
+		"OP **=",
+		"NUMBER 2",
+		"OP //=",
+		"NUMBER 3",
+		"OP ...",
+		"OP >>=",
+		"NAME match",
+		"OP =",
+		"NAME type",
+		"OP :=",
+		"NAME _",
+		"NAME lambda",
+		"NAME x",
+		"OP :",
+		"NAME x",
+		"OP !=",
+		"NUMBER 0x_ff",
+		"NUMBER 1_000.5e-3j",
+		"NUMBER .5",
+		"NUMBER 1.",
+		"NAME if",
+		"NUMBER 0b1",
+		"NAME else",
+		"NUMBER 1",
+		"OP <<=",
+		"OP ~",
+		NULL,
 	};
 	const char *src = "s = 'a # not a comment'  # it's \"quoted\"\n"
 			  "@dec\nasync def f(a, *b) -> T:\n    return await a @ b @= \\\n"
@@ -290,7 +400,7 @@ static void test_indentation_crlf_tabs(void **state)
 	const char *src = "if a:\r\n\tif b:\r\n\t\tx = 1\r\n\r\n   # c\r\n\t        y = 2\r\n"
 			  "\f\r\nz\r";
 	struct toks r = lex(src);
-	int kinds[LS_PYTOK__KIND_COUNT] = { 0 };
+	int kinds[LS_PYTOK__KIND_COUNT] = {0};
 	size_t i;
 
 	for (i = 0; i < r.n; i++)
@@ -434,7 +544,8 @@ static void check_invariants(const char *src, size_t len)
 /* Random garbage built from Python's own syntax characters: must end, with sane spans. */
 static void test_fuzz(void **state)
 {
-	static const char alphabet[] = "fFrRbBtTuU'\"{}[]()!:=#\\\n\r\t x1._@;,\xF0\x9F\xC3\xA9\x80";
+	static const char alphabet[] =
+		"fFrRbBtTuU'\"{}[]()!:=#\\\n\r\t x1._@;,\xF0\x9F\xC3\xA9\x80";
 	char buf[512];
 	int round;
 	size_t i, len;
@@ -512,11 +623,12 @@ static char *cpython_expect(const char *python, const char *mode, const char *pa
 	assert_true(fd >= 0);
 	close(fd);
 	if (access(python, X_OK)) {
-		print_error("%s is missing; the differential test needs it (see setup.sh)\n", python);
+		print_error("%s is missing; the differential test needs it (see setup.sh)\n",
+			    python);
 		fail();
 	}
-	snprintf(cmd, sizeof(cmd), "%s %s/cpython_expect.py %s %s %s", python, FIXTURES, mode,
-		 tmpl, paths);
+	snprintf(cmd, sizeof(cmd), "%s %s/cpython_expect.py %s %s %s", python, FIXTURES, mode, tmpl,
+		 paths);
 	rc = system(cmd);
 	if (rc) {
 		print_error("'%s' failed with %d\n", cmd, rc);
@@ -561,7 +673,8 @@ static size_t our_view(const struct toks *r, bool collapse_fstrings, struct cmp_
 			i = j;
 			snprintf(out[k].kind, sizeof(out[k].kind), "STRING");
 		} else {
-			snprintf(out[k].kind, sizeof(out[k].kind), "%s", ls_pytok__kind_name(t->kind));
+			snprintf(out[k].kind, sizeof(out[k].kind), "%s",
+				 ls_pytok__kind_name(t->kind));
 		}
 		out[k].line = t->line;
 		out[k].col = t->col;
@@ -594,7 +707,7 @@ static void compare_tokens(char *expect, bool collapse, bool skip_middle, struct
 	char *line = expect, *next, path[4096];
 	struct cmp_tok *ours = NULL, want;
 	size_t nours = 0, k = 0;
-	struct toks r = { 0 };
+	struct toks r = {0};
 	char *src = NULL;
 
 	for (; line && *line; line = next) {
@@ -639,8 +752,9 @@ static void compare_tokens(char *expect, bool collapse, bool skip_middle, struct
 							path, want.kind, want.line, want.col,
 							want.end_line, want.end_col, want.col16,
 							want.end_col16, ours[k].kind, ours[k].line,
-							ours[k].col, ours[k].end_line, ours[k].end_col,
-							ours[k].col16, ours[k].end_col16);
+							ours[k].col, ours[k].end_line,
+							ours[k].end_col, ours[k].col16,
+							ours[k].end_col16);
 					else
 						print_message("%s: want %s at %d:%d, got nothing\n",
 							      path, want.kind, want.line, want.col);
@@ -681,7 +795,7 @@ static void test_diff_cpython311_stdlib(void **state)
 {
 	char *expect = cpython_expect(python("PYTHON311", "/usr/bin/python3.11"), "tokens",
 				      "/usr/lib/python3.11");
-	struct diff_stats st = { 0 };
+	struct diff_stats st = {0};
 	int k;
 
 	compare_tokens(expect, true, false, &st);
@@ -703,10 +817,10 @@ static void test_diff_cpython311_stdlib(void **state)
  * quotes around them). */
 static void test_diff_cpython312_fstrings(void **state)
 {
-	char *expect = cpython_expect(
-		python("PYTHON312", "/root/.pyenv/versions/3.12.1/bin/python3.12"), "tokens",
-		FIXTURES "/pep701.py " FIXTURES "/tokens_tricky.py");
-	struct diff_stats st = { 0 };
+	char *expect =
+		cpython_expect(python("PYTHON312", "/root/.pyenv/versions/3.12.1/bin/python3.12"),
+			       "tokens", FIXTURES "/pep701.py " FIXTURES "/tokens_tricky.py");
+	struct diff_stats st = {0};
 
 	compare_tokens(expect, false, true, &st);
 	free(expect);
