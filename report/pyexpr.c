@@ -101,7 +101,7 @@ int pyx_add_binding(struct parser *p, int scope, size_t tok, int kind, int a, ui
 	};
 
 	if (kind == B_GLOBAL || kind == B_NONLOCAL) {
-		if (hmap_put(&p->decls, sn_key(scope, b.name), kind))
+		if (pyx_hmap_put(&p->decls, sn_key(scope, b.name), kind))
 			p->err = -ENOMEM;
 	}
 	if (VEC_PUSH(p->ix->binds, b)) {

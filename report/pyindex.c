@@ -69,7 +69,7 @@ static const char *const predefined[N__PREDEFINED] = {
 
 /* ---- containers ----------------------------------------------------------------------------- */
 
-int vec_reserve(void **v, size_t *cap, size_t need, size_t elsz)
+int pyx_vec_reserve(void **v, size_t *cap, size_t need, size_t elsz)
 {
 	size_t nc = *cap ? *cap : 16;
 	void *nv;
@@ -94,10 +94,10 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static int hmap_grow(struct hmap *m)
+static int pyx_hmap_grow(struct pyx_hmap *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64, i, j;
-	struct hmap_slot *slots = calloc(ncap, sizeof(*slots));
+	struct pyx_hmap_slot *slots = calloc(ncap, sizeof(*slots));
 
 	if (!slots)
 		return -ENOMEM;
@@ -115,12 +115,12 @@ static int hmap_grow(struct hmap *m)
 	return 0;
 }
 
-int hmap_put(struct hmap *m, uint64_t key, uint32_t val)
+int pyx_hmap_put(struct pyx_hmap *m, uint64_t key, uint32_t val)
 {
 	size_t j;
 
 	key++;
-	if ((m->n + 1) * 2 > m->cap && hmap_grow(m))
+	if ((m->n + 1) * 2 > m->cap && pyx_hmap_grow(m))
 		return -ENOMEM;
 	for (j = mix64(key) & (m->cap - 1); m->slots[j].key; j = (j + 1) & (m->cap - 1)) {
 		if (m->slots[j].key == key) {
@@ -134,7 +134,7 @@ int hmap_put(struct hmap *m, uint64_t key, uint32_t val)
 	return 0;
 }
 
-uint32_t *hmap_get(const struct hmap *m, uint64_t key)
+uint32_t *pyx_hmap_get(const struct pyx_hmap *m, uint64_t key)
 {
 	size_t j;
 
@@ -147,13 +147,13 @@ uint32_t *hmap_get(const struct hmap *m, uint64_t key)
 	return NULL;
 }
 
-void hmap_release(struct hmap *m)
+void pyx_hmap_release(struct pyx_hmap *m)
 {
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
 
-void hmap_clear(struct hmap *m)
+void pyx_hmap_clear(struct pyx_hmap *m)
 {
 	if (m->cap)
 		memset(m->slots, 0, m->cap * sizeof(*m->slots));
@@ -199,7 +199,7 @@ static uint64_t str_hash(const char *s, size_t len)
 int64_t pyx_intern(struct ls_pyindex *ix, const char *s, size_t len)
 {
 	uint64_t h = str_hash(s, len) >> 1; /* keep clear of the +1 key shift */
-	uint32_t *head = hmap_get(&ix->str_ids, h), id;
+	uint32_t *head = pyx_hmap_get(&ix->str_ids, h), id;
 	char *copy;
 
 	for (id = head ? *head : UINT32_MAX; id != UINT32_MAX; id = ix->str_next.v[id])
@@ -210,7 +210,7 @@ int64_t pyx_intern(struct ls_pyindex *ix, const char *s, size_t len)
 	    VEC_PUSH(ix->str_next, head ? *head : UINT32_MAX))
 		return -ENOMEM;
 	id = ix->strs.n - 1;
-	if (hmap_put(&ix->str_ids, h, id))
+	if (pyx_hmap_put(&ix->str_ids, h, id))
 		return -ENOMEM;
 	return id;
 }
@@ -299,9 +299,9 @@ void ls_pyindex__free(struct ls_pyindex *ix)
 	free(ix->strs.v);
 	free(ix->str_len.v);
 	free(ix->str_next.v);
-	hmap_release(&ix->str_ids);
+	pyx_hmap_release(&ix->str_ids);
 	free(ix->srcs.v);
-	hmap_release(&ix->src_by_id);
+	pyx_hmap_release(&ix->src_by_id);
 	free(ix->scopes.v);
 	free(ix->binds.v);
 	free(ix->refs.v);
@@ -309,15 +309,15 @@ void ls_pyindex__free(struct ls_pyindex *ix)
 	free(ix->defs.v);
 	free(ix->bases.v);
 	free(ix->stores.v);
-	hmap_release(&ix->stored_attrs);
-	hmap_release(&ix->class_stores);
-	hmap_release(&ix->mod_stores);
-	hmap_release(&ix->mod_path);
-	hmap_release(&ix->mod_dotted);
-	hmap_release(&ix->mod_ns);
+	pyx_hmap_release(&ix->stored_attrs);
+	pyx_hmap_release(&ix->class_stores);
+	pyx_hmap_release(&ix->mod_stores);
+	pyx_hmap_release(&ix->mod_path);
+	pyx_hmap_release(&ix->mod_dotted);
+	pyx_hmap_release(&ix->mod_ns);
 	free(ix->mod_entries.v);
-	hmap_release(&ix->mod_memo);
-	hmap_release(&ix->attr_memo);
+	pyx_hmap_release(&ix->mod_memo);
+	pyx_hmap_release(&ix->attr_memo);
 	free(ix->rbases.v);
 	free(ix->children.v);
 	free(ix);
@@ -325,7 +325,7 @@ void ls_pyindex__free(struct ls_pyindex *ix)
 
 static int src_index(const struct ls_pyindex *ix, int src_id)
 {
-	uint32_t *v = hmap_get(&ix->src_by_id, (uint32_t)src_id);
+	uint32_t *v = pyx_hmap_get(&ix->src_by_id, (uint32_t)src_id);
 
 	return v ? (int)*v : -1;
 }
@@ -353,7 +353,7 @@ int ls_pyindex__add_source(struct ls_pyindex *ix, int src_id, const char *path, 
 		return -ENOMEM;
 	}
 	si = ix->srcs.n - 1;
-	if (hmap_put(&ix->src_by_id, (uint32_t)src_id, si))
+	if (pyx_hmap_put(&ix->src_by_id, (uint32_t)src_id, si))
 		return -ENOMEM;
 	ix->resolved = false;
 	err = ls_pytok__all(text ? text : "", len, &toks, &ntoks);

@@ -63,7 +63,8 @@ void ls_pyindex__free(struct ls_pyindex *idx);
  * and relative imports), text UTF-8 (a BOM is allowed; other encodings should be transcoded
  * first). Lines are split at "\r\n", "\r" and "\n". text and path are copied where needed and
  * may be freed on return. Malformed Python is indexed as far as it can be; never fails for it.
- * Returns 0, -EEXIST, -EFBIG (text of 4 GiB or more), -EINVAL or -ENOMEM.
+ * Returns 0, -EEXIST, -EFBIG (text of 4 GiB or more), -EINVAL or -ENOMEM; after -ENOMEM the
+ * index is only good for __free.
  */
 int ls_pyindex__add_source(struct ls_pyindex *idx, int src_id, const char *path, const char *text,
 			   size_t len);

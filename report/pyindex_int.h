@@ -76,26 +76,26 @@ enum {
 	}
 
 /* Makes room for one more element; returns 0 or -ENOMEM. */
-int vec_reserve(void **v, size_t *cap, size_t need, size_t elsz);
-#define VEC_PUSH(vec, ...)                                                         \
-	(vec_reserve((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof(*(vec).v)) \
-		 ? -ENOMEM                                                         \
+int pyx_vec_reserve(void **v, size_t *cap, size_t need, size_t elsz);
+#define VEC_PUSH(vec, ...)                                                             \
+	(pyx_vec_reserve((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof(*(vec).v)) \
+		 ? -ENOMEM                                                             \
 		 : ((vec).v[(vec).n++] = (__VA_ARGS__), 0))
 
 /* u64 -> u32 open-addressing map; keys are stored +1 so that 0 marks an empty slot. */
-struct hmap_slot {
+struct pyx_hmap_slot {
 	uint64_t key;
 	uint32_t val;
 };
 
-struct hmap {
-	struct hmap_slot *slots;
+struct pyx_hmap {
+	struct pyx_hmap_slot *slots;
 	size_t cap, n;
 };
-int hmap_put(struct hmap *m, uint64_t key, uint32_t val);
-uint32_t *hmap_get(const struct hmap *m, uint64_t key);
-void hmap_release(struct hmap *m);
-void hmap_clear(struct hmap *m);
+int pyx_hmap_put(struct pyx_hmap *m, uint64_t key, uint32_t val);
+uint32_t *pyx_hmap_get(const struct pyx_hmap *m, uint64_t key);
+void pyx_hmap_release(struct pyx_hmap *m);
+void pyx_hmap_clear(struct pyx_hmap *m);
 
 enum scope_kind { SC_MODULE, SC_CLASS, SC_FUNCTION, SC_LAMBDA, SC_COMP };
 
@@ -200,11 +200,12 @@ struct ls_pyindex {
 	size_t arena_left;
 	VEC(const char *) strs;
 	VEC(uint32_t) str_len;
-	struct hmap str_ids; /* string hash -> first id with that hash; chained through str_next */
+	struct pyx_hmap
+		str_ids; /* string hash -> first id with that hash; chained through str_next */
 	VEC(uint32_t) str_next;
 
 	VEC(struct source) srcs;
-	struct hmap src_by_id;
+	struct pyx_hmap src_by_id;
 	VEC(struct scope) scopes;
 	VEC(struct binding) binds; /* grouped by scope, then sorted by name (see bind_first) */
 	VEC(struct ref) refs;
@@ -213,17 +214,17 @@ struct ls_pyindex {
 	VEC(int) bases;
 	VEC(struct store) stores;
 	/* filled by resolve from stores */
-	struct hmap stored_attrs; /* attr names assigned on objects we cannot identify */
-	struct hmap class_stores; /* (class def, attr) assigned on its instances or itself */
-	struct hmap mod_stores;	  /* (source, attr) assigned on a module from outside */
+	struct pyx_hmap stored_attrs; /* attr names assigned on objects we cannot identify */
+	struct pyx_hmap class_stores; /* (class def, attr) assigned on its instances or itself */
+	struct pyx_hmap mod_stores;   /* (source, attr) assigned on a module from outside */
 
 	/* module mapping, rebuilt by resolve */
-	struct hmap mod_path;	/* "@path" key -> source */
-	struct hmap mod_dotted; /* dotted suffix key -> first entry in mod_entries */
-	struct hmap mod_ns;	/* package keys (dotted or "@dir") that hold indexed modules */
-	VEC(int) mod_entries;	/* pairs (source, next entry) */
-	struct hmap mod_memo;	/* (key, importer) -> source + 1, or 0 */
-	struct hmap attr_memo;	/* (class def, name) -> override verdict */
+	struct pyx_hmap mod_path;   /* "@path" key -> source */
+	struct pyx_hmap mod_dotted; /* dotted suffix key -> first entry in mod_entries */
+	struct pyx_hmap mod_ns;	    /* package keys (dotted or "@dir") that hold indexed modules */
+	VEC(int) mod_entries;	    /* pairs (source, next entry) */
+	struct pyx_hmap mod_memo;   /* (key, importer) -> source + 1, or 0 */
+	struct pyx_hmap attr_memo;  /* (class def, name) -> override verdict */
 	VEC(int) rbases;
 	VEC(int) children; /* pairs (subclass def, next) */
 	bool resolved;

@@ -319,7 +319,7 @@ static const char *def_qualname(struct parser *p, int scope, uint32_t name, size
 	char *q;
 
 	*len = nl;
-	decl = hmap_get(&p->decls, sn_key(scope, name));
+	decl = pyx_hmap_get(&p->decls, sn_key(scope, name));
 	if (sc->kind == SC_MODULE || sc->def < 0 || (decl && *decl == B_GLOBAL))
 		return pyx_strdup(ix, nm, nl); /* CPython: a name declared global gets no prefix */
 	pd = &ix->defs.v[sc->def];
@@ -716,7 +716,7 @@ static int finish_bindings(struct parser *p, size_t scope0, size_t ref0)
 
 	for (b = p->bind0; b < ix->binds.n; b++) {
 		struct binding *bd = &ix->binds.v[b];
-		uint32_t *decl = hmap_get(&p->decls, sn_key(bd->scope, bd->name));
+		uint32_t *decl = pyx_hmap_get(&p->decls, sn_key(bd->scope, bd->name));
 
 		if (decl && *decl == B_GLOBAL && bd->kind != B_GLOBAL)
 			bd->scope = module;
@@ -724,7 +724,7 @@ static int finish_bindings(struct parser *p, size_t scope0, size_t ref0)
 	err = sort_bindings(p, scope0, ref0);
 	for (b = p->bind0; !err && b < ix->binds.n; b++) {
 		struct binding *bd = &ix->binds.v[b];
-		uint32_t *decl = hmap_get(&p->decls, sn_key(bd->scope, bd->name));
+		uint32_t *decl = pyx_hmap_get(&p->decls, sn_key(bd->scope, bd->name));
 		int s;
 
 		if (!decl || *decl != B_NONLOCAL || bd->kind == B_NONLOCAL)
@@ -804,7 +804,7 @@ int pyx_parse_source(struct ls_pyindex *ix, int src, const struct ls_pytok *toks
 	if (!err)
 		err = finish_bindings(&p, scope0, ref0);
 cleanup:
-	hmap_release(&p.decls);
+	pyx_hmap_release(&p.decls);
 	free(p.t);
 	free(p.close);
 	return err;

@@ -27,7 +27,7 @@ struct parser {
 	size_t i;
 	int depth;
 	int err;
-	struct hmap decls; /* (scope, name) -> B_GLOBAL / B_NONLOCAL */
+	struct pyx_hmap decls; /* (scope, name) -> B_GLOBAL / B_NONLOCAL */
 	size_t bind0;
 };
 

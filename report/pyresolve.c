@@ -64,10 +64,10 @@ static int build_module_tables(struct ls_pyindex *ix)
 	char *buf = NULL;
 	size_t cap = 0, si;
 
-	hmap_clear(&ix->mod_path);
-	hmap_clear(&ix->mod_dotted);
-	hmap_clear(&ix->mod_ns);
-	hmap_clear(&ix->mod_memo);
+	pyx_hmap_clear(&ix->mod_path);
+	pyx_hmap_clear(&ix->mod_dotted);
+	pyx_hmap_clear(&ix->mod_ns);
+	pyx_hmap_clear(&ix->mod_memo);
 	ix->mod_entries.n = 0;
 	for (si = 0; si < ix->srcs.n; si++) {
 		const char *p = ix->srcs.v[si].path;
@@ -81,22 +81,22 @@ static int build_module_tables(struct ls_pyindex *ix)
 			base = 0;
 		else if (ends_with(p, n, ".py"))
 			base = n - 3;
-		if (vec_reserve((void **)&buf, &cap, n + 2, 1))
+		if (pyx_vec_reserve((void **)&buf, &cap, n + 2, 1))
 			return -ENOMEM;
 		buf[0] = '@';
 		memcpy(buf + 1, p, base);
 		key = pyx_intern(ix, buf, base + 1);
 		if (key < 0)
 			return -ENOMEM;
-		prev = hmap_get(&ix->mod_path, key);
-		if (hmap_put(&ix->mod_path, key, prev ? UINT32_MAX : si))
+		prev = pyx_hmap_get(&ix->mod_path, key);
+		if (pyx_hmap_put(&ix->mod_path, key, prev ? UINT32_MAX : si))
 			return -ENOMEM;
 		/* directories above it are (namespace) packages for relative imports */
 		for (end = base; end > 0; end--) {
 			if (p[end - 1] != '/')
 				continue;
 			key = pyx_intern(ix, buf, end);
-			if (key < 0 || hmap_put(&ix->mod_ns, key, 1))
+			if (key < 0 || pyx_hmap_put(&ix->mod_ns, key, 1))
 				return -ENOMEM;
 		}
 		/* dotted suffixes: c, b.c, a.b.c for a/b/c.py while each part is an identifier */
@@ -114,20 +114,20 @@ static int build_module_tables(struct ls_pyindex *ix)
 			key = pyx_intern(ix, buf, o);
 			if (key < 0)
 				return -ENOMEM;
-			head = hmap_get(&ix->mod_dotted, key);
+			head = pyx_hmap_get(&ix->mod_dotted, key);
 			/* entries are triples: source, root length, next */
 			if (VEC_PUSH(ix->mod_entries, (int)si) ||
 			    VEC_PUSH(ix->mod_entries, (int)start) ||
 			    VEC_PUSH(ix->mod_entries, head ? (int)*head : -1))
 				return -ENOMEM;
-			if (hmap_put(&ix->mod_dotted, key, ix->mod_entries.n - 3))
+			if (pyx_hmap_put(&ix->mod_dotted, key, ix->mod_entries.n - 3))
 				return -ENOMEM;
 			/* and its dotted prefixes are packages, with or without __init__.py */
 			for (k = 0; k < o; k++) {
 				if (buf[k] != '.')
 					continue;
 				key = pyx_intern(ix, buf, k);
-				if (key < 0 || hmap_put(&ix->mod_ns, key, 1))
+				if (key < 0 || pyx_hmap_put(&ix->mod_ns, key, 1))
 					return -ENOMEM;
 			}
 			if (start == 0)
@@ -147,7 +147,7 @@ static int build_module_tables(struct ls_pyindex *ix)
 static int module_src(struct ls_pyindex *ix, uint32_t key, int importer)
 {
 	uint64_t mk = (uint64_t)key << 32 | (uint32_t)importer;
-	uint32_t *memo = hmap_get(&ix->mod_memo, mk), *v;
+	uint32_t *memo = pyx_hmap_get(&ix->mod_memo, mk), *v;
 	const char *ipath = ix->srcs.v[importer].path;
 	int found = -1, best_root = -1, e, count = 0;
 	bool tie = false;
@@ -155,9 +155,9 @@ static int module_src(struct ls_pyindex *ix, uint32_t key, int importer)
 	if (memo)
 		return (int)*memo - 1;
 	if (ix->strs.v[key][0] == '@') {
-		v = hmap_get(&ix->mod_path, key);
+		v = pyx_hmap_get(&ix->mod_path, key);
 		found = v && *v != UINT32_MAX ? (int)*v : -1;
-	} else if ((v = hmap_get(&ix->mod_dotted, key))) {
+	} else if ((v = pyx_hmap_get(&ix->mod_dotted, key))) {
 		for (e = *v; e >= 0; e = ix->mod_entries.v[e + 2]) {
 			int s = ix->mod_entries.v[e], root = ix->mod_entries.v[e + 1];
 
@@ -178,7 +178,7 @@ static int module_src(struct ls_pyindex *ix, uint32_t key, int importer)
 		if (count > 1 && (best_root < 0 || tie))
 			found = -1;
 	}
-	if (hmap_put(&ix->mod_memo, mk, found + 1))
+	if (pyx_hmap_put(&ix->mod_memo, mk, found + 1))
 		return -1;
 	return found;
 }
@@ -261,7 +261,7 @@ static struct val module_attr(struct ls_pyindex *ix, uint32_t key, int importer,
 	int s = module_src(ix, key, importer), b;
 	int64_t sub;
 
-	if (s >= 0 && hmap_get(&ix->mod_stores, (uint64_t)(uint32_t)s << 32 | attr))
+	if (s >= 0 && pyx_hmap_get(&ix->mod_stores, (uint64_t)(uint32_t)s << 32 | attr))
 		return NONE; /* monkeypatched from outside */
 	if (s >= 0) {
 		int scope = ix->srcs.v[s].module_scope;
@@ -278,7 +278,7 @@ static struct val module_attr(struct ls_pyindex *ix, uint32_t key, int importer,
 			return NONE;
 	}
 	sub = intern_concat(ix, key, ix->strs.v[key][0] == '@' ? '/' : '.', attr);
-	if (sub >= 0 && (module_src(ix, sub, importer) >= 0 || hmap_get(&ix->mod_ns, sub)))
+	if (sub >= 0 && (module_src(ix, sub, importer) >= 0 || pyx_hmap_get(&ix->mod_ns, sub)))
 		return (struct val){V_MOD, (int)sub, importer};
 	return NONE;
 }
@@ -329,7 +329,7 @@ static int lookup_mro(struct ls_pyindex *ix, int c, uint32_t attr, int depth)
 
 static bool class_stored(const struct ls_pyindex *ix, int c, uint32_t attr)
 {
-	return hmap_get(&ix->class_stores, (uint64_t)(uint32_t)c << 32 | attr) != NULL;
+	return pyx_hmap_get(&ix->class_stores, (uint64_t)(uint32_t)c << 32 | attr) != NULL;
 }
 
 /* Whether c or a base of it has attr assigned on instances (or on itself) somewhere. */
@@ -353,7 +353,7 @@ static bool stored_above(struct ls_pyindex *ix, int c, uint32_t attr, int depth)
 static bool overridden_below(struct ls_pyindex *ix, int c, uint32_t attr, int depth)
 {
 	uint64_t key = (uint64_t)(uint32_t)c << 32 | attr;
-	uint32_t *memo = hmap_get(&ix->attr_memo, key);
+	uint32_t *memo = pyx_hmap_get(&ix->attr_memo, key);
 	bool r = false;
 	int e;
 
@@ -367,7 +367,7 @@ static bool overridden_below(struct ls_pyindex *ix, int c, uint32_t attr, int de
 		r = bind_first(ix, ix->defs.v[ch].scope, attr) >= 0 || class_stored(ix, ch, attr) ||
 		    overridden_below(ix, ch, attr, depth + 1);
 	}
-	hmap_put(&ix->attr_memo, key, r ? 2 : 1);
+	pyx_hmap_put(&ix->attr_memo, key, r ? 2 : 1);
 	return r;
 }
 
@@ -380,7 +380,7 @@ static struct val class_attr(struct ls_pyindex *ix, int c, uint32_t attr, bool m
 {
 	int r;
 
-	if (class_dynamic(ix, c, 0) || hmap_get(&ix->stored_attrs, attr) ||
+	if (class_dynamic(ix, c, 0) || pyx_hmap_get(&ix->stored_attrs, attr) ||
 	    stored_above(ix, c, attr, 0))
 		return NONE;
 	r = lookup_mro(ix, c, attr, depth);
@@ -568,9 +568,9 @@ static int resolve_stores(struct ls_pyindex *ix)
 {
 	size_t i;
 
-	hmap_clear(&ix->stored_attrs);
-	hmap_clear(&ix->class_stores);
-	hmap_clear(&ix->mod_stores);
+	pyx_hmap_clear(&ix->stored_attrs);
+	pyx_hmap_clear(&ix->class_stores);
+	pyx_hmap_clear(&ix->mod_stores);
 	for (i = 0; i < ix->stores.n; i++) {
 		const struct store *st = &ix->stores.v[i];
 		struct val v = NONE;
@@ -580,14 +580,15 @@ static int resolve_stores(struct ls_pyindex *ix)
 			v = resolve_name(ix, st->scope, st->base, st->line, st->col, 0);
 		if (v.kind == V_SELF || v.kind == V_CLS || v.kind == V_INST ||
 		    (v.kind == V_DEF && ix->defs.v[v.a].is_class))
-			err = hmap_put(&ix->class_stores, (uint64_t)(uint32_t)v.a << 32 | st->attr,
-				       1);
+			err = pyx_hmap_put(&ix->class_stores,
+					   (uint64_t)(uint32_t)v.a << 32 | st->attr, 1);
 		else if (v.kind == V_MOD && (s = module_src(ix, v.a, v.b)) >= 0)
-			err = hmap_put(&ix->mod_stores, (uint64_t)(uint32_t)s << 32 | st->attr, 1);
+			err = pyx_hmap_put(&ix->mod_stores, (uint64_t)(uint32_t)s << 32 | st->attr,
+					   1);
 		else if (v.kind == V_DEF || v.kind == V_MOD)
 			err = 0; /* a function attribute, or a module outside the index */
 		else
-			err = hmap_put(&ix->stored_attrs, st->attr, 1);
+			err = pyx_hmap_put(&ix->stored_attrs, st->attr, 1);
 		if (err)
 			return err;
 	}
@@ -638,7 +639,7 @@ int ls_pyindex__resolve(struct ls_pyindex *ix)
 	for (i = 0; i < ix->srcs.n; i++)
 		ix->srcs.v[i].links.n = 0;
 	ix->nlinks = 0;
-	hmap_clear(&ix->attr_memo);
+	pyx_hmap_clear(&ix->attr_memo);
 	err = build_module_tables(ix);
 	if (!err)
 		err = resolve_classes(ix);

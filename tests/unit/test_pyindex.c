@@ -24,9 +24,17 @@
 #define FIXTURES "tests/fixtures/pysyms/"
 
 static const char *const fixture_files[] = {
-	"proj/main.py",		"proj/util.py",	   "proj/tricky.py",	   "proj/star.py",
-	"proj/pkg/__init__.py", "proj/pkg/mod.py", "proj/pkg/sub/deep.py", "other/util.py",
-	"third/use.py",		"extents.py",
+	"proj/main.py",
+	"proj/util.py",
+	"proj/tricky.py",
+	"proj/star.py",
+	"proj/pkg/__init__.py",
+	"proj/pkg/mod.py",
+	"proj/pkg/sub/deep.py",
+	"other/util.py",
+	"third/use.py",
+	"extents.py",
+	"crlf.py",
 };
 #define NFIX	  (sizeof(fixture_files) / sizeof(fixture_files[0]))
 #define FIX_ID(i) (100 + 7 * (int)(i)) /* ids are the caller's, not indexes */
@@ -88,7 +96,7 @@ static int teardown_fixtures(void **state)
 	return 0;
 }
 
-/* The fixture texts with every "\n" replaced by sep (e.g. "\r\n"). */
+/* The fixture text with every line break ("\n" or "\r\n") replaced by sep. */
 static char *convert_newlines(const char *text, size_t len, const char *sep, size_t *out_len)
 {
 	size_t i, o = 0, sl = strlen(sep);
@@ -96,6 +104,8 @@ static char *convert_newlines(const char *text, size_t len, const char *sep, siz
 
 	assert_non_null(out);
 	for (i = 0; i < len; i++) {
+		if (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')
+			continue;
 		if (text[i] == '\n') {
 			memcpy(out + o, sep, sl);
 			o += sl;
@@ -181,7 +191,12 @@ static void check_fixture(struct ls_pyindex *ix, size_t f, struct check_stats *s
 		size_t code_len, matched = 0, on_line = 0;
 		int k;
 
+		const char *next;
+
 		eol = eol ? eol : end;
+		next = eol + 1;
+		if (eol > line && eol[-1] == '\r') /* CRLF */
+			eol--;
 		lineno++;
 		ann = memmem(line, eol - line, "# =>", 4);
 		code_len = ann ? (size_t)(ann - line) : (size_t)(eol - line);
@@ -283,7 +298,7 @@ static void check_fixture(struct ls_pyindex *ix, size_t f, struct check_stats *s
 		li += on_line;
 		st->links += on_line;
 		st->lines++;
-		line = eol + 1;
+		line = next;
 	}
 	assert_int_equal(li, nlinks); /* no link past the last line */
 }

@@ -812,22 +812,22 @@ static void test_diff_cpython311_stdlib(void **state)
 	assert_int_equal(st.diffs, 0);
 }
 
-/* PEP 701 f-strings as CPython 3.12's tokenizer splits them (FSTRING_MIDDLE spans excepted:
- * 3.12 reports "{{" text with shifted positions, so literal parts are compared by the fields and
- * quotes around them). */
+/* Every fixture (PEP 701 f-strings, CRLF, form feeds, non-ASCII) as CPython 3.12's tokenizer
+ * splits it. FSTRING_MIDDLE spans are left out: 3.12 reports "{{" text with shifted positions,
+ * so literal parts are checked through the fields and quotes around them. */
 static void test_diff_cpython312_fstrings(void **state)
 {
 	char *expect =
 		cpython_expect(python("PYTHON312", "/root/.pyenv/versions/3.12.1/bin/python3.12"),
-			       "tokens", FIXTURES "/pep701.py " FIXTURES "/tokens_tricky.py");
+			       "tokens", FIXTURES);
 	struct diff_stats st = {0};
 
 	compare_tokens(expect, false, true, &st);
 	free(expect);
 	print_message("pytok vs CPython 3.12 tokenize: %zu files, %zu tokens, %zu differences\n",
 		      st.files, st.tokens, st.diffs);
-	assert_int_equal(st.files, 2);
-	assert_true(st.tokens > 300);
+	assert_true(st.files >= 14);
+	assert_true(st.tokens > 3000);
 	assert_int_equal(st.excluded, 0);
 	assert_int_equal(st.diffs, 0);
 }
