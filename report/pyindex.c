@@ -318,6 +318,8 @@ void ls_pyindex__free(struct ls_pyindex *ix)
 	free(ix->mod_entries.v);
 	pyx_hmap_release(&ix->mod_memo);
 	pyx_hmap_release(&ix->attr_memo);
+	pyx_hmap_release(&ix->mro_memo);
+	pyx_hmap_release(&ix->stored_memo);
 	free(ix->rbases.v);
 	free(ix->children.v);
 	free(ix);

@@ -174,6 +174,7 @@ struct defi {
 	int scope; /* the body's scope */
 	uint8_t is_class;
 	uint8_t dynamic;  /* class: metaclass=, class keywords, *bases or unknown decorators */
+	uint8_t dyn;	  /* memo of class_dynamic() during resolve */
 	int base0, nbase; /* class: entries in bases (a ref index, or -1 for an opaque base) */
 	/* filled by resolve */
 	int rbase0, nrbase; /* resolved bases in rbases (class def, or -1 for unknown) */
@@ -219,12 +220,14 @@ struct ls_pyindex {
 	struct pyx_hmap mod_stores;   /* (source, attr) assigned on a module from outside */
 
 	/* module mapping, rebuilt by resolve */
-	struct pyx_hmap mod_path;   /* "@path" key -> source */
-	struct pyx_hmap mod_dotted; /* dotted suffix key -> first entry in mod_entries */
-	struct pyx_hmap mod_ns;	    /* package keys (dotted or "@dir") that hold indexed modules */
-	VEC(int) mod_entries;	    /* pairs (source, next entry) */
-	struct pyx_hmap mod_memo;   /* (key, importer) -> source + 1, or 0 */
-	struct pyx_hmap attr_memo;  /* (class def, name) -> override verdict */
+	struct pyx_hmap mod_path;    /* "@path" key -> source */
+	struct pyx_hmap mod_dotted;  /* dotted suffix key -> first entry in mod_entries */
+	struct pyx_hmap mod_ns;	     /* package keys (dotted or "@dir") that hold indexed modules */
+	VEC(int) mod_entries;	     /* pairs (source, next entry) */
+	struct pyx_hmap mod_memo;    /* (key, importer) -> source + 1, or 0 */
+	struct pyx_hmap attr_memo;   /* (class def, name) -> override verdict */
+	struct pyx_hmap mro_memo;    /* (class def, name) -> lookup along the bases */
+	struct pyx_hmap stored_memo; /* (class def, name) -> assigned on it or a base */
 	VEC(int) rbases;
 	VEC(int) children; /* pairs (subclass def, next) */
 	bool resolved;

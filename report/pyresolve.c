@@ -10,7 +10,8 @@
 
 #include "pyindex_int.h"
 
-#define MAX_RESOLVE_DEPTH 48 /* import chains, inheritance, instance bindings */
+#define MAX_RESOLVE_DEPTH 48   /* import chains, inheritance, instance bindings */
+#define MAX_CLASS_DEPTH	  1000 /* memoized class walks; deeper is answered conservatively */
 
 enum { LOOKUP_NOT_FOUND = -1, LOOKUP_UNKNOWN = -2 };
 
@@ -283,47 +284,61 @@ static struct val module_attr(struct ls_pyindex *ix, uint32_t key, int importer,
 	return NONE;
 }
 
+/* Memoized per class: d->dyn is 0 unknown, 1 in progress (a cycle: treat as dynamic), 2 no,
+ * 3 yes; so shared bases are visited once however the hierarchy branches. */
 static bool class_dynamic(struct ls_pyindex *ix, int c, int depth)
 {
-	const struct defi *d = &ix->defs.v[c];
+	struct defi *d = &ix->defs.v[c];
+	bool dyn = d->dynamic;
 	int i;
 
-	if (d->dynamic || depth > MAX_RESOLVE_DEPTH)
+	if (d->dyn)
+		return d->dyn != 2;
+	if (depth > MAX_CLASS_DEPTH)
 		return true;
-	for (i = 0; i < d->nrbase; i++) {
+	d->dyn = 1;
+	for (i = 0; i < d->nrbase && !dyn; i++) {
 		int b = ix->rbases.v[d->rbase0 + i];
 
-		if (b >= 0 && class_dynamic(ix, b, depth + 1))
-			return true;
+		dyn = b >= 0 && class_dynamic(ix, b, depth + 1);
 	}
-	return false;
+	ix->defs.v[c].dyn = dyn ? 3 : 2;
+	return dyn;
 }
 
 /* attr along the bases: a def, LOOKUP_NOT_FOUND, or LOOKUP_UNKNOWN (unknown base, ambiguous
- * multiple inheritance, or a non-def class attribute). */
-static int lookup_mro(struct ls_pyindex *ix, int c, uint32_t attr, int depth)
+ * multiple inheritance, a non-def class attribute, or an inheritance cycle). Memoized per
+ * (class, attr): 0 while in progress, else the result + 3. */
+static int lookup_mro(struct ls_pyindex *ix, int c, uint32_t attr, int depth, int level)
 {
+	uint64_t key = (uint64_t)(uint32_t)c << 32 | attr;
+	uint32_t *memo = pyx_hmap_get(&ix->mro_memo, key);
 	const struct defi *d = &ix->defs.v[c];
-	int head = bind_first(ix, d->scope, attr), res = LOOKUP_NOT_FOUND, i;
+	int head, res = LOOKUP_NOT_FOUND, i;
 
-	if (depth > MAX_RESOLVE_DEPTH)
+	if (memo)
+		return *memo ? (int)*memo - 3 : LOOKUP_UNKNOWN;
+	if (depth > MAX_RESOLVE_DEPTH || level > MAX_CLASS_DEPTH)
 		return LOOKUP_UNKNOWN;
+	pyx_hmap_put(&ix->mro_memo, key, 0);
+	head = bind_first(ix, d->scope, attr);
 	if (head >= 0) {
 		struct val v = combine(ix, head, depth + 1);
 
-		return v.kind == V_DEF ? v.a : LOOKUP_UNKNOWN;
+		res = v.kind == V_DEF ? v.a : LOOKUP_UNKNOWN;
 	}
-	for (i = 0; i < d->nrbase; i++) {
-		int b = ix->rbases.v[d->rbase0 + i], r;
+	for (i = 0; head < 0 && i < ix->defs.v[c].nrbase; i++) {
+		int b = ix->rbases.v[ix->defs.v[c].rbase0 + i], r;
 
-		if (b < 0)
-			return LOOKUP_UNKNOWN;
-		r = lookup_mro(ix, b, attr, depth + 1);
-		if (r == LOOKUP_UNKNOWN || (r >= 0 && res >= 0 && r != res))
-			return LOOKUP_UNKNOWN;
+		r = b < 0 ? LOOKUP_UNKNOWN : lookup_mro(ix, b, attr, depth, level + 1);
+		if (r == LOOKUP_UNKNOWN || (r >= 0 && res >= 0 && r != res)) {
+			res = LOOKUP_UNKNOWN;
+			break;
+		}
 		if (r >= 0)
 			res = r;
 	}
+	pyx_hmap_put(&ix->mro_memo, key, res + 3);
 	return res;
 }
 
@@ -332,24 +347,31 @@ static bool class_stored(const struct ls_pyindex *ix, int c, uint32_t attr)
 	return pyx_hmap_get(&ix->class_stores, (uint64_t)(uint32_t)c << 32 | attr) != NULL;
 }
 
-/* Whether c or a base of it has attr assigned on instances (or on itself) somewhere. */
+/* Whether c or a base of it has attr assigned on instances (or on itself) somewhere.
+ * Memoized per (class, attr): 1 no, 2 yes, 3 in progress (a cycle: yes). */
 static bool stored_above(struct ls_pyindex *ix, int c, uint32_t attr, int depth)
 {
-	const struct defi *d = &ix->defs.v[c];
+	uint64_t key = (uint64_t)(uint32_t)c << 32 | attr;
+	uint32_t *memo = pyx_hmap_get(&ix->stored_memo, key);
+	bool r = class_stored(ix, c, attr);
 	int i;
 
-	if (class_stored(ix, c, attr) || depth > MAX_RESOLVE_DEPTH)
+	if (memo)
+		return *memo != 1;
+	if (depth > MAX_CLASS_DEPTH)
 		return true;
-	for (i = 0; i < d->nrbase; i++) {
-		int b = ix->rbases.v[d->rbase0 + i];
+	pyx_hmap_put(&ix->stored_memo, key, 3);
+	for (i = 0; i < ix->defs.v[c].nrbase && !r; i++) {
+		int b = ix->rbases.v[ix->defs.v[c].rbase0 + i];
 
-		if (b >= 0 && stored_above(ix, b, attr, depth + 1))
-			return true;
+		r = b >= 0 && stored_above(ix, b, attr, depth + 1);
 	}
-	return false;
+	pyx_hmap_put(&ix->stored_memo, key, r ? 2 : 1);
+	return r;
 }
 
-/* Whether a project subclass of c (at any depth) binds or assigns attr itself. */
+/* Whether a project subclass of c (at any depth) binds or assigns attr itself. Memoized per
+ * (class, attr): 1 no, 2 yes, 3 in progress (a cycle: yes). */
 static bool overridden_below(struct ls_pyindex *ix, int c, uint32_t attr, int depth)
 {
 	uint64_t key = (uint64_t)(uint32_t)c << 32 | attr;
@@ -358,9 +380,10 @@ static bool overridden_below(struct ls_pyindex *ix, int c, uint32_t attr, int de
 	int e;
 
 	if (memo)
-		return *memo == 2;
-	if (depth > MAX_RESOLVE_DEPTH)
+		return *memo != 1;
+	if (depth > MAX_CLASS_DEPTH)
 		return true;
+	pyx_hmap_put(&ix->attr_memo, key, 3);
 	for (e = ix->defs.v[c].child0; e >= 0 && !r; e = ix->children.v[e + 1]) {
 		int ch = ix->children.v[e];
 
@@ -383,7 +406,7 @@ static struct val class_attr(struct ls_pyindex *ix, int c, uint32_t attr, bool m
 	if (class_dynamic(ix, c, 0) || pyx_hmap_get(&ix->stored_attrs, attr) ||
 	    stored_above(ix, c, attr, 0))
 		return NONE;
-	r = lookup_mro(ix, c, attr, depth);
+	r = lookup_mro(ix, c, attr, depth, 0);
 	if (r < 0)
 		return NONE;
 	if (maybe_sub && overridden_below(ix, c, attr, 0))
@@ -424,7 +447,7 @@ static struct val ref_val(struct ls_pyindex *ix, int r, int depth)
 static bool instantiable(struct ls_pyindex *ix, int c)
 {
 	return ix->defs.v[c].is_class && !class_dynamic(ix, c, 0) &&
-	       lookup_mro(ix, c, N_NEW, 0) == LOOKUP_NOT_FOUND;
+	       lookup_mro(ix, c, N_NEW, 0, 0) == LOOKUP_NOT_FOUND;
 }
 
 static struct val binding_val(struct ls_pyindex *ix, int b, int depth)
@@ -629,22 +652,38 @@ static int cmp_link(const void *a, const void *b)
 	return 0;
 }
 
+/* Forgets every memoized answer: needed whenever the facts they rest on (bases, stores) grow. */
+static void forget(struct ls_pyindex *ix)
+{
+	size_t i;
+
+	for (i = 0; i < ix->binds.n; i++)
+		ix->binds.v[i].memo = 0;
+	for (i = 0; i < ix->defs.n; i++)
+		ix->defs.v[i].dyn = 0;
+	pyx_hmap_clear(&ix->attr_memo);
+	pyx_hmap_clear(&ix->mro_memo);
+	pyx_hmap_clear(&ix->stored_memo);
+}
+
 int ls_pyindex__resolve(struct ls_pyindex *ix)
 {
 	size_t i;
 	int err;
 
-	for (i = 0; i < ix->binds.n; i++)
-		ix->binds.v[i].memo = 0;
 	for (i = 0; i < ix->srcs.n; i++)
 		ix->srcs.v[i].links.n = 0;
 	ix->nlinks = 0;
-	pyx_hmap_clear(&ix->attr_memo);
+	ix->resolved = false;
+	/* bases first, then who assigns what, then links: each step sees the previous one whole */
+	forget(ix);
 	err = build_module_tables(ix);
 	if (!err)
 		err = resolve_classes(ix);
+	forget(ix);
 	if (!err)
 		err = resolve_stores(ix);
+	forget(ix);
 	if (err)
 		return err;
 	for (i = 0; i < ix->refs.n; i++) {

@@ -528,7 +528,7 @@ static void test_fuzz(void **state)
 static void test_deep_nesting(void **state)
 {
 	size_t n = 50000, i, len = 0;
-	char *buf = malloc(16 * n + 64);
+	char *buf = malloc(32 * n + 65536);
 	struct ls_pyindex *ix;
 
 	assert_non_null(buf);
@@ -549,7 +549,35 @@ static void test_deep_nesting(void **state)
 	for (i = 0; i < n; i++)
 		len += sprintf(buf + len, "%s", i % 2 ? "[" : "f(");
 	assert_int_equal(ls_pyindex__add_source(ix, 2, "c.py", buf, len), 0);
-	check_index_sane(ix, 3);
+	/* a ladder of 300 diamonds (2^300 paths to the top), a 300-class chain and a cycle:
+	 * lookups must be memoized, and still answer */
+	len = sprintf(buf, "class A0:\n    def m(self):\n        return self.n()\n"
+			   "    def n(self):\n        pass\n");
+	for (i = 0; i < 300; i++)
+		len += sprintf(
+			buf + len,
+			"class B%zu(A%zu):\n    pass\nclass C%zu(A%zu):\n    pass\n"
+			"class A%zu(B%zu, C%zu):\n    def k(self):\n        return self.m()\n",
+			i, i, i, i, i + 1, i, i);
+	for (i = 0; i < 300; i++)
+		len += sprintf(buf + len, "class D%zu(%s%zu):\n    pass\n", i + 1, i ? "D" : "A",
+			       i ? i : 300);
+	len += sprintf(buf + len, "class X(Y):\n    pass\nclass Y(X):\n    def m(self):\n"
+				  "        return self.m()\nx = D300()\nx.m()\nx.n()\n");
+	assert_int_equal(ls_pyindex__add_source(ix, 3, "d.py", buf, len), 0);
+	check_index_sane(ix, 4);
+	{
+		const struct ls_pyindex_link *l;
+		const struct ls_pyindex_def *d;
+		int nl = ls_pyindex__links(ix, 3, &l), nd = ls_pyindex__defs(ix, 3, &d), k;
+		bool m_linked = false;
+
+		assert_true(nd > 1000);
+		for (k = 0; k < nl; k++) /* x.m() on the exact instance reaches A0.m */
+			if (l[k].target_src == 3 && !strcmp(d[l[k].target_def].qualname, "A0.m"))
+				m_linked = true;
+		assert_true(m_linked);
+	}
 	ls_pyindex__free(ix);
 	free(buf);
 }
