@@ -4,10 +4,13 @@
  * classes with CPython's qualnames and line extents) and links from name spans to definitions.
  *
  * Resolution is conservative: a name links only when every binding of it in its scope leads to
- * the same project definition. Parameters, assignments, loop/with/except targets, `del`, star
- * imports, dynamic classes (metaclass=, unknown class decorators), methods overridden in a
- * subclass (for self./cls.), attributes assigned anywhere (`x.meth = ...`), and imports of modules
- * that are not among the added sources (stdlib, third-party) all leave the name unlinked.
+ * the same definition among the added sources. Parameters, assignments, loop/with/except targets,
+ * `del`, star imports, dynamic classes (metaclass=, unknown class decorators), methods overridden
+ * in a subclass (for self./cls.), attributes assigned on the class's instances or on objects of
+ * unknown type (`x.meth = ...`), and imports of modules that are not among the added sources
+ * (stdlib, third-party: add only the sources whose definitions may be link targets) all leave
+ * the name unlinked. Methods resolve through self/cls and through names bound once to
+ * `Class(...)`.
  *
  * Usage: __new, __add_source for every source, __resolve once, then read __links/__defs and call
  * __find_def. Adding sources after __resolve is allowed; call __resolve again before reading links.
@@ -32,7 +35,8 @@ struct ls_pyindex_def {
 	const char *name;     /* as co_name */
 	int def_line;	      /* line of the def/async def/class keyword (ast lineno) */
 	int first_line;	      /* first decorator's line, else def_line (= co_firstlineno) */
-	int end_line;	      /* last line of the body's last statement (ast end_lineno) */
+	int end_line;	      /* last line of the body's last statement (ast end_lineno); the
+			       * report's Lines count is end_line - def_line + 1 */
 	int name_line;	      /* the defined name's span: line, byte and UTF-16 columns */
 	int name_col, name_end_col;
 	int name_col16, name_end_col16;
