@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include "escape.h"
 #include "json.h"
+#include "pyindex.h"
 
 json_t *ls_json__strn(const char *text, size_t len)
 {
@@ -260,9 +261,12 @@ static json_t *functions_table(const struct ls_model *m)
 		json_array_append_new(column(t, "proc"), json_integer(fs->proc));
 		json_array_append_new(column(t, "src"), json_integer(f->file));
 		json_array_append_new(column(t, "name"), ls_json__str(f->qualname));
-		json_array_append_new(column(t, "def_line"), json_integer(f->firstlineno));
-		json_array_append_new(column(t, "end_line"), json_null());
-		json_array_append_new(column(t, "lines"), json_null());
+		json_array_append_new(column(t, "def_line"), json_integer(f->def_line));
+		json_array_append_new(column(t, "end_line"),
+				      f->end_line ? json_integer(f->end_line) : json_null());
+		json_array_append_new(column(t, "lines"),
+				      f->end_line ? json_integer(f->end_line - f->def_line + 1)
+						  : json_null());
 		json_array_append_new(column(t, "time_s"), secs(fs->own_ns));
 		json_array_append_new(column(t, "total_s"), secs(fs->total_ns));
 		json_array_append_new(column(t, "samples"), json_integer(fs->own_count));
@@ -407,6 +411,26 @@ static json_t *memory_object(const struct ls_model *m)
 	return o;
 }
 
+/* Links [line, col16, end_col16, target src, target line] and definitions [line, name]. */
+static json_t *symbols_object(const struct ls_model *m, int src)
+{
+	const struct ls_pyindex_link *links;
+	const struct ls_pyindex_def *defs;
+	json_t *l = json_array(), *d = json_array();
+	int n;
+
+	n = m->index ? ls_pyindex__links(m->index, src, &links) : 0;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(l, json_pack("[i, i, i, i, i]", links[i].line, links[i].col16,
+						   links[i].end_col16, links[i].target_src,
+						   links[i].target_line));
+	n = m->index ? ls_pyindex__defs(m->index, src, &defs) : 0;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(
+			d, json_pack("[i, o]", defs[i].def_line, ls_json__str(defs[i].qualname)));
+	return json_pack("{s:o, s:o}", "links", l, "defs", d);
+}
+
 json_t *ls_json__report_data(const struct ls_model *m)
 {
 	json_t *d = json_object(), *procs = json_array(), *srcs = json_array(),
@@ -419,7 +443,7 @@ json_t *ls_json__report_data(const struct ls_model *m)
 	json_object_set_new(d, "processes", procs);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		json_array_append_new(srcs, source_object(&m->files[i]));
-		json_array_append_new(syms, json_pack("{s:[], s:[]}", "links", "defs"));
+		json_array_append_new(syms, symbols_object(m, i));
 	}
 	json_object_set_new(d, "sources", srcs);
 	json_object_set_new(d, "lines", lines_table(m));

@@ -6,6 +6,7 @@
 #include "hashmap.h"
 #include "log.h"
 #include "model.h"
+#include "pyindex.h"
 #include "store.h"
 
 struct stack {
@@ -715,6 +716,44 @@ static void resolve_spawns(struct loader *L)
 	}
 }
 
+/*
+ * Static index of the project sources: symbol links for the source view, and each function's
+ * definition line and extent (Lines). Library sources are not indexed: they are not link targets.
+ */
+static int index_sources(struct ls_model *m)
+{
+	int err = ls_pyindex__new(&m->index);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct ls_mfile *f = &m->files[i];
+
+		if (!f->text || strcmp(f->kind, "python"))
+			continue;
+		err = ls_pyindex__add_source(m->index, i, f->path, f->text, f->len);
+		if (err == -ENOMEM)
+			return err;
+		/* a source the indexer refuses (too large, not text) just gets no links */
+	}
+	err = ls_pyindex__resolve(m->index);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		struct ls_mfunc *fn = &m->funcs[i];
+		const struct ls_pyindex_def *defs;
+		int d = ls_pyindex__find_def(m->index, fn->file, fn->qualname, fn->firstlineno);
+
+		fn->def_line = fn->firstlineno;
+		fn->end_line = 0;
+		if (d < 0 || ls_pyindex__defs(m->index, fn->file, &defs) <= d)
+			continue;
+		fn->def_line = defs[d].def_line;
+		fn->end_line = defs[d].end_line;
+	}
+	return 0;
+}
+
 static void loader_release(struct loader *L)
 {
 	for (size_t i = 0; i < L->nstacks; i++)
@@ -764,6 +803,8 @@ int ls_model__load(const char *path, struct ls_model **out)
 		err = load_samples(&L);
 	if (!err)
 		err = load_rss(&L);
+	if (!err)
+		err = index_sources(L.m);
 	if (!err)
 		resolve_spawns(&L);
 	if (!err) {
@@ -831,5 +872,6 @@ void ls_model__free(struct ls_model *m)
 		free(m->rss[i].event);
 	}
 	free(m->rss);
+	ls_pyindex__free(m->index);
 	free(m);
 }

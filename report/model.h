@@ -51,6 +51,8 @@ struct ls_mfunc {
 	int file; /* index into files */
 	char *qualname;
 	int firstlineno;
+	int def_line; /* the def/class line (after decorators); firstlineno if not indexed */
+	int end_line; /* last line of its body; 0 when the source could not be indexed */
 };
 
 struct ls_mline {
@@ -91,6 +93,8 @@ struct ls_mrss {
 	int64_t peak;
 };
 
+struct ls_pyindex;
+
 struct ls_model {
 	char **meta_keys, **meta_vals;
 	size_t nmeta;
@@ -108,6 +112,7 @@ struct ls_model {
 	size_t nedges;
 	struct ls_mrss *rss; /* per process with readings */
 	size_t nrss;
+	struct ls_pyindex *index; /* symbols of the project sources (file index = src id) */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
 	double elapsed_s;
