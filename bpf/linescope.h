@@ -173,7 +173,7 @@ struct ls_stats {
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
 
 _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
-_Static_assert(sizeof(struct ls_sample) == 80, "ls_sample layout");
+_Static_assert(sizeof(struct ls_sample) == 72, "ls_sample layout");
 _Static_assert(sizeof(struct ls_proc_event) == 56, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_pylayout) == 36, "ls_pylayout layout");
