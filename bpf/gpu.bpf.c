@@ -123,7 +123,13 @@ int BPF_USDT(handle_gpu_record, const void *rec, __u32 len)
 		GPU_STAT_INC(not_target);
 		return 0;
 	}
-	if (len < sizeof(struct ls_gpu_hdr) || len > LS_GPU_REC_MAX) {
+	/* two tests with a barrier: merged into one, the verifier loses the bound on len */
+	if (len < sizeof(struct ls_gpu_hdr)) {
+		GPU_STAT_INC(bad_len);
+		return 0;
+	}
+	barrier_var(len);
+	if (len > LS_GPU_REC_MAX) {
 		GPU_STAT_INC(bad_len);
 		return 0;
 	}

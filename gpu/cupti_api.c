@@ -64,8 +64,15 @@ static void *find_cupti(char *path, size_t size)
 
 int ls_cupti_api__load(struct ls_cupti_api *api, char *why, size_t why_size)
 {
+	const char *env = getenv("LINESCOPE_CUPTI_LIB");
+
 	memset(api, 0, sizeof(*api));
 	api->dl = find_cupti(api->path, sizeof(api->path));
+	if (!api->dl && env && *env) {
+		snprintf(why, why_size, "LINESCOPE_CUPTI_LIB=%s cannot be loaded: %s", env,
+			 dlerror());
+		return -ENOENT;
+	}
 	if (!api->dl) {
 		snprintf(why, why_size,
 			 "libcupti.so.13 not found; set LINESCOPE_CUPTI_LIB or add the CUDA "

@@ -452,12 +452,19 @@ static __u64 alloc_max(const struct proc *p, __u64 start, __u64 end)
 	return m;
 }
 
+/*
+ * NVML's figure at time t: the last sample before t, else the first one after (the library
+ * samples from its buffer thread, so the first sample comes after the first kernels; what NVML
+ * counts is mostly the context, present from the start).
+ */
 static __u64 nvml_at(const struct proc *p, __u64 t)
 {
 	__u32 lo = 0, hi = p->nnev;
 
+	if (!p->nnev)
+		return 0;
 	if (!t)
-		return p->nnev ? p->nev[p->nnev - 1].total : 0;
+		return p->nev[p->nnev - 1].total;
 	while (lo < hi) {
 		__u32 mid = (lo + hi) / 2;
 
@@ -466,7 +473,7 @@ static __u64 nvml_at(const struct proc *p, __u64 t)
 		else
 			hi = mid;
 	}
-	return lo ? p->nev[lo - 1].total : 0;
+	return p->nev[lo ? lo - 1 : 0].total;
 }
 
 static int mem_event(struct proc *p, const struct ls_gpu_act *act)
@@ -626,12 +633,23 @@ static int on_name(struct proc *p, const struct ls_gpu_name *n)
 	return 0;
 }
 
+static int same_device(const struct ls_gpu_device *a, const struct ls_gpu_device *b)
+{
+	if (a->uuid[0] && b->uuid[0])
+		return strncmp(a->uuid, b->uuid, sizeof(a->uuid)) == 0;
+	if (a->ordinal != ~0u && b->ordinal != ~0u)
+		return a->ordinal == b->ordinal;
+	return a->nvml_index != ~0u && a->nvml_index == b->nvml_index;
+}
+
+/* A device card, sent again when more became known (CUPTI's record, NVML): merged by identity. */
 static int on_device(struct proc *p, const struct ls_gpu_device *d)
 {
+	struct ls_gpu_device old;
 	__u32 i;
 
 	for (i = 0; i < p->ndevs; i++)
-		if (p->devs[i].ordinal == d->ordinal && p->devs[i].nvml_index == d->nvml_index)
+		if (same_device(&p->devs[i], d))
 			break;
 	if (i == p->ndevs) {
 		void *n = realloc(p->devs, (p->ndevs + 1) * sizeof(*p->devs));
@@ -640,8 +658,26 @@ static int on_device(struct proc *p, const struct ls_gpu_device *d)
 			return -ENOMEM;
 		p->devs = n;
 		p->ndevs++;
+		memset(&p->devs[i], 0, sizeof(*p->devs));
+		p->devs[i].ordinal = p->devs[i].nvml_index = ~0u;
 	}
+	old = p->devs[i];
 	p->devs[i] = *d;
+	p->devs[i].flags |= old.flags;
+	if (d->ordinal == ~0u)
+		p->devs[i].ordinal = old.ordinal;
+	if (d->nvml_index == ~0u)
+		p->devs[i].nvml_index = old.nvml_index;
+	if (!d->cc)
+		p->devs[i].cc = old.cc;
+	if (!d->mem_total)
+		p->devs[i].mem_total = old.mem_total;
+	if (!d->cuda_driver)
+		p->devs[i].cuda_driver = old.cuda_driver;
+	if (!d->name[0])
+		memcpy(p->devs[i].name, old.name, sizeof(old.name));
+	if (!d->driver[0])
+		memcpy(p->devs[i].driver, old.driver, sizeof(old.driver));
 	p->devs[i].name[sizeof(d->name) - 1] = 0;
 	p->devs[i].driver[sizeof(d->driver) - 1] = 0;
 	p->devs[i].uuid[sizeof(d->uuid) - 1] = 0;

@@ -67,7 +67,7 @@ $(GPU_TOUT)/fake/libnvidia-ml.so.1: tests/gpu/fake/fake_nvml.c tests/gpu/fake/fa
 
 $(GPU_TOUT)/%.o: tests/gpu/%.c $(GPU_HDRS) $(wildcard tests/gpu/*.h tests/gpu/fake/*.h) | $(GPU_TOUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(GPU_CFLAGS) -Itests/gpu -Itests/gpu/fake -c $< -o $@
+	$(Q)$(CC) $(GPU_CFLAGS) -I$(GPU_TOUT) -Itests/gpu -Itests/gpu/fake -c $< -o $@
 
 # Parsing goes through the real libcupti.so.13 iterator, linked directly.
 $(GPU_TOUT)/test_activity: $(GPU_TOUT)/test_activity.o $(GPU_OUT)/activity.o

@@ -321,10 +321,19 @@ static void test_nvml_samples(void **state)
 	ms.m.total = 700 << 20;
 	ms.d[0].used = 700 << 20;
 	assert_int_equal(ls_gpu_agg__record(agg, &ms, sizeof(ms)), 0);
-	/* a kernel before the first sample: no NVML figure yet */
+	/* a kernel before the first sample: the first sample stands for it */
 	a = kernel(1, 900 * MS, 1 * MS);
 	send_acts(agg, 100, &a, 1);
-	assert_int_equal(last_device_work(s)->mem_nvml, 0);
+	assert_int_equal(last_device_work(s)->mem_nvml, 700 << 20);
+	/* a second sample: later work sees the later figure */
+	ms.m.hdr.cupti_ts = 1100 * MS;
+	ms.m.hdr.ts = 5100 * MS;
+	ms.m.total = 900 << 20;
+	assert_int_equal(ls_gpu_agg__record(agg, &ms, sizeof(ms)), 0);
+	a = kernel(1, 1150 * MS, 1 * MS);
+	send_acts(agg, 100, &a, 1);
+	assert_int_equal(last_device_work(s)->mem_nvml, 900 << 20);
+	ms.m.total = 700 << 20;
 	a = kernel(1, 1001 * MS, 1 * MS);
 	send_acts(agg, 100, &a, 1);
 	assert_int_equal(last_device_work(s)->mem_nvml, 700 << 20);
@@ -335,11 +344,13 @@ static void test_nvml_samples(void **state)
 	ms.m.hdr.count = 0;
 	assert_int_equal(ls_gpu_agg__record(agg, &ms, sizeof(ms.m)), 0);
 	assert_int_equal(ls_gpu_agg__proc_info(agg, 0, &pi), 0);
-	assert_int_equal(pi.peak_nvml, 700 << 20);
-	assert_int_equal(pi.nvml_samples, 2);
+	assert_int_equal(pi.peak_nvml, 900 << 20);
+	assert_int_equal(pi.nvml_samples, 3);
 	assert_int_equal(pi.nvml_not_listed, 1);
-	assert_int_equal(ls_gpu_agg__mem_series(agg, 100, on_point, &se), 1);
+	/* 1000 ms and 1100 ms CUPTI time: two 100 ms buckets */
+	assert_int_equal(ls_gpu_agg__mem_series(agg, 100, on_point, &se), 2);
 	assert_int_equal(se.nvml[0], 700 << 20);
+	assert_int_equal(se.nvml[1], 900 << 20);
 	assert_true(se.t[0] <= 5000 * MS && se.t[0] > 4800 * MS);
 	ls_gpu_agg__free(agg);
 	free(s);
@@ -449,7 +460,14 @@ static void test_processes_and_status(void **state)
 	d.mem_total = 1ull << 37;
 	strcpy(d.name, "NVIDIA H200");
 	assert_int_equal(ls_gpu_agg__record(agg, &d, sizeof(d)), 0);
-	assert_int_equal(ls_gpu_agg__record(agg, &d, sizeof(d)), 0); /* again: replaces */
+	/* NVML's card of the same device (matched by UUID): fields merge into one card */
+	strcpy(d.uuid, "GPU-01020304-0506-0708-090a-0b0c0d0e0f10");
+	assert_int_equal(ls_gpu_agg__record(agg, &d, sizeof(d)), 0);
+	d.ordinal = ~0u;
+	d.nvml_index = 0;
+	d.mem_total = 0;
+	strcpy(d.driver, "580.95.05");
+	assert_int_equal(ls_gpu_agg__record(agg, &d, sizeof(d)), 0);
 	memset(&st, 0, sizeof(st));
 	hdr(&st.hdr, 200, LS_GPU_EXIT, 0);
 	st.dropped = 12;
@@ -466,6 +484,10 @@ static void test_processes_and_status(void **state)
 	assert_string_equal(pi.hello->message, "CUPTI is already used by Nsight Systems");
 	assert_int_equal(pi.ndevices, 1);
 	assert_string_equal(pi.devices[0].name, "NVIDIA H200");
+	assert_string_equal(pi.devices[0].driver, "580.95.05");
+	assert_int_equal(pi.devices[0].ordinal, 0);
+	assert_int_equal(pi.devices[0].nvml_index, 0);
+	assert_int_equal(pi.devices[0].mem_total, 1ull << 37);
 	assert_non_null(pi.status);
 	assert_int_equal(pi.status->dropped, 12);
 	assert_int_equal(pi.exited, 1);

@@ -759,6 +759,35 @@ EXPORT uint32_t fakecuda_synchronize(uint64_t busy_ns)
 	return c.corr;
 }
 
+struct native_job {
+	const char *kernel;
+	uint64_t dur_ns;
+	uint32_t n;
+	uint32_t tid;
+};
+
+static void *native_thread(void *arg)
+{
+	struct native_job *j = arg;
+	uint32_t i;
+
+	j->tid = (uint32_t)gettid();
+	for (i = 0; i < j->n; i++)
+		launch(j->kernel, j->dur_ns, 3, FAKECUDA_RT);
+	return NULL;
+}
+
+EXPORT uint32_t fakecuda_launch_native_thread(const char *kernel, uint64_t dur_ns, uint32_t n)
+{
+	struct native_job j = { .kernel = kernel, .dur_ns = dur_ns, .n = n };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, native_thread, &j))
+		return 0;
+	pthread_join(t, NULL);
+	return j.tid;
+}
+
 EXPORT void fakecuda_set_api_cost(uint64_t ns)
 {
 	atomic_store(&F.api_cost_ns, ns);

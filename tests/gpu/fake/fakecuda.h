@@ -38,6 +38,8 @@ uint32_t fakecuda_memcpy(uint64_t bytes, int copy_kind, uint64_t dur_ns);
 uint32_t fakecuda_memset(uint64_t bytes, uint64_t dur_ns);
 uint32_t fakecuda_malloc(uint64_t bytes, uint64_t *addr);
 uint32_t fakecuda_free(uint64_t addr);
+/* n launches (cudaLaunchKernel) from a new native thread with no Python state; returns its tid */
+uint32_t fakecuda_launch_native_thread(const char *kernel, uint64_t dur_ns, uint32_t n);
 /* cudaDeviceSynchronize that keeps the CPU busy for busy_ns inside the call */
 uint32_t fakecuda_synchronize(uint64_t busy_ns);
 /* CPU time each fake API call spends inside the driver (default 0) */
