@@ -105,6 +105,7 @@ int BPF_USDT(handle_gpu_api, __u32 corr, __s32 cbid, __u32 cls, __u64 dur_ns, co
 		return 0;
 	}
 	GPU_STAT_INC(api_calls);
+	/* aux carries the sampling period from cls (LS_GPU_CLS_SHIFT) */
 	if (gpu_launch_sample(ctx, tgid, (__u32)id, LS_GPU_AUX(corr, cls, ucbid, cbid < 0),
 			      dur_ns) < 0)
 		GPU_STAT_INC(launch_fail);

@@ -15,7 +15,8 @@ struct launch_slot {
 	__u64 cookie;
 	__u8 cls;
 	__u8 valid;
-	__u8 pad[6];
+	__u8 shift; /* log2 of the launches this one stands for */
+	__u8 pad[5];
 };
 
 struct pend_slot {
@@ -230,6 +231,19 @@ static struct proc *get_proc(struct ls_gpu_agg *a, __u32 pid)
 	return p;
 }
 
+/* A probed launch of a sampled run stands for 2^shift launches. */
+static void scale(struct ls_gpu_attr *attr, __u32 shift)
+{
+	attr->weight = 1u << shift;
+	if (!shift)
+		return;
+	attr->flags |= LS_GPU_ATTR_SAMPLED;
+	attr->count <<= shift;
+	attr->gpu_ns <<= shift;
+	attr->api_ns <<= shift;
+	attr->bytes <<= shift;
+}
+
 static void give(struct ls_gpu_agg *a, struct proc *p, const struct ls_gpu_attr *attr)
 {
 	p->gpu_ns += attr->gpu_ns;
@@ -242,6 +256,7 @@ static void give_orphan(struct ls_gpu_agg *a, struct proc *p, struct ls_gpu_attr
 	attr->flags |= LS_GPU_ATTR_NO_LAUNCH;
 	attr->cookie = 0;
 	attr->tid = 0;
+	attr->weight = 1;
 	p->orphans += attr->count;
 	a->st.orphans += attr->count;
 	give(a, p, attr);
@@ -266,6 +281,7 @@ int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u
 	s->cookie = cookie;
 	s->cls = (__u8)LS_GPU_AUX_CLASS(aux);
 	s->valid = 1;
+	s->shift = (__u8)LS_GPU_AUX_SHIFT(aux);
 
 	attr.pid = pid;
 	attr.tid = tid;
@@ -275,6 +291,7 @@ int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u
 	attr.flags = LS_GPU_ATTR_API;
 	attr.api_ns = api_ns;
 	attr.start_mono = ts;
+	scale(&attr, s->shift);
 	give(a, p, &attr);
 
 	/* device work that arrived before its launch sample */
@@ -285,6 +302,7 @@ int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u
 		ps->a.cookie = cookie;
 		ps->a.api_class = s->cls;
 		a->st.attributed += ps->a.count;
+		scale(&ps->a, s->shift);
 		give(a, p, &ps->a);
 	}
 	return 0;
@@ -574,6 +592,7 @@ static void on_activity(struct ls_gpu_agg *a, struct proc *p, const struct ls_gp
 		attr.cookie = s->cookie;
 		attr.api_class = s->cls;
 		a->st.attributed++;
+		scale(&attr, s->shift);
 		give(a, p, &attr);
 		return;
 	}

@@ -18,6 +18,8 @@
  * when newer correlation ids push it out of the window. Summing contributions per cookie gives
  * GPU time and driver time per stack; the maximum of mem_peak gives the peak per stack.
  * GPU time is device time: it is never wall time and must not be added to it.
+ * With sampled launches (the library's LINESCOPE_GPU_SAMPLE=N) a probed launch stands for N:
+ * count, gpu_ns, api_ns and bytes are already multiplied by weight = N (LS_GPU_ATTR_SAMPLED).
  *
  * Memory: mem_alloc is device memory allocated through CUDA and seen in allocation records (with
  * PyTorch, the caching allocator's reserved segments, not live tensors); mem_nvml is what NVML
@@ -45,6 +47,7 @@ enum ls_gpu_attr_flags {
 	LS_GPU_ATTR_NCCL = 1 << 2,	/* an NCCL kernel: communication (includes waiting) */
 	LS_GPU_ATTR_GRAPH = 1 << 3,	/* part of a graph launch */
 	LS_GPU_ATTR_NO_TIMING = 1 << 4, /* CUPTI gave no timestamps: gpu_ns is 0 */
+	LS_GPU_ATTR_SAMPLED = 1 << 5,	/* launches were sampled: counts and times are estimates */
 };
 
 struct ls_gpu_attr {
@@ -54,12 +57,12 @@ struct ls_gpu_attr {
 	__u32 corr;	 /* CUPTI correlation id */
 	__u32 api_class; /* enum ls_gpu_api_class of the launch; 0 when unknown */
 	__u32 flags;	 /* enum ls_gpu_attr_flags */
-	__u32 count;	 /* activity records folded into this contribution */
+	__u32 count;	 /* activity records folded into this contribution (times weight) */
 	__u8 kind;	 /* enum ls_gpu_act_kind; 0 on the API contribution */
 	__u8 pad[3];
-	__u32 device;  /* CUDA ordinal */
-	__u32 name_id; /* kernel name (ls_gpu_agg__name()); 0 when none */
-	__u32 pad2;
+	__u32 device;	  /* CUDA ordinal */
+	__u32 name_id;	  /* kernel name (ls_gpu_agg__name()); 0 when none */
+	__u32 weight;	  /* launches this one stands for (LINESCOPE_GPU_SAMPLE); 1 when exact */
 	__u64 gpu_ns;	  /* device time (end - start) */
 	__u64 api_ns;	  /* CPU time inside the CUDA API call */
 	__u64 bytes;	  /* copied, set, allocated or released */

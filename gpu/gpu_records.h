@@ -10,8 +10,10 @@
  *	copies, sets, allocations, synchronisations), in the calling thread. corr is the CUPTI
  *	correlation id (kernels, copies and sets launched by the call carry the same id), cbid is
  *	the CUPTI callback id (positive: runtime API, negative: driver API), cls an enum
- *	ls_gpu_api_class, dur_ns the CPU time spent inside the call (CLOCK_MONOTONIC, 0 when the
- *	entry was not seen), name the kernel name for launches, else the API function name.
+ *	ls_gpu_api_class in bits 0-7 and, when launches are sampled (LINESCOPE_GPU_SAMPLE=2^k), k in
+ *	bits 8-12: this launch stands for 2^k launches; dur_ns the CPU time spent inside the call
+ *	(CLOCK_MONOTONIC; 0 when the entry was not seen), name the kernel name for launches, else
+ *	the API function name.
  *	BPF turns it into an ls_sample (kind LS_SAMPLE_GPULAUNCH, aux = LS_GPU_AUX(...),
  *	weight_ns = dur_ns) carrying the launching thread's Python stack.
  *
@@ -52,17 +54,24 @@ enum ls_gpu_api_class {
 	LS_GPU_API_NCLASS,
 };
 
+/* The api probe's cls argument: class in bits 0-7, log2 of the sampling period in bits 8-12. */
+#define LS_GPU_CLS_CLASS(cls) ((cls)&0xff)
+#define LS_GPU_CLS_SHIFT(cls) (((cls) >> 8) & 0x1f)
+
 /*
- * ls_sample.aux of an LS_SAMPLE_GPULAUNCH sample:
- * bits 0-31 correlation id, 32-39 api class, 40-55 callback id, 56 set for a driver-API call.
+ * ls_sample.aux of an LS_SAMPLE_GPULAUNCH sample: bits 0-31 correlation id, 32-39 api class,
+ * 40-55 callback id, 56 set for a driver-API call, 57-61 log2 of the sampling period (0: every
+ * launch was probed; k: this launch stands for 2^k launches).
  */
-#define LS_GPU_AUX(corr, cls, cbid, driver)                                                    \
-	((__u64)(__u32)(corr) | ((__u64)((cls)&0xff) << 32) | ((__u64)((cbid)&0xffff) << 40) | \
-	 ((__u64)((driver) ? 1 : 0) << 56))
+#define LS_GPU_AUX(corr, cls, cbid, driver)                                   \
+	((__u64)(__u32)(corr) | ((__u64)LS_GPU_CLS_CLASS(cls) << 32) |        \
+	 ((__u64)((cbid)&0xffff) << 40) | ((__u64)((driver) ? 1 : 0) << 56) | \
+	 ((__u64)LS_GPU_CLS_SHIFT(cls) << 57))
 #define LS_GPU_AUX_CORR(aux)   ((__u32)(aux))
 #define LS_GPU_AUX_CLASS(aux)  ((__u32)(((aux) >> 32) & 0xff))
 #define LS_GPU_AUX_CBID(aux)   ((__u32)(((aux) >> 40) & 0xffff))
 #define LS_GPU_AUX_DRIVER(aux) ((__u32)(((aux) >> 56) & 1))
+#define LS_GPU_AUX_SHIFT(aux)  ((__u32)(((aux) >> 57) & 0x1f))
 
 /* ls_gpu_hdr.sub: which record follows the header. */
 enum ls_gpu_sub {
@@ -210,7 +219,8 @@ struct ls_gpu_status {
 	__u64 unknown;	   /* records of kinds the library does not use */
 	__u64 no_timing;   /* records with zero timestamps */
 	__u64 bad_buffers; /* buffers whose walk stopped on an invalid record */
-	__u64 probe_skipped; /* api probes not fired (no entry timestamp: attached mid-call) */
+	__u64 probe_skipped; /* api probes fired without an entry timestamp (attached mid-call) */
+	__u64 unsampled;     /* activity records of launches left out by sampling (dropped) */
 	__s32 last_err;	     /* last CUptiResult that failed, 0 when none */
 	__u32 pad;
 };
@@ -237,7 +247,7 @@ _Static_assert(sizeof(struct ls_gpu_name) == 48, "ls_gpu_name layout");
 _Static_assert(sizeof(struct ls_gpu_device) == 40 + 32 + 96 + 32 + 48, "ls_gpu_device layout");
 _Static_assert(sizeof(struct ls_gpu_memsample_dev) == 16, "ls_gpu_memsample_dev layout");
 _Static_assert(sizeof(struct ls_gpu_memsample) == 56, "ls_gpu_memsample layout");
-_Static_assert(sizeof(struct ls_gpu_status) == 40 + 64, "ls_gpu_status layout");
+_Static_assert(sizeof(struct ls_gpu_status) == 40 + 72, "ls_gpu_status layout");
 _Static_assert(sizeof(struct ls_gpu_hdr) + LS_GPU_BATCH_MAX * sizeof(struct ls_gpu_act) <=
 		       LS_GPU_REC_MAX,
 	       "an activity batch fits the record probe");

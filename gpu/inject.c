@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,11 @@
 #include "kname.h"
 #include "nvml.h"
 
-#define LS_MAX_CBID 2048 /* callback ids we classify per domain (13.0 has 523 and 807) */
-#define LS_MAX_CDEV 64	 /* CUDA devices we keep CUPTI device records for */
-#define LS_EXPORT   __attribute__((visibility("default")))
+#define LS_MAX_CBID	2048 /* callback ids we classify per domain (13.0 has 523 and 807) */
+#define LS_MAX_CDEV	64   /* CUDA devices we keep CUPTI device records for */
+#define LS_EXPORT	__attribute__((visibility("default")))
+#define UNSAMPLED_SLOTS (1u << 20) /* launches remembered as left out, when sampling */
+#define POOL_MAX	16	   /* activity buffers kept for reuse */
 
 enum { DOM_RT = 0, DOM_DRV = 1 };
 
@@ -46,6 +49,8 @@ static struct lib {
 	__u32 buffer_size;
 	__u32 flush_ms;
 	__u32 nvml_ms;
+	__u32 sample_shift;	  /* LINESCOPE_GPU_SAMPLE = 1 << sample_shift */
+	_Atomic __u32 *unsampled; /* corr & UNSAMPLED_MASK -> corr of a launch left out */
 	struct ls_cupti_api cupti;
 	CUpti_SubscriberHandle sub;
 	__u32 cupti_version;
@@ -77,19 +82,31 @@ static struct lib {
 	__u64 nvml_last_ns;
 	__u32 devices_sent_epoch;
 
+	/*
+	 * Returned activity buffers, reused: buffers this large come from mmap, and fresh pages
+	 * fault on every record written into them (most of the per-launch cost when not pooled).
+	 */
+	pthread_mutex_t pool_lock;
+	uint8_t *pool[POOL_MAX];
+	int npool;
+
 	/* counters reported in LS_GPU_STATUS */
-	_Atomic __u64 declined, records, unknown, no_timing, bad_buffers, no_entry;
+	_Atomic __u64 declined, records, unknown, no_timing, bad_buffers, no_entry,
+		dropped_unsampled;
 	__u64 dropped;
 	__u64 status_sent_dropped;
 	__s32 last_err;
 } L = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.names_lock = PTHREAD_MUTEX_INITIALIZER,
+	.pool_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER; /* taken before L.lock */
 static __thread __u32 t_rt_corr; /* correlation id of the runtime call this thread is in */
+static __thread __u32 t_skip;	 /* sampled launches: launches to leave out before the next */
+static __thread __u32 t_rng;
 
 __attribute__((format(printf, 2, 3))) static void lib_log(int level, const char *fmt, ...)
 {
@@ -191,6 +208,7 @@ static void send_status(__u16 sub)
 	s.no_timing = atomic_load(&L.no_timing);
 	s.bad_buffers = atomic_load(&L.bad_buffers);
 	s.probe_skipped = atomic_load(&L.no_entry);
+	s.unsampled = atomic_load(&L.dropped_unsampled);
 	s.last_err = L.last_err;
 	L.status_sent_dropped = L.dropped;
 	emit(&s.hdr, sub, 0, sizeof(s));
@@ -334,14 +352,34 @@ static void CUPTIAPI on_buffer_request(uint8_t **buf, size_t *size, size_t *max_
 		*size = 0;
 		return;
 	}
-	*buf = aligned_alloc(8, L.buffer_size);
+	*buf = NULL;
+	pthread_mutex_lock(&L.pool_lock);
+	if (L.npool)
+		*buf = L.pool[--L.npool];
+	pthread_mutex_unlock(&L.pool_lock);
+	if (!*buf)
+		*buf = aligned_alloc(8, L.buffer_size);
 	*size = *buf ? L.buffer_size : 0;
+}
+
+static void buffer_release(uint8_t *buf)
+{
+	pthread_mutex_lock(&L.pool_lock);
+	if (L.npool < POOL_MAX) {
+		L.pool[L.npool++] = buf;
+		buf = NULL;
+	}
+	pthread_mutex_unlock(&L.pool_lock);
+	free(buf);
 }
 
 struct batch {
 	int on; /* the record probe is enabled: build and send batches */
 	__u32 epoch;
 	__u32 n;
+	/* the previous kernel's name: runs of one kernel skip the name table and its lock */
+	const char *last_kname;
+	__u32 last_id, last_flags;
 	struct {
 		struct ls_gpu_hdr hdr;
 		struct ls_gpu_act act[LS_GPU_BATCH_MAX];
@@ -378,7 +416,15 @@ static int on_act(void *ctx, struct ls_gpu_act *a, const char *kname)
 
 	if (!b->on)
 		return 0;
-	if (kname) {
+	if (L.unsampled && atomic_load_explicit(&L.unsampled[a->corr & (UNSAMPLED_SLOTS - 1)],
+						memory_order_relaxed) == a->corr) {
+		atomic_fetch_add_explicit(&L.dropped_unsampled, 1, memory_order_relaxed);
+		return 0;
+	}
+	if (kname && kname == b->last_kname) {
+		a->name_id = b->last_id;
+		a->flags |= b->last_flags;
+	} else if (kname) {
 		pthread_mutex_lock(&L.names_lock);
 		a->name_id = L.names ? ls_kname__intern(L.names, kname, &e) : 0;
 		if (a->name_id) {
@@ -387,6 +433,9 @@ static int on_act(void *ctx, struct ls_gpu_act *a, const char *kname)
 				send_name(a->name_id, e);
 				e->sent_epoch = b->epoch;
 			}
+			b->last_kname = kname;
+			b->last_id = a->name_id;
+			b->last_flags = e->flags;
 		}
 		pthread_mutex_unlock(&L.names_lock);
 	}
@@ -429,12 +478,13 @@ static void CUPTIAPI on_buffer_complete(CUcontext ctx, uint32_t stream, uint8_t 
 	/* 3.6 KiB; we do not know how deep CUPTI's worker stack is, so not on it */
 	b = malloc(sizeof(*b));
 	if (!b) {
-		free(buf);
+		buffer_release(buf);
 		return;
 	}
 	b->on = LINESCOPE_GPU_RECORD_ENABLED() && atomic_load(&L.attached);
 	b->epoch = atomic_load(&L.epoch);
 	b->n = 0;
+	b->last_kname = NULL;
 	ops.ctx = b;
 	if (b->on) {
 		/* names and devices of a new attach epoch go out before the records using them */
@@ -454,7 +504,7 @@ static void CUPTIAPI on_buffer_complete(CUcontext ctx, uint32_t stream, uint8_t 
 		pthread_mutex_unlock(&L.lock);
 	}
 	free(b);
-	free(buf);
+	buffer_release(buf);
 }
 
 /* ---- API callbacks ---------------------------------------------------------------------- */
@@ -525,11 +575,36 @@ __attribute__((noinline, cold)) static void on_attach(void)
 	pthread_mutex_unlock(&attach_lock);
 }
 
+/*
+ * Sampled launches (LINESCOPE_GPU_SAMPLE=N): each thread probes one launch in N on average, at
+ * random gaps (a fixed stride would alias with loops that launch the same kernels in turn). A
+ * launch left out is remembered so that its device work is dropped rather than orphaned; the
+ * collector scales what the probed launches carry by N.
+ */
+static int sampled(__u32 corr)
+{
+	if (t_skip) {
+		t_skip--;
+		atomic_store_explicit(&L.unsampled[corr & (UNSAMPLED_SLOTS - 1)], corr,
+				      memory_order_relaxed);
+		return 0;
+	}
+	if (!t_rng)
+		t_rng = (__u32)mono_ns() ^ ((__u32)(uintptr_t)&t_rng) ^ 0x9e3779b9u;
+	t_rng ^= t_rng << 13;
+	t_rng ^= t_rng >> 17;
+	t_rng ^= t_rng << 5;
+	/* uniform on 0 .. 2N-2: the gap between probed launches averages N */
+	t_skip = t_rng % ((2u << L.sample_shift) - 1);
+	return 1;
+}
+
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 				 const void *data)
 {
 	const CUpti_CallbackData *cb = data;
 	__u64 t0 = 0, now;
+	__u32 cls;
 	int d;
 
 	if (!LINESCOPE_GPU_API_ENABLED()) {
@@ -567,6 +642,9 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	} else {
 		t_rt_corr = 0;
 	}
+	cls = L.cls[d][cbid];
+	if (cls == LS_GPU_API_LAUNCH && L.unsampled && !sampled(cb->correlationId))
+		return;
 	now = mono_ns();
 	if (cb->correlationData)
 		t0 = *cb->correlationData;
@@ -575,9 +653,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 		atomic_fetch_add_explicit(&L.no_entry, 1, memory_order_relaxed);
 		t0 = now;
 	}
-	LINESCOPE_GPU_API(cb->correlationId, d == DOM_DRV ? -(__s32)cbid : (__s32)cbid,
-			  (__u32)L.cls[d][cbid], now - t0,
-			  cb->symbolName ? cb->symbolName : cb->functionName);
+	if (cls == LS_GPU_API_LAUNCH)
+		cls |= L.sample_shift << 8;
+	LINESCOPE_GPU_API(cb->correlationId, d == DOM_DRV ? -(__s32)cbid : (__s32)cbid, cls,
+			  now - t0, cb->symbolName ? cb->symbolName : cb->functionName);
 }
 
 /* Classifies a CUDA API by name; LS_GPU_API_NONE for calls we do not follow. */
@@ -678,6 +757,7 @@ static void setup(void)
 	CUpti_SubscriberParams params = {};
 	char why[160], holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
 	CUptiResult res;
+	__u32 sample;
 
 	L.loglevel = (int)env_u32("LINESCOPE_GPU_LOG", 1, 0, 2);
 	if (!env_u32("LINESCOPE_GPU", 1, 0, 1)) {
@@ -688,6 +768,20 @@ static void setup(void)
 	L.flush_ms = env_u32("LINESCOPE_GPU_FLUSH_MS", 500, 0, 60000);
 	L.nvml_ms = env_u32("LINESCOPE_GPU_NVML_MS", 200, 10, 60000);
 	L.follow_copies = (int)env_u32("LINESCOPE_GPU_COPIES", 1, 0, 1);
+	sample = env_u32("LINESCOPE_GPU_SAMPLE", 1, 1, 1u << 16);
+	if (sample & (sample - 1)) {
+		lib_log(1, "ignoring LINESCOPE_GPU_SAMPLE=%u (expected a power of two)", sample);
+		sample = 1;
+	}
+	while ((1u << L.sample_shift) < sample)
+		L.sample_shift++;
+	if (L.sample_shift) {
+		L.unsampled = calloc(UNSAMPLED_SLOTS, sizeof(*L.unsampled));
+		if (!L.unsampled) {
+			lib_log(1, "out of memory for LINESCOPE_GPU_SAMPLE; probing every launch");
+			L.sample_shift = 0;
+		}
+	}
 
 	if (ls_cupti_api__load(&L.cupti, why, sizeof(why))) {
 		fail(LS_GPU_ST_NO_CUPTI, 0, "GPU collection is off: %s", why);

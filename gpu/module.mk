@@ -127,9 +127,9 @@ $(OUTPUT)/bench/gpu-overhead.o: bench/gpu-overhead.c $(GPU_HDRS) tests/gpu/fake/
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(GPU_CFLAGS) -I$(GPU_TOUT) -Itests/gpu/fake -c $< -o $@
 
-$(OUTPUT)/bench/gpu-overhead: $(OUTPUT)/bench/gpu-overhead.o $(GPU_FAKE) $(GPU_LIB)
+$(OUTPUT)/bench/gpu-overhead: $(OUTPUT)/bench/gpu-overhead.o $(GPU_OUT)/gpu_agg.o $(GPU_FAKE) $(GPU_LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(OUTPUT)/bench/gpu-overhead.o -L$(GPU_TOUT)/fake \
+	$(Q)$(CC) $(OUTPUT)/bench/gpu-overhead.o $(GPU_OUT)/gpu_agg.o -L$(GPU_TOUT)/fake \
 		-Wl,-rpath,'$$ORIGIN/../tests/gpu/fake' -l:libcupti.so.13 $(PKG_LIBS) -lpthread -o $@
 
 bench-gpu-overhead: $(OUTPUT)/bench/gpu-overhead

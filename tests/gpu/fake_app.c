@@ -5,6 +5,7 @@
  *   run    kernels, a graph, a copy, a set, an allocation and a synchronisation; exit 0
  *   twice  the same after initialising three times (driver twice, the application once itself)
  *   fork   run, then fork a child that launches too (the child must report as itself)
+ *   many   4000 launches of 100 us kernels (for sampled launches: LINESCOPE_GPU_SAMPLE)
  * Prints one line "fake_app: <mode> ok init=<InitializeInjection result> callbacks=<n>".
  */
 #include <dlfcn.h>
@@ -52,8 +53,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fake_app: InitializeInjection did not return 1 again\n");
 			return 1;
 		}
+	} else if (!strcmp(mode, "many")) {
+		for (int i = 0; i < 4000; i++)
+			fakecuda_launch("many_kernel", 100000, 0, FAKECUDA_RT);
+		fakecuda_flush();
+		printf("fake_app: %s ok init=%d\n", mode, init);
+		return 0;
 	} else if (strcmp(mode, "run") && strcmp(mode, "fork")) {
-		fprintf(stderr, "usage: fake_app [run|twice|fork]\n");
+		fprintf(stderr, "usage: fake_app [run|twice|fork|many]\n");
 		return 2;
 	}
 	work("parent");

@@ -558,6 +558,36 @@ static void test_windows(void **state)
 	free(s);
 }
 
+static void test_sampled_launches(void **state)
+{
+	struct sink *s = malloc(sizeof(*s));
+	struct ls_gpu_agg *agg = new_agg(s, 0, 0);
+	struct ls_gpu_act k[2] = {kernel(50, 1000 * MS, 2 * MS), kernel(51, 1000 * MS, 1 * MS)};
+	__u64 aux = LS_GPU_AUX(50, LS_GPU_API_LAUNCH | (4 << 8), 211, 0);
+	int n;
+
+	/* launch 50 stands for 16 launches (LINESCOPE_GPU_SAMPLE=16); 51 was probed exactly */
+	assert_int_equal(LS_GPU_AUX_SHIFT(aux), 4);
+	assert_int_equal(LS_GPU_AUX_CLASS(aux), LS_GPU_API_LAUNCH);
+	assert_int_equal(LS_GPU_AUX_CORR(aux), 50);
+	assert_int_equal(LS_GPU_AUX_CBID(aux), 211);
+	ls_gpu_agg__launch(agg, 100, 101, 1, aux, 3000, 8);
+	assert_int_equal(s->a[0].api_ns, 16 * 3000);
+	assert_int_equal(s->a[0].weight, 16);
+	assert_int_equal(s->a[0].flags, LS_GPU_ATTR_API | LS_GPU_ATTR_SAMPLED);
+	ls_gpu_agg__launch(agg, 100, 101, 1, LS_GPU_AUX(51, LS_GPU_API_LAUNCH, 211, 0), 3000, 9);
+	assert_int_equal(s->a[1].api_ns, 3000);
+	assert_int_equal(s->a[1].weight, 1);
+	send_acts(agg, 100, k, 2);
+	assert_int_equal(gpu_of(s, 8, &n), 32 * MS);
+	assert_int_equal(n, 16);
+	assert_int_equal(s->a[2].flags, LS_GPU_ATTR_SAMPLED);
+	assert_int_equal(gpu_of(s, 9, &n), 1 * MS);
+	assert_int_equal(n, 1);
+	ls_gpu_agg__free(agg);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_processes_and_status),
 		cmocka_unit_test(test_lost_records),
 		cmocka_unit_test(test_windows),
+		cmocka_unit_test(test_sampled_launches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,5 +49,6 @@ run noactivity noactivity "$tmp/noactivity.json" -- \
 	-- env FAKE_CUPTI_ENABLE_ERR=999 "$out/fake_app" run
 run zerots zerots "$tmp/zerots.json" -- -- env FAKE_CUPTI_ZERO_TS=2 "$out/fake_app" run
 run fork fork "$tmp/fork.json" -- -- "$out/fake_app" fork
+run sampled sampled "$tmp/sampled.json" -- -- env LINESCOPE_GPU_SAMPLE=4 "$out/fake_app" many
 [ $fail = 0 ] || trap - EXIT
 exit $fail

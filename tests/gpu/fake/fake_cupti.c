@@ -43,6 +43,7 @@ static struct {
 	int ndone;
 	uint32_t period_ms;
 	int worker;
+	pthread_cond_t wake; /* a buffer filled up: the worker hands it back now */
 	/* driver state */
 	_Atomic uint32_t corr;
 	_Atomic uint64_t allocated, next_addr, api_cost_ns, kernels;
@@ -50,6 +51,7 @@ static struct {
 	int injected;
 } F = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
 	.env_once = PTHREAD_ONCE_INIT,
 	.next_addr = 0x7f0000000000ull,
 };
@@ -86,9 +88,12 @@ static uint64_t realtime_ns(void)
 
 static void spin(uint64_t ns)
 {
-	uint64_t end = realtime_ns() + ns;
+	uint64_t end;
 
-	while (ns && realtime_ns() < end)
+	if (!ns)
+		return;
+	end = realtime_ns() + ns;
+	while (realtime_ns() < end)
 		;
 }
 
@@ -393,6 +398,8 @@ static void put_record(const void *rec, size_t size)
 		F.cur_used += size;
 		atomic_fetch_add(&F.st_records, 1);
 	}
+	if (full && F.worker)
+		pthread_cond_signal(&F.wake);
 	pthread_mutex_unlock(&F.lock);
 	/* with no worker thread, full buffers go back at once on the recording thread */
 	if (full && !F.worker)
@@ -411,13 +418,23 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	return CUPTI_SUCCESS;
 }
 
+/* CUPTI's worker: full buffers go back as soon as they fill, partial ones every period. */
 static void *worker(void *arg)
 {
+	struct timespec until;
+
 	(void)arg;
 	for (;;) {
-		usleep(F.period_ms * 1000);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += F.period_ms / 1000;
+		until.tv_nsec += (long)(F.period_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
 		pthread_mutex_lock(&F.lock);
-		if (F.cur && F.cur_used)
+		if (!F.ndone && pthread_cond_timedwait(&F.wake, &F.lock, &until) == ETIMEDOUT &&
+		    F.cur && F.cur_used)
 			retire_current();
 		pthread_mutex_unlock(&F.lock);
 		deliver();
@@ -779,7 +796,7 @@ static void *native_thread(void *arg)
 
 EXPORT uint32_t fakecuda_launch_native_thread(const char *kernel, uint64_t dur_ns, uint32_t n)
 {
-	struct native_job j = { .kernel = kernel, .dur_ns = dur_ns, .n = n };
+	struct native_job j = {.kernel = kernel, .dur_ns = dur_ns, .n = n};
 	pthread_t t;
 
 	if (pthread_create(&t, NULL, native_thread, &j))
