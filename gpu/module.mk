@@ -134,3 +134,33 @@ $(OUTPUT)/bench/gpu-overhead: $(OUTPUT)/bench/gpu-overhead.o $(GPU_OUT)/gpu_agg.
 
 bench-gpu-overhead: $(OUTPUT)/bench/gpu-overhead
 	$(Q)$< --lib $(abspath $(GPU_LIB))
+
+# ---- the GPU check (tests/gpu/h200-check.sh): everything it needs on a machine with a GPU -------
+# Static gpu-capture (the GPU machine may lack libbpf or jansson), the CUDA workload for sm_90 with
+# static cudart (only the driver is needed there), and a copy of libcupti.so.13.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+GPU_CHECK := $(OUTPUT)/gpu-check
+
+$(GPU_CHECK):
+	$(call msg,MKDIR,$@)
+	$(Q)mkdir -p $@
+
+$(GPU_CHECK)/liblinescope_cupti.so: $(GPU_LIB) | $(GPU_CHECK)
+	$(Q)cp $< $@
+
+$(GPU_CHECK)/libcupti.so.13: $(CUDA_LIB)/libcupti.so.13 | $(GPU_CHECK)
+	$(Q)cp -L $< $@
+
+$(GPU_CHECK)/gpu-capture: $(GPU_TOUT)/gpu_capture.o $(GPU_OUT)/gpu_agg.o | $(GPU_CHECK)
+	$(call msg,LINK,$@ (static))
+	$(Q)$(CC) $^ -static -lbpf -lelf -lz -ljansson -o $@ 2>&1 | { grep -v 'statically linked applications' || true; }
+
+$(GPU_CHECK)/cuda_workload: tests/gpu/h200/cuda_workload.cu | $(GPU_CHECK)
+	$(call msg,NVCC,$@)
+	$(Q)$(NVCC) -O2 -gencode arch=compute_90,code=[sm_90,compute_90] -cudart static \
+		-Xcompiler -static-libstdc++,-static-libgcc $< -o $@ \
+		-L$(CUDA_LIB)/stubs -lcuda -lpthread
+
+gpu-check-bundle: $(GPU_CHECK)/liblinescope_cupti.so $(GPU_CHECK)/libcupti.so.13 \
+		  $(GPU_CHECK)/gpu-capture $(GPU_CHECK)/cuda_workload
+	@du -sh $(GPU_CHECK)

@@ -32,7 +32,7 @@ struct thread_acc {
 	__u64 launches, api_ns, api_by_class[LS_GPU_API_NCLASS];
 	__u64 gpu_ns, kernels, copies, sets, allocs, frees;
 	__u64 copy_bytes, set_bytes, alloc_bytes, mem_peak, mem_nvml;
-	__u64 nccl_ns, nccl_kernels, graph_kernels, no_timing;
+	__u64 nccl_ns, nccl_kernels, graph_kernels, graph_ns, no_timing;
 	json_t *names; /* name -> count */
 };
 
@@ -112,8 +112,10 @@ static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 			t->nccl_ns += a->gpu_ns;
 			t->nccl_kernels += a->count;
 		}
-		if (a->flags & LS_GPU_ATTR_GRAPH)
+		if (a->flags & LS_GPU_ATTR_GRAPH) {
 			t->graph_kernels += a->count;
+			t->graph_ns += a->gpu_ns;
+		}
 		name = ls_gpu_agg__name(C.agg, a->pid, a->name_id);
 		if (name) {
 			json_t *c = json_object_get(t->names, name);
@@ -234,7 +236,7 @@ static json_t *thread_json(const struct thread_acc *t)
 		if (t->api_by_class[i])
 			json_object_set_new(by, cls[i], json_integer(JI(t->api_by_class[i])));
 	return json_pack("{s:i,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
-			 "s:I,s:I,s:O}",
+			 "s:I,s:I,s:I,s:O}",
 			 "tid", (int)t->tid, "launches", JI(t->launches), "api_ns", JI(t->api_ns),
 			 "api_ns_by_class", by, "gpu_ns", JI(t->gpu_ns), "kernels", JI(t->kernels),
 			 "copies", JI(t->copies), "sets", JI(t->sets), "allocs", JI(t->allocs),
@@ -242,7 +244,8 @@ static json_t *thread_json(const struct thread_acc *t)
 			 JI(t->set_bytes), "alloc_bytes", JI(t->alloc_bytes), "mem_peak",
 			 JI(t->mem_peak), "mem_nvml", JI(t->mem_nvml), "nccl_ns", JI(t->nccl_ns),
 			 "nccl_kernels", JI(t->nccl_kernels), "graph_kernels", JI(t->graph_kernels),
-			 "no_timing", JI(t->no_timing), "kernel_names", t->names);
+			 "graph_ns", JI(t->graph_ns), "no_timing", JI(t->no_timing), "kernel_names",
+			 t->names);
 }
 
 static json_t *procs_json(void)
