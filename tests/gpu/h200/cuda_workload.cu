@@ -21,21 +21,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(x)                                                                             \
-	do {                                                                                 \
-		cudaError_t e_ = (x);                                                        \
-		if (e_ != cudaSuccess) {                                                     \
+#define CHECK(x)                                                                                \
+	do {                                                                                    \
+		cudaError_t e_ = (x);                                                           \
+		if (e_ != cudaSuccess) {                                                        \
 			fprintf(stderr, "cuda_workload: %s: %s\n", #x, cudaGetErrorString(e_)); \
-			exit(1);                                                             \
-		}                                                                            \
+			exit(1);                                                                \
+		}                                                                               \
 	} while (0)
-#define CHECK_DRV(x)                                                                         \
-	do {                                                                                 \
-		CUresult r_ = (x);                                                           \
-		if (r_ != CUDA_SUCCESS) {                                                    \
-			fprintf(stderr, "cuda_workload: %s: error %d\n", #x, (int)r_);       \
-			exit(1);                                                             \
-		}                                                                            \
+#define CHECK_DRV(x)                                                                   \
+	do {                                                                           \
+		CUresult r_ = (x);                                                     \
+		if (r_ != CUDA_SUCCESS) {                                              \
+			fprintf(stderr, "cuda_workload: %s: error %d\n", #x, (int)r_); \
+			exit(1);                                                       \
+		}                                                                      \
 	} while (0)
 
 __global__ void spin_a(long long cycles)
@@ -107,7 +107,7 @@ static void *run_job(void *arg)
 		} else {
 			cudaFunction_t f;
 			CUlaunchConfig cfg;
-			void *args[] = { &cycles };
+			void *args[] = {&cycles};
 
 			CHECK(cudaGetFuncBySymbol(&f, (const void *)spin_driver));
 			memset(&cfg, 0, sizeof(cfg));
@@ -156,9 +156,9 @@ static int overhead(long n)
 int main(int argc, char **argv)
 {
 	struct job jobs[] = {
-		{ "runtime_a", 200, 0.5, 0, 0, 0 },
-		{ "runtime_b", 100, 1.0, 1, 0, 0 },
-		{ "driver_ex", 50, 2.0, 2, 0, 0 },
+		{"runtime_a", 200, 0.5, 0, 0, 0},
+		{"runtime_b", 100, 1.0, 1, 0, 0},
+		{"driver_ex", 50, 2.0, 2, 0, 0},
 	};
 	const int njobs = sizeof(jobs) / sizeof(jobs[0]);
 	pthread_t thr[sizeof(jobs) / sizeof(jobs[0])];
@@ -180,7 +180,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "overhead"))
 		return overhead(atol(argv[2]));
 	CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
-	cycles_per_ms = (long long)khz; /* kHz = cycles per ms (nominal; events measure the truth) */
+	cycles_per_ms =
+		(long long)khz; /* kHz = cycles per ms (nominal; events measure the truth) */
 
 	/* memory: an allocation, copies both ways, a set, a stream-ordered allocation */
 	CHECK(cudaMalloc(&dev, big));
@@ -221,7 +222,8 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(out, "{\"pid\": %d, \"clock_khz\": %d, \"jobs\": [", (int)getpid(), khz);
 	for (i = 0; i < njobs; i++)
-		fprintf(out, "%s{\"label\": \"%s\", \"tid\": %ld, \"kernels\": %d, \"event_ns\": %.0f}",
+		fprintf(out,
+			"%s{\"label\": \"%s\", \"tid\": %ld, \"kernels\": %d, \"event_ns\": %.0f}",
 			i ? ", " : "", jobs[i].label, jobs[i].tid, jobs[i].kernels,
 			jobs[i].event_ms * 1e6);
 	fprintf(out,
