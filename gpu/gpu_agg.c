@@ -806,6 +806,7 @@ int ls_gpu_agg__record(struct ls_gpu_agg *a, const void *data, size_t len)
 	case LS_GPU_STATUS:
 	case LS_GPU_EXIT:
 		p->status = *(const struct ls_gpu_status *)data;
+		p->status.nvml_note[sizeof(p->status.nvml_note) - 1] = 0;
 		p->has_status = 1;
 		if (h->sub == LS_GPU_EXIT)
 			p->exited = 1;

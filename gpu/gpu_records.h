@@ -126,7 +126,7 @@ struct ls_gpu_hello {
 	__u32 kinds;	     /* enum ls_gpu_kind_bits */
 	__u32 ncallbacks;    /* CUPTI callbacks enabled */
 	__u32 epoch;	     /* attach count in this process (1 on the first attach) */
-	__u32 nvml;	     /* 1: NVML opened; 0: not (message says why) */
+	__u32 nvml;	     /* 1: NVML already opened (it opens after the first records) */
 	char cupti_path[128];
 	char message[192]; /* one line for the report, "" when status is OK */
 };
@@ -222,7 +222,8 @@ struct ls_gpu_status {
 	__u64 probe_skipped; /* api probes fired without an entry timestamp (attached mid-call) */
 	__u64 unsampled;     /* activity records of launches left out by sampling (dropped) */
 	__s32 last_err;	     /* last CUptiResult that failed, 0 when none */
-	__u32 pad;
+	__u32 nvml;	     /* 1: NVML answers for this process; 0: nvml_note says why not */
+	char nvml_note[128]; /* "" when NVML works */
 };
 
 /*
@@ -247,7 +248,7 @@ _Static_assert(sizeof(struct ls_gpu_name) == 48, "ls_gpu_name layout");
 _Static_assert(sizeof(struct ls_gpu_device) == 40 + 32 + 96 + 32 + 48, "ls_gpu_device layout");
 _Static_assert(sizeof(struct ls_gpu_memsample_dev) == 16, "ls_gpu_memsample_dev layout");
 _Static_assert(sizeof(struct ls_gpu_memsample) == 56, "ls_gpu_memsample layout");
-_Static_assert(sizeof(struct ls_gpu_status) == 40 + 72, "ls_gpu_status layout");
+_Static_assert(sizeof(struct ls_gpu_status) == 40 + 72 + 128, "ls_gpu_status layout");
 _Static_assert(sizeof(struct ls_gpu_hdr) + LS_GPU_BATCH_MAX * sizeof(struct ls_gpu_act) <=
 		       LS_GPU_REC_MAX,
 	       "an activity batch fits the record probe");

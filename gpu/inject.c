@@ -80,7 +80,9 @@ static struct lib {
 	char driver[32];
 	__u32 cuda_driver;
 	__u64 nvml_last_ns;
+	int nvml_listed; /* the last NVML sample found this process */
 	__u32 devices_sent_epoch;
+	__u32 status_sent_epoch;
 
 	/*
 	 * Returned activity buffers, reused: buffers this large come from mmap, and fresh pages
@@ -210,6 +212,13 @@ static void send_status(__u16 sub)
 	s.probe_skipped = atomic_load(&L.no_entry);
 	s.unsampled = atomic_load(&L.dropped_unsampled);
 	s.last_err = L.last_err;
+	s.nvml = L.nvml != NULL && L.nvml_listed;
+	if (!L.nvml)
+		snprintf(s.nvml_note, sizeof(s.nvml_note), "%s", L.nvml_why);
+	else if (!L.nvml_listed)
+		snprintf(s.nvml_note, sizeof(s.nvml_note),
+			 "NVML does not list pid %d (another pid namespace, or no context yet)",
+			 (int)L.pid);
 	L.status_sent_dropped = L.dropped;
 	emit(&s.hdr, sub, 0, sizeof(s));
 }
@@ -317,6 +326,7 @@ static void send_memsample(void)
 		n++;
 	}
 	s.m.found = n > 0;
+	L.nvml_listed = n > 0;
 	emit(&s.m.hdr, LS_GPU_MEMSAMPLE, (__u16)n,
 	     sizeof(s.m) + n * sizeof(struct ls_gpu_memsample_dev));
 	L.nvml_last_ns = mono_ns();
@@ -332,8 +342,11 @@ static void housekeeping(int force)
 		send_devices();
 	if (L.nvml && (force || mono_ns() - L.nvml_last_ns >= (__u64)L.nvml_ms * 1000000ull))
 		send_memsample();
-	if (force || L.dropped != L.status_sent_dropped)
+	/* a status once per attach (NVML's state is known by now), then when drops change */
+	if (force || L.dropped != L.status_sent_dropped || L.status_sent_epoch != epoch) {
+		L.status_sent_epoch = epoch;
 		send_status(LS_GPU_STATUS);
+	}
 }
 
 /* ---- activity buffers ------------------------------------------------------------------ */

@@ -3,7 +3,7 @@
 
     check_capture.py SCENARIO CAPTURE.json [EXPECT.json]
 
-Scenarios: main, late, conflict, noactivity, zerots, fork, sampled. Prints one line per failed check and
+Scenarios: main, late, conflict, noactivity, zerots, fork, sampled, nonvml, hiddenpid. Prints one line per failed check and
 exits 1 if any failed.
 """
 import json
@@ -128,6 +128,8 @@ def main_scenario(cap, exp):
         for cls in ("memcpy", "memset", "alloc", "free"):
             check(cls in t["api_ns_by_class"], f"driver time of {cls} calls recorded")
     eq(p["peak_alloc"], exp["peak_alloc"], "process peak of allocated device memory")
+    eq(p["status"]["nvml"], True, "NVML answers for the process")
+    eq(p["status"]["nvml_note"], "", "no NVML note")
     check(p["nvml_samples"] >= 1, "NVML sampled the process")
     check(p["peak_nvml"] >= 512 << 20, f"NVML peak {p['peak_nvml']} includes the context")
     total = sum(e["gpu_ns"] for e in exp["threads"].values()) + native["gpu_ns"]
@@ -211,6 +213,29 @@ def fork_scenario(cap):
               f"pid {p['pid']}: kernel names resolved in each process: {names}")
 
 
+def nonvml_scenario(cap):
+    clean_counters(cap)
+    p = cap["procs"][0]
+    healthy_proc(p, "no NVML")
+    eq(p["status"]["nvml"], False, "NVML unavailable")
+    check("libnvidia-ml.so.1 not found" in p["status"]["nvml_note"],
+          f"the note says why: {p['status']['nvml_note']!r}")
+    eq(p["nvml_samples"], 0, "no NVML samples")
+    eq(len(p["devices"]), 1, "the device card still comes from CUPTI")
+    eq(p["devices"][0]["driver"], "", "no driver version without NVML")
+    eq(p["peak_alloc"], 64 << 20, "allocation records still give the memory peak")
+
+
+def hiddenpid_scenario(cap):
+    clean_counters(cap)
+    p = cap["procs"][0]
+    eq(p["status"]["nvml"], False, "NVML does not answer for the process")
+    check("does not list pid" in p["status"]["nvml_note"],
+          f"the note says why: {p['status']['nvml_note']!r}")
+    check(p["nvml_not_listed"] >= 1, "samples that did not list the process are counted")
+    eq(p["peak_nvml"], 0, "no NVML peak")
+
+
 def sampled_scenario(cap):
     clean_counters(cap)
     p = cap["procs"][0]
@@ -242,6 +267,8 @@ def main():
         "zerots": lambda: zerots_scenario(cap),
         "fork": lambda: fork_scenario(cap),
         "sampled": lambda: sampled_scenario(cap),
+        "nonvml": lambda: nonvml_scenario(cap),
+        "hiddenpid": lambda: hiddenpid_scenario(cap),
     }[scenario]()
     for f in failures:
         print(f"  FAIL {scenario}: {f}")

@@ -215,12 +215,13 @@ static json_t *status_json(const struct ls_gpu_status *s)
 {
 	if (!s)
 		return json_null();
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i}", "dropped", (json_int_t)s->dropped,
-			 "declined", (json_int_t)s->declined, "records", (json_int_t)s->records,
-			 "unknown", (json_int_t)s->unknown, "no_timing", (json_int_t)s->no_timing,
-			 "bad_buffers", (json_int_t)s->bad_buffers, "probe_skipped",
-			 (json_int_t)s->probe_skipped, "unsampled", (json_int_t)s->unsampled,
-			 "last_err", s->last_err);
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:b,s:s}", "dropped",
+			 (json_int_t)s->dropped, "declined", (json_int_t)s->declined, "records",
+			 (json_int_t)s->records, "unknown", (json_int_t)s->unknown, "no_timing",
+			 (json_int_t)s->no_timing, "bad_buffers", (json_int_t)s->bad_buffers,
+			 "probe_skipped", (json_int_t)s->probe_skipped, "unsampled",
+			 (json_int_t)s->unsampled, "last_err", s->last_err, "nvml", s->nvml,
+			 "nvml_note", s->nvml_note);
 }
 
 #define JI(v) ((json_int_t)(v))

@@ -50,5 +50,8 @@ run noactivity noactivity "$tmp/noactivity.json" -- \
 run zerots zerots "$tmp/zerots.json" -- -- env FAKE_CUPTI_ZERO_TS=2 "$out/fake_app" run
 run fork fork "$tmp/fork.json" -- -- "$out/fake_app" fork
 run sampled sampled "$tmp/sampled.json" -- -- env LINESCOPE_GPU_SAMPLE=4 "$out/fake_app" many
+run nonvml nonvml "$tmp/nonvml.json" -- \
+	-- env LINESCOPE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$out/fake_app" run
+run hiddenpid hiddenpid "$tmp/hiddenpid.json" -- -- env FAKE_NVML_HIDE_PID=1 "$out/fake_app" run
 [ $fail = 0 ] || trap - EXIT
 exit $fail
