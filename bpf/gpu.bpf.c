@@ -94,8 +94,9 @@ static __always_inline int gpu_launch_sample(struct pt_regs *ctx, __u32 tgid, __
 }
 /* ==== end of the launch-stack hook ========================================================== */
 
+/* The probe's fifth argument (the kernel or function name) is not read: it costs a fetch. */
 SEC("usdt")
-int BPF_USDT(handle_gpu_api, __u32 corr, __s32 cbid, __u32 cls, __u64 dur_ns, const char *name)
+int BPF_USDT(handle_gpu_api, __u32 corr, __s32 cbid, __u32 cls, __u64 dur_ns)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, ucbid = cbid < 0 ? (__u32)-cbid : (__u32)cbid;
