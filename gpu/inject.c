@@ -35,6 +35,7 @@
 #define LS_EXPORT	__attribute__((visibility("default")))
 #define UNSAMPLED_SLOTS (1u << 20) /* launches remembered as left out, when sampling */
 #define POOL_MAX	16	   /* activity buffers kept for reuse */
+#define UNSAMPLED	(~0ull)	   /* correlationData of a launch left out by sampling */
 
 enum { DOM_RT = 0, DOM_DRV = 1 };
 
@@ -640,12 +641,18 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	 * speaks for both. A driver call without a runtime wrapper (Triton, NCCL) speaks for
 	 * itself.
 	 */
+	cls = L.cls[d][cbid];
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		if (d == DOM_RT)
 			t_rt_corr = cb->correlationId;
 		else if (cb->correlationId == t_rt_corr)
 			return;
-		if (cb->correlationData)
+		if (!cb->correlationData)
+			return;
+		/* decided before the kernel is queued, so its record is always known as left out */
+		if (cls == LS_GPU_API_LAUNCH && L.unsampled && !sampled(cb->correlationId))
+			*cb->correlationData = UNSAMPLED;
+		else
 			*cb->correlationData = mono_ns();
 		return;
 	}
@@ -655,12 +662,11 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	} else {
 		t_rt_corr = 0;
 	}
-	cls = L.cls[d][cbid];
-	if (cls == LS_GPU_API_LAUNCH && L.unsampled && !sampled(cb->correlationId))
-		return;
-	now = mono_ns();
 	if (cb->correlationData)
 		t0 = *cb->correlationData;
+	if (t0 == UNSAMPLED)
+		return;
+	now = mono_ns();
 	if (!t0 || t0 > now || now - t0 > 3600ull * 1000000000ull) {
 		/* attached between ENTER and EXIT: no entry time */
 		atomic_fetch_add_explicit(&L.no_entry, 1, memory_order_relaxed);
