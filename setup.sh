@@ -29,4 +29,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ -f "$here/tests/report/package.json" ] && [ ! -d "$here/tests/report/node_modules/playwright-core" ]; then
 	(cd "$here/tests/report" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# gpu/ builds against the CUDA 13 headers and tests through libcupti.so.13 (no GPU or driver
+# needed); CUDA is not a Debian package, so it is checked, not installed.
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -r "$cuda/include/cupti.h" ] || [ ! -e "$cuda/lib64/libcupti.so.13" ]; then
+	echo "setup.sh: CUDA 13 with CUPTI not found under $cuda (need include/cupti.h and" \
+		"lib64/libcupti.so.13); install the CUDA toolkit or set CUDA_HOME" >&2
+	exit 1
+fi
 echo "setup.sh: dependencies installed"

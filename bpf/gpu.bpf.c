@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * USDT handlers for liblinescope_cupti.so (provider linescope_gpu; see gpu/gpu_records.h).
+ *
+ *   handle_gpu_api     linescope_gpu:api, in the thread that called CUDA: one LS_REC_SAMPLE of
+ *                      kind LS_SAMPLE_GPULAUNCH with the thread's Python stack
+ * (gpu_launch_sample()). handle_gpu_record  linescope_gpu:record, in whichever thread CUPTI
+ * delivers records on: the record is copied verbatim into `events` as LS_REC_GPU, after BPF fills
+ * the header fields the library cannot know (host tgid and tid, ktime).
+ *
+ * Userspace attaches both with bpf_program__attach_usdt() to the library's path (pid -1 for
+ * every process); the `procs` map decides which processes are targets.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "linescope.h"
+#include "gpu_records.h"
+
+/* Shared with the other BPF sources: the same __weak definitions as bpf/maps.bpf.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LS_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct ls_proc);
+} procs SEC(".maps") __weak;
+
+struct ls_stats stats __weak;
+
+/* One record under copy per CPU: up to 4 KiB, too large for the BPF stack. */
+struct gpu_rec_buf {
+	__u8 data[LS_GPU_REC_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gpu_rec_buf);
+} gpu_scratch SEC(".maps");
+
+struct ls_gpu_bpf_stats gpu_stats;
+
+#define GPU_STAT_INC(field) __sync_fetch_and_add(&gpu_stats.field, 1)
+
+/*
+ * ==== LAUNCH-STACK HOOK (the lead plugs the Python-stack walker in here) ====================
+ *
+ * Called in the thread that made the CUDA API call, right after the call returned, with:
+ *   ctx     the USDT probe's pt_regs (user registers of that thread);
+ *   tgid    host tgid, already known to be in `procs`;
+ *   aux     LS_GPU_AUX(correlation id, api class, callback id, driver?) for ls_sample.aux;
+ *   dur_ns  CPU time spent inside the API call, for ls_sample.weight_ns.
+ * It must emit exactly one record into `events`: struct ls_sample with type LS_REC_SAMPLE,
+ * kind LS_SAMPLE_GPULAUNCH, pid/tid/cpu/ts/comm as for a CPU sample, aux and weight_ns as
+ * given, followed by the thread's Python frames (nframes of them, innermost first). A thread with
+ * no Python frame still gets its record, with nframes 0: its kernels are charged to the
+ * process's "no Python frame" entry. Return 0, or a negative value on failure (counted).
+ *
+ * Until the walker is plugged in it emits the record with nframes = 0. With the lead's
+ * bpf/pywalk.bpf.h the body becomes, as in handle_sample():
+ *	p = ls_current_target(tgid, tid); b = scratch buffer; fill b->hdr as below;
+ *	if (p->flags & LS_PF_PYTHON) n = ls_walk_python(b, p, task, tid);
+ *	bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame), 0);
+ */
+static __always_inline int gpu_launch_sample(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 aux,
+					     __u64 dur_ns)
+{
+	struct ls_sample s = {};
+
+	s.type = LS_REC_SAMPLE;
+	s.pid = tgid;
+	s.tid = tid;
+	s.cpu = bpf_get_smp_processor_id();
+	s.kind = LS_SAMPLE_GPULAUNCH;
+	s.ts = bpf_ktime_get_ns();
+	s.user_ip = PT_REGS_IP(ctx);
+	s.weight_ns = dur_ns;
+	s.aux = aux;
+	s.nframes = 0;
+	bpf_get_current_comm(s.comm, sizeof(s.comm));
+	if (bpf_ringbuf_output(&events, &s, sizeof(s), 0)) {
+		__sync_fetch_and_add(&stats.ringbuf_drops, 1);
+		GPU_STAT_INC(rb_drops);
+		return -1;
+	}
+	return 0;
+}
+/* ==== end of the launch-stack hook ========================================================== */
+
+/* The probe's fifth argument (the kernel or function name) is not read: it costs a fetch. */
+SEC("usdt")
+int BPF_USDT(handle_gpu_api, __u32 corr, __s32 cbid, __u32 cls, __u64 dur_ns)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, ucbid = cbid < 0 ? (__u32)-cbid : (__u32)cbid;
+
+	if (!bpf_map_lookup_elem(&procs, &tgid)) {
+		GPU_STAT_INC(not_target);
+		return 0;
+	}
+	GPU_STAT_INC(api_calls);
+	/* aux carries the sampling period from cls (LS_GPU_CLS_SHIFT) */
+	if (gpu_launch_sample(ctx, tgid, (__u32)id, LS_GPU_AUX(corr, cls, ucbid, cbid < 0),
+			      dur_ns) < 0)
+		GPU_STAT_INC(launch_fail);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(handle_gpu_record, const void *rec, __u32 len)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0;
+	struct gpu_rec_buf *b;
+	struct ls_gpu_hdr *h;
+
+	if (!bpf_map_lookup_elem(&procs, &tgid)) {
+		GPU_STAT_INC(not_target);
+		return 0;
+	}
+	/* two tests with a barrier: merged into one, the verifier loses the bound on len */
+	if (len < sizeof(struct ls_gpu_hdr)) {
+		GPU_STAT_INC(bad_len);
+		return 0;
+	}
+	barrier_var(len);
+	if (len > LS_GPU_REC_MAX) {
+		GPU_STAT_INC(bad_len);
+		return 0;
+	}
+	b = bpf_map_lookup_elem(&gpu_scratch, &zero);
+	if (!b)
+		return 0;
+	if (bpf_probe_read_user(b->data, len, rec)) {
+		__sync_fetch_and_add(&stats.read_fail, 1);
+		GPU_STAT_INC(read_fail);
+		return 0;
+	}
+	h = (struct ls_gpu_hdr *)b->data;
+	if (h->sub < LS_GPU_HELLO || h->sub > LS_GPU_EXIT) {
+		GPU_STAT_INC(bad_sub);
+		return 0;
+	}
+	h->type = LS_REC_GPU;
+	h->pid = tgid;
+	h->tid = (__u32)id;
+	h->ts = bpf_ktime_get_ns();
+	if (bpf_ringbuf_output(&events, b, len, 0)) {
+		__sync_fetch_and_add(&stats.ringbuf_drops, 1);
+		GPU_STAT_INC(rb_drops);
+		return 0;
+	}
+	__sync_fetch_and_add(&stats.gpu_records, 1);
+	GPU_STAT_INC(records);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,913 @@
+// SPDX-License-Identifier: MIT
+/* Launch <-> activity join for the GPU probes; see gpu_agg.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_agg.h"
+
+#define MEM_EVENTS_MAX (1u << 16) /* allocation events kept per process; older ones fold away */
+#define SERIES_MAX     (1u << 15) /* memory-series points per process before halving */
+
+struct launch_slot {
+	__u32 corr;
+	__u32 tid;
+	__u64 cookie;
+	__u8 cls;
+	__u8 valid;
+	__u8 shift; /* log2 of the launches this one stands for */
+	__u8 pad[5];
+};
+
+struct pend_slot {
+	int used;
+	struct ls_gpu_attr a;
+};
+
+struct mem_ev {
+	__u64 t;     /* CUPTI time */
+	__s64 delta; /* bytes */
+	__u64 level; /* allocated bytes after this event */
+};
+
+struct nv_ev {
+	__u64 t;
+	__u64 total;
+};
+
+struct series_pt {
+	__u64 bucket;
+	__u64 alloc;
+	__u64 nvml;
+};
+
+/* device address -> bytes of live allocations; linear probing, backward-shift deletion */
+struct addr_map {
+	__u64 *keys; /* 0: empty */
+	__u64 *vals;
+	__u32 cap, n;
+};
+
+struct proc {
+	__u32 pid, lib_pid;
+	struct launch_slot *ring; /* window slots, indexed by corr & mask */
+	struct pend_slot *pend;	  /* pending slots, indexed by corr & pmask */
+	char **names;		  /* id -> name */
+	__u32 nnames;
+	struct ls_gpu_hello hello;
+	int has_hello;
+	struct ls_gpu_status status;
+	int has_status, exited;
+	struct ls_gpu_device *devs;
+	__u32 ndevs;
+	__s64 clk_off; /* bpf ktime - CUPTI time */
+	int has_clk;
+	struct mem_ev *mev;
+	__u32 nmev, capmev;
+	__u64 mev_base; /* level before mev[0] */
+	__u64 cur_alloc;
+	struct addr_map live;
+	struct nv_ev *nev;
+	__u32 nnev, capnev;
+	struct series_pt *ser;
+	__u32 nser, capser;
+	__u64 bucket_ns; /* current series resolution (doubles when the series is halved) */
+	__u64 peak_alloc, peak_nvml;
+	__u32 nvml_samples, nvml_not_listed;
+	__u64 launches, activities, orphans;
+	__u64 gpu_ns, api_ns;
+	__u32 seq_min, seq_max;
+	__u64 seq_count;
+};
+
+struct ls_gpu_agg {
+	ls_gpu_attr_fn fn;
+	void *ctx;
+	__u32 window, pending;
+	__u64 bucket_ns;
+	struct proc **procs; /* by first appearance */
+	__u32 nprocs, capprocs;
+	__u32 *index; /* open addressing on pid: procs index + 1, 0 empty */
+	__u32 capindex;
+	struct ls_gpu_agg_stats st;
+};
+
+static int pow2(__u32 v)
+{
+	return v && !(v & (v - 1));
+}
+
+int ls_gpu_agg__new(const struct ls_gpu_agg_opts *opts, ls_gpu_attr_fn fn, void *ctx,
+		    struct ls_gpu_agg **out)
+{
+	struct ls_gpu_agg *a;
+	__u32 window = 1u << 18, pending = 4096;
+	__u64 bucket = 100000000ull;
+
+	if (opts && opts->sz >= sizeof(*opts)) {
+		if (opts->window)
+			window = opts->window;
+		if (opts->pending)
+			pending = opts->pending;
+		if (opts->bucket_ns)
+			bucket = opts->bucket_ns;
+	}
+	if (!fn || !pow2(window) || !pow2(pending))
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->fn = fn;
+	a->ctx = ctx;
+	a->window = window;
+	a->pending = pending;
+	a->bucket_ns = bucket;
+	*out = a;
+	return 0;
+}
+
+static void proc_free(struct proc *p)
+{
+	__u32 i;
+
+	for (i = 0; i < p->nnames; i++)
+		free(p->names[i]);
+	free(p->names);
+	free(p->ring);
+	free(p->pend);
+	free(p->devs);
+	free(p->mev);
+	free(p->nev);
+	free(p->ser);
+	free(p->live.keys);
+	free(p->live.vals);
+	free(p);
+}
+
+void ls_gpu_agg__free(struct ls_gpu_agg *a)
+{
+	__u32 i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->nprocs; i++)
+		proc_free(a->procs[i]);
+	free(a->procs);
+	free(a->index);
+	free(a);
+}
+
+static __u32 hash32(__u32 v)
+{
+	v ^= v >> 16;
+	v *= 0x7feb352d;
+	v ^= v >> 15;
+	v *= 0x846ca68b;
+	return v ^ (v >> 16);
+}
+
+static struct proc *find_proc(const struct ls_gpu_agg *a, __u32 pid)
+{
+	__u32 i, m = a->capindex - 1, id;
+
+	if (!a->capindex)
+		return NULL;
+	for (i = hash32(pid) & m; (id = a->index[i]); i = (i + 1) & m)
+		if (a->procs[id - 1]->pid == pid)
+			return a->procs[id - 1];
+	return NULL;
+}
+
+static int grow_index(struct ls_gpu_agg *a)
+{
+	__u32 cap = a->capindex ? a->capindex * 2 : 64, i, j, *idx = calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < a->nprocs; i++) {
+		for (j = hash32(a->procs[i]->pid) & (cap - 1); idx[j]; j = (j + 1) & (cap - 1))
+			;
+		idx[j] = i + 1;
+	}
+	free(a->index);
+	a->index = idx;
+	a->capindex = cap;
+	return 0;
+}
+
+static struct proc *get_proc(struct ls_gpu_agg *a, __u32 pid)
+{
+	struct proc *p = find_proc(a, pid);
+	__u32 j;
+
+	if (p)
+		return p;
+	if ((a->nprocs + 1) * 2 > a->capindex && grow_index(a))
+		return NULL;
+	if (a->nprocs == a->capprocs) {
+		__u32 cap = a->capprocs ? a->capprocs * 2 : 16;
+		struct proc **procs = realloc(a->procs, cap * sizeof(*procs));
+
+		if (!procs)
+			return NULL;
+		a->procs = procs;
+		a->capprocs = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->bucket_ns = a->bucket_ns;
+	p->ring = calloc(a->window, sizeof(*p->ring));
+	p->pend = calloc(a->pending, sizeof(*p->pend));
+	if (!p->ring || !p->pend) {
+		proc_free(p);
+		return NULL;
+	}
+	a->procs[a->nprocs++] = p;
+	for (j = hash32(pid) & (a->capindex - 1); a->index[j]; j = (j + 1) & (a->capindex - 1))
+		;
+	a->index[j] = a->nprocs;
+	return p;
+}
+
+/* A probed launch of a sampled run stands for 2^shift launches. */
+static void scale(struct ls_gpu_attr *attr, __u32 shift)
+{
+	attr->weight = 1u << shift;
+	if (!shift)
+		return;
+	attr->flags |= LS_GPU_ATTR_SAMPLED;
+	attr->count <<= shift;
+	attr->gpu_ns <<= shift;
+	attr->api_ns <<= shift;
+	attr->bytes <<= shift;
+}
+
+static void give(struct ls_gpu_agg *a, struct proc *p, const struct ls_gpu_attr *attr)
+{
+	p->gpu_ns += attr->gpu_ns;
+	p->api_ns += attr->api_ns;
+	a->fn(a->ctx, attr);
+}
+
+static void give_orphan(struct ls_gpu_agg *a, struct proc *p, struct ls_gpu_attr *attr)
+{
+	attr->flags |= LS_GPU_ATTR_NO_LAUNCH;
+	attr->cookie = 0;
+	attr->tid = 0;
+	attr->weight = 1;
+	p->orphans += attr->count;
+	a->st.orphans += attr->count;
+	give(a, p, attr);
+}
+
+int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u64 aux,
+		       __u64 api_ns, __u64 cookie)
+{
+	struct proc *p = get_proc(a, pid);
+	struct ls_gpu_attr attr = {};
+	struct launch_slot *s;
+	struct pend_slot *ps;
+	__u32 corr = LS_GPU_AUX_CORR(aux);
+
+	if (!p)
+		return -ENOMEM;
+	a->st.launches++;
+	p->launches++;
+	s = &p->ring[corr & (a->window - 1)];
+	s->corr = corr;
+	s->tid = tid;
+	s->cookie = cookie;
+	s->cls = (__u8)LS_GPU_AUX_CLASS(aux);
+	s->valid = 1;
+	s->shift = (__u8)LS_GPU_AUX_SHIFT(aux);
+
+	attr.pid = pid;
+	attr.tid = tid;
+	attr.cookie = cookie;
+	attr.corr = corr;
+	attr.api_class = s->cls;
+	attr.flags = LS_GPU_ATTR_API;
+	attr.api_ns = api_ns;
+	attr.start_mono = ts;
+	scale(&attr, s->shift);
+	give(a, p, &attr);
+
+	/* device work that arrived before its launch sample */
+	ps = &p->pend[corr & (a->pending - 1)];
+	if (ps->used && ps->a.corr == corr) {
+		ps->used = 0;
+		ps->a.tid = tid;
+		ps->a.cookie = cookie;
+		ps->a.api_class = s->cls;
+		a->st.attributed += ps->a.count;
+		scale(&ps->a, s->shift);
+		give(a, p, &ps->a);
+	}
+	return 0;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+static __u64 to_mono(const struct proc *p, __u64 t)
+{
+	if (!p->has_clk || !t)
+		return 0;
+	return (__u64)((__s64)t + p->clk_off);
+}
+
+/* Halves the series' resolution, merging neighbours and keeping the highest levels. */
+static void series_halve(struct proc *p)
+{
+	__u32 i, n = 0;
+
+	for (i = 0; i < p->nser; i++) {
+		struct series_pt s = p->ser[i];
+
+		s.bucket /= 2;
+		if (n && p->ser[n - 1].bucket == s.bucket) {
+			struct series_pt *d = &p->ser[n - 1];
+
+			d->alloc = s.alloc > d->alloc ? s.alloc : d->alloc;
+			d->nvml = s.nvml > d->nvml ? s.nvml : d->nvml;
+		} else {
+			p->ser[n++] = s;
+		}
+	}
+	p->nser = n;
+	p->bucket_ns *= 2;
+}
+
+static int series_put(struct proc *p, __u64 t_mono, __u64 alloc, __u64 nvml)
+{
+	__u64 b;
+	__u32 i;
+
+	if (!t_mono)
+		return 0;
+	b = t_mono / p->bucket_ns;
+	for (i = p->nser; i > 0 && p->ser[i - 1].bucket > b; i--)
+		;
+	if (i > 0 && p->ser[i - 1].bucket == b) {
+		struct series_pt *s = &p->ser[i - 1];
+
+		s->alloc = alloc > s->alloc ? alloc : s->alloc;
+		s->nvml = nvml > s->nvml ? nvml : s->nvml;
+		return 0;
+	}
+	if (p->nser == SERIES_MAX) {
+		series_halve(p);
+		return series_put(p, t_mono, alloc, nvml);
+	}
+	if (p->nser == p->capser) {
+		__u32 cap = p->capser ? p->capser * 2 : 256;
+		void *n = realloc(p->ser, cap * sizeof(*p->ser));
+
+		if (!n)
+			return -ENOMEM;
+		p->ser = n;
+		p->capser = cap;
+	}
+	memmove(&p->ser[i + 1], &p->ser[i], (p->nser - i) * sizeof(*p->ser));
+	p->ser[i] = (struct series_pt){.bucket = b, .alloc = alloc, .nvml = nvml};
+	p->nser++;
+	return 0;
+}
+
+static __u32 addr_slot(const struct addr_map *m, __u64 addr)
+{
+	return (__u32)(hash32((__u32)(addr >> 8) ^ (__u32)(addr >> 40)) & (m->cap - 1));
+}
+
+static int addr_put(struct addr_map *m, __u64 addr, __u64 bytes)
+{
+	__u32 i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct addr_map g = {.cap = m->cap ? m->cap * 2 : 256};
+
+		g.keys = calloc(g.cap, sizeof(*g.keys));
+		g.vals = calloc(g.cap, sizeof(*g.vals));
+		if (!g.keys || !g.vals) {
+			free(g.keys);
+			free(g.vals);
+			return -ENOMEM;
+		}
+		for (i = 0; i < m->cap; i++)
+			if (m->keys[i])
+				addr_put(&g, m->keys[i], m->vals[i]);
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	for (i = addr_slot(m, addr); m->keys[i] && m->keys[i] != addr; i = (i + 1) & (m->cap - 1))
+		;
+	if (!m->keys[i])
+		m->n++;
+	m->keys[i] = addr;
+	m->vals[i] = bytes;
+	return 0;
+}
+
+/* Removes addr; returns its bytes, or 0 when it was not a live allocation we saw. */
+static __u64 addr_take(struct addr_map *m, __u64 addr)
+{
+	__u32 i, j, k;
+	__u64 bytes;
+
+	if (!m->cap)
+		return 0;
+	for (i = addr_slot(m, addr); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == addr)
+			break;
+	if (!m->keys[i])
+		return 0;
+	bytes = m->vals[i];
+	m->keys[i] = 0;
+	m->n--;
+	/* backward-shift: move later entries of the run into the hole when their home allows */
+	for (j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+		k = addr_slot(m, m->keys[j]);
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->keys[j] = 0;
+			i = j;
+		}
+	}
+	return bytes;
+}
+
+/* Level of allocated memory just after time t (CUPTI clock). */
+static __u64 level_at(const struct proc *p, __u64 t, __u32 *after)
+{
+	__u32 lo = 0, hi = p->nmev;
+
+	while (lo < hi) {
+		__u32 mid = (lo + hi) / 2;
+
+		if (p->mev[mid].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*after = lo;
+	return lo ? p->mev[lo - 1].level : p->mev_base;
+}
+
+static __u64 alloc_max(const struct proc *p, __u64 start, __u64 end)
+{
+	__u32 i;
+	__u64 m;
+
+	if (!start)
+		return p->cur_alloc;
+	m = level_at(p, start, &i);
+	for (; i < p->nmev && p->mev[i].t <= end; i++)
+		if (p->mev[i].level > m)
+			m = p->mev[i].level;
+	return m;
+}
+
+/*
+ * NVML's figure at time t: the last sample before t, else the first one after (the library
+ * samples from its buffer thread, so the first sample comes after the first kernels; what NVML
+ * counts is mostly the context, present from the start).
+ */
+static __u64 nvml_at(const struct proc *p, __u64 t)
+{
+	__u32 lo = 0, hi = p->nnev;
+
+	if (!p->nnev)
+		return 0;
+	if (!t)
+		return p->nev[p->nnev - 1].total;
+	while (lo < hi) {
+		__u32 mid = (lo + hi) / 2;
+
+		if (p->nev[mid].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return p->nev[lo ? lo - 1 : 0].total;
+}
+
+static int mem_event(struct proc *p, const struct ls_gpu_act *act)
+{
+	__s64 delta;
+	__u64 lvl;
+	__u32 i, j;
+
+	if (act->kind == LS_GPU_ACT_ALLOC) {
+		if (addr_put(&p->live, act->addr, act->bytes))
+			return -ENOMEM;
+		delta = (__s64)act->bytes;
+	} else {
+		/* a release of memory allocated before we looked does not lower what we saw */
+		delta = -(__s64)addr_take(&p->live, act->addr);
+		if (!delta)
+			return 0;
+	}
+	if (!act->start) {
+		/* no timestamp: it happened about now */
+		p->cur_alloc = (__u64)((__s64)p->cur_alloc + delta);
+		if (p->cur_alloc > p->peak_alloc)
+			p->peak_alloc = p->cur_alloc;
+		return 0;
+	}
+	if (p->nmev == MEM_EVENTS_MAX) {
+		/* fold the older half: queries never reach that far back */
+		p->mev_base = p->mev[MEM_EVENTS_MAX / 2 - 1].level;
+		memmove(p->mev, p->mev + MEM_EVENTS_MAX / 2, MEM_EVENTS_MAX / 2 * sizeof(*p->mev));
+		p->nmev -= MEM_EVENTS_MAX / 2;
+	}
+	if (p->nmev == p->capmev) {
+		__u32 cap = p->capmev ? p->capmev * 2 : 256;
+		void *n = realloc(p->mev, cap * sizeof(*p->mev));
+
+		if (!n)
+			return -ENOMEM;
+		p->mev = n;
+		p->capmev = cap;
+	}
+	/* records arrive nearly in time order: insert from the back, then redo the levels after */
+	for (i = p->nmev; i > 0 && p->mev[i - 1].t > act->start; i--)
+		;
+	memmove(&p->mev[i + 1], &p->mev[i], (p->nmev - i) * sizeof(*p->mev));
+	p->mev[i] = (struct mem_ev){.t = act->start, .delta = delta};
+	p->nmev++;
+	lvl = i ? p->mev[i - 1].level : p->mev_base;
+	for (j = i; j < p->nmev; j++) {
+		__s64 l = (__s64)lvl + p->mev[j].delta;
+
+		lvl = l > 0 ? (__u64)l : 0;
+		p->mev[j].level = lvl;
+		if (lvl > p->peak_alloc)
+			p->peak_alloc = lvl;
+		series_put(p, to_mono(p, p->mev[j].t), lvl, nvml_at(p, p->mev[j].t));
+	}
+	p->cur_alloc = p->mev[p->nmev - 1].level;
+	return 0;
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+static void on_activity(struct ls_gpu_agg *a, struct proc *p, const struct ls_gpu_act *act)
+{
+	struct ls_gpu_attr attr = {};
+	struct launch_slot *s;
+	struct pend_slot *ps;
+
+	a->st.activities++;
+	p->activities++;
+	attr.pid = p->pid;
+	attr.corr = act->corr;
+	attr.kind = act->kind;
+	attr.device = act->device;
+	attr.name_id = act->name_id;
+	attr.bytes = act->bytes;
+	attr.count = 1;
+	if (act->flags & LS_GPU_AF_NCCL)
+		attr.flags |= LS_GPU_ATTR_NCCL;
+	if (act->flags & LS_GPU_AF_GRAPH)
+		attr.flags |= LS_GPU_ATTR_GRAPH;
+	if (act->flags & LS_GPU_AF_NO_TIMING)
+		attr.flags |= LS_GPU_ATTR_NO_TIMING;
+	if (act->kind == LS_GPU_ACT_KERNEL || act->kind == LS_GPU_ACT_MEMCPY ||
+	    act->kind == LS_GPU_ACT_MEMSET)
+		attr.gpu_ns = act->start ? act->end - act->start : 0;
+	if ((act->kind == LS_GPU_ACT_ALLOC || act->kind == LS_GPU_ACT_FREE) &&
+	    (act->flags & LS_GPU_AF_DEVMEM))
+		mem_event(p, act);
+	attr.mem_alloc = alloc_max(p, act->start, act->end);
+	attr.mem_nvml = nvml_at(p, act->end);
+	attr.mem_peak = attr.mem_alloc > attr.mem_nvml ? attr.mem_alloc : attr.mem_nvml;
+	attr.start_mono = to_mono(p, act->start);
+
+	s = &p->ring[act->corr & (a->window - 1)];
+	if (act->corr && s->valid && s->corr == act->corr) {
+		attr.tid = s->tid;
+		attr.cookie = s->cookie;
+		attr.api_class = s->cls;
+		a->st.attributed++;
+		scale(&attr, s->shift);
+		give(a, p, &attr);
+		return;
+	}
+	if (!act->corr) {
+		give_orphan(a, p, &attr);
+		return;
+	}
+	ps = &p->pend[act->corr & (a->pending - 1)];
+	if (ps->used && ps->a.corr != act->corr) {
+		a->st.evicted += ps->a.count;
+		give_orphan(a, p, &ps->a);
+		ps->used = 0;
+	}
+	if (!ps->used) {
+		ps->used = 1;
+		ps->a = attr;
+		return;
+	}
+	/* more work of one launch (a graph): fold it in */
+	ps->a.gpu_ns += attr.gpu_ns;
+	ps->a.bytes += attr.bytes;
+	ps->a.count++;
+	ps->a.flags |= attr.flags;
+	if (attr.mem_alloc > ps->a.mem_alloc)
+		ps->a.mem_alloc = attr.mem_alloc;
+	if (attr.mem_nvml > ps->a.mem_nvml)
+		ps->a.mem_nvml = attr.mem_nvml;
+	if (attr.mem_peak > ps->a.mem_peak)
+		ps->a.mem_peak = attr.mem_peak;
+	if (attr.start_mono && (!ps->a.start_mono || attr.start_mono < ps->a.start_mono))
+		ps->a.start_mono = attr.start_mono;
+}
+
+static int on_name(struct proc *p, const struct ls_gpu_name *n)
+{
+	char *s;
+
+	if (!n->id || n->id > (1u << 24))
+		return -EINVAL;
+	if (n->id > p->nnames) {
+		__u32 cap = n->id + 64;
+		char **names = realloc(p->names, cap * sizeof(*names));
+
+		if (!names)
+			return -ENOMEM;
+		memset(names + p->nnames, 0, (cap - p->nnames) * sizeof(*names));
+		p->names = names;
+		p->nnames = cap;
+	}
+	s = malloc(n->hdr.count + 1);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, n->name, n->hdr.count);
+	s[n->hdr.count] = 0;
+	free(p->names[n->id - 1]);
+	p->names[n->id - 1] = s;
+	return 0;
+}
+
+static int same_device(const struct ls_gpu_device *a, const struct ls_gpu_device *b)
+{
+	if (a->uuid[0] && b->uuid[0])
+		return strncmp(a->uuid, b->uuid, sizeof(a->uuid)) == 0;
+	if (a->ordinal != ~0u && b->ordinal != ~0u)
+		return a->ordinal == b->ordinal;
+	return a->nvml_index != ~0u && a->nvml_index == b->nvml_index;
+}
+
+/* A device card, sent again when more became known (CUPTI's record, NVML): merged by identity. */
+static int on_device(struct proc *p, const struct ls_gpu_device *d)
+{
+	struct ls_gpu_device old;
+	__u32 i;
+
+	for (i = 0; i < p->ndevs; i++)
+		if (same_device(&p->devs[i], d))
+			break;
+	if (i == p->ndevs) {
+		void *n = realloc(p->devs, (p->ndevs + 1) * sizeof(*p->devs));
+
+		if (!n)
+			return -ENOMEM;
+		p->devs = n;
+		p->ndevs++;
+		memset(&p->devs[i], 0, sizeof(*p->devs));
+		p->devs[i].ordinal = p->devs[i].nvml_index = ~0u;
+	}
+	old = p->devs[i];
+	p->devs[i] = *d;
+	p->devs[i].flags |= old.flags;
+	if (d->ordinal == ~0u)
+		p->devs[i].ordinal = old.ordinal;
+	if (d->nvml_index == ~0u)
+		p->devs[i].nvml_index = old.nvml_index;
+	if (!d->cc)
+		p->devs[i].cc = old.cc;
+	if (!d->mem_total)
+		p->devs[i].mem_total = old.mem_total;
+	if (!d->cuda_driver)
+		p->devs[i].cuda_driver = old.cuda_driver;
+	if (!d->name[0])
+		memcpy(p->devs[i].name, old.name, sizeof(old.name));
+	if (!d->driver[0])
+		memcpy(p->devs[i].driver, old.driver, sizeof(old.driver));
+	p->devs[i].name[sizeof(d->name) - 1] = 0;
+	p->devs[i].driver[sizeof(d->driver) - 1] = 0;
+	p->devs[i].uuid[sizeof(d->uuid) - 1] = 0;
+	return 0;
+}
+
+static int on_memsample(struct proc *p, const struct ls_gpu_memsample *m)
+{
+	__u64 t = m->hdr.cupti_ts;
+	__u32 i;
+
+	p->nvml_samples++;
+	if (!m->found) {
+		p->nvml_not_listed++;
+		return 0;
+	}
+	if (p->nnev == p->capnev) {
+		__u32 cap = p->capnev ? p->capnev * 2 : 256;
+		void *n = realloc(p->nev, cap * sizeof(*p->nev));
+
+		if (!n)
+			return -ENOMEM;
+		p->nev = n;
+		p->capnev = cap;
+	}
+	for (i = p->nnev; i > 0 && p->nev[i - 1].t > t; i--)
+		;
+	memmove(&p->nev[i + 1], &p->nev[i], (p->nnev - i) * sizeof(*p->nev));
+	p->nev[i] = (struct nv_ev){.t = t, .total = m->total};
+	p->nnev++;
+	if (m->total > p->peak_nvml)
+		p->peak_nvml = m->total;
+	return series_put(p, to_mono(p, t), alloc_max(p, t, t), m->total);
+}
+
+static size_t min_len(const struct ls_gpu_hdr *h)
+{
+	switch (h->sub) {
+	case LS_GPU_HELLO:
+		return sizeof(struct ls_gpu_hello);
+	case LS_GPU_ACTIVITY:
+		if (h->count > LS_GPU_BATCH_MAX)
+			return ~(size_t)0;
+		return sizeof(*h) + h->count * sizeof(struct ls_gpu_act);
+	case LS_GPU_NAME:
+		if (h->count > LS_GPU_NAME_MAX)
+			return ~(size_t)0;
+		return sizeof(struct ls_gpu_name) + h->count;
+	case LS_GPU_DEVICE:
+		return sizeof(struct ls_gpu_device);
+	case LS_GPU_MEMSAMPLE:
+		if (h->count > LS_GPU_MAX_DEVICES)
+			return ~(size_t)0;
+		return sizeof(struct ls_gpu_memsample) +
+		       h->count * sizeof(struct ls_gpu_memsample_dev);
+	case LS_GPU_STATUS:
+	case LS_GPU_EXIT:
+		return sizeof(struct ls_gpu_status);
+	default:
+		return ~(size_t)0;
+	}
+}
+
+int ls_gpu_agg__record(struct ls_gpu_agg *a, const void *data, size_t len)
+{
+	const struct ls_gpu_hdr *h = data;
+	struct proc *p;
+	__u32 i;
+
+	if (len < sizeof(*h) || h->type != LS_REC_GPU || len < min_len(h)) {
+		a->st.bad_records++;
+		return -EINVAL;
+	}
+	p = get_proc(a, h->pid);
+	if (!p)
+		return -ENOMEM;
+	a->st.records++;
+	p->lib_pid = h->lib_pid;
+	if (h->seq) {
+		if (!p->seq_count || h->seq < p->seq_min)
+			p->seq_min = h->seq;
+		if (h->seq > p->seq_max)
+			p->seq_max = h->seq;
+		p->seq_count++;
+	}
+	if (h->ts && h->cupti_ts) {
+		p->clk_off = (__s64)h->ts - (__s64)h->cupti_ts;
+		p->has_clk = 1;
+	}
+	switch (h->sub) {
+	case LS_GPU_HELLO:
+		p->hello = *(const struct ls_gpu_hello *)data;
+		p->hello.cupti_path[sizeof(p->hello.cupti_path) - 1] = 0;
+		p->hello.message[sizeof(p->hello.message) - 1] = 0;
+		p->has_hello = 1;
+		return 0;
+	case LS_GPU_ACTIVITY:
+		for (i = 0; i < h->count; i++)
+			on_activity(a, p, (const struct ls_gpu_act *)(h + 1) + i);
+		return 0;
+	case LS_GPU_NAME:
+		return on_name(p, data);
+	case LS_GPU_DEVICE:
+		return on_device(p, data);
+	case LS_GPU_MEMSAMPLE:
+		return on_memsample(p, data);
+	case LS_GPU_STATUS:
+	case LS_GPU_EXIT:
+		p->status = *(const struct ls_gpu_status *)data;
+		p->status.nvml_note[sizeof(p->status.nvml_note) - 1] = 0;
+		p->has_status = 1;
+		if (h->sub == LS_GPU_EXIT)
+			p->exited = 1;
+		return 0;
+	}
+	return 0;
+}
+
+void ls_gpu_agg__finish_pid(struct ls_gpu_agg *a, __u32 pid)
+{
+	struct proc *p = find_proc(a, pid);
+	__u32 i;
+
+	if (!p)
+		return;
+	for (i = 0; i < a->pending; i++) {
+		if (!p->pend[i].used)
+			continue;
+		p->pend[i].used = 0;
+		give_orphan(a, p, &p->pend[i].a);
+	}
+}
+
+void ls_gpu_agg__finish(struct ls_gpu_agg *a)
+{
+	__u32 i;
+
+	for (i = 0; i < a->nprocs; i++)
+		ls_gpu_agg__finish_pid(a, a->procs[i]->pid);
+}
+
+const char *ls_gpu_agg__name(const struct ls_gpu_agg *a, __u32 pid, __u32 name_id)
+{
+	const struct proc *p = find_proc(a, pid);
+
+	if (!p || !name_id || name_id > p->nnames)
+		return NULL;
+	return p->names[name_id - 1];
+}
+
+__u32 ls_gpu_agg__proc_count(const struct ls_gpu_agg *a)
+{
+	return a->nprocs;
+}
+
+static __u64 lost(const struct proc *p)
+{
+	__u64 span;
+
+	if (!p->seq_count)
+		return 0;
+	span = (__u64)p->seq_max - p->seq_min + 1;
+	return span > p->seq_count ? span - p->seq_count : 0;
+}
+
+int ls_gpu_agg__proc_info(const struct ls_gpu_agg *a, __u32 index, struct ls_gpu_proc_info *out)
+{
+	const struct proc *p;
+
+	if (index >= a->nprocs)
+		return -ENOENT;
+	p = a->procs[index];
+	memset(out, 0, sizeof(*out));
+	out->pid = p->pid;
+	out->lib_pid = p->lib_pid;
+	out->hello = p->has_hello ? &p->hello : NULL;
+	out->status = p->has_status ? &p->status : NULL;
+	out->exited = p->exited;
+	out->ndevices = p->ndevs;
+	out->devices = p->devs;
+	out->peak_alloc = p->peak_alloc;
+	out->peak_nvml = p->peak_nvml;
+	out->nvml_samples = p->nvml_samples;
+	out->nvml_not_listed = p->nvml_not_listed;
+	out->launches = p->launches;
+	out->activities = p->activities;
+	out->orphans = p->orphans;
+	out->lost_records = lost(p);
+	out->gpu_ns = p->gpu_ns;
+	out->api_ns = p->api_ns;
+	return 0;
+}
+
+int ls_gpu_agg__mem_series(const struct ls_gpu_agg *a, __u32 pid, ls_gpu_mem_fn fn, void *ctx)
+{
+	const struct proc *p = find_proc(a, pid);
+	__u32 i;
+
+	if (!p)
+		return 0;
+	for (i = 0; i < p->nser; i++)
+		fn(ctx, p->ser[i].bucket * p->bucket_ns, p->ser[i].alloc, p->ser[i].nvml);
+	return (int)p->nser;
+}
+
+void ls_gpu_agg__stats(const struct ls_gpu_agg *a, struct ls_gpu_agg_stats *out)
+{
+	__u32 i;
+
+	*out = a->st;
+	out->lost_records = 0;
+	for (i = 0; i < a->nprocs; i++)
+		out->lost_records += lost(a->procs[i]);
+}

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: MIT
+"""A CUDA "training job" on the fake driver (tests/gpu/fake), for the GPU end-to-end tests.
+
+Several Python threads launch kernels with known device times from known lines (each marked
+with a LAUNCH comment), a native thread with no Python frame launches too, the main thread
+allocates, copies, sets and synchronises, and a child process started with subprocess does its
+own work (it inherits CUDA_INJECTION64_PATH, as torchrun's ranks do). What every thread and line
+should be charged is written as JSON to the path given, for the test to compare with what was
+collected.
+
+    python3 gpu_app.py EXPECT.json [--attach-on FILE]     (FAKECUDA_LIB = the fake libcupti)
+    python3 gpu_app.py --child EXPECT.json
+"""
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+MS = 1_000_000
+HERE = os.path.abspath(__file__)
+
+lib = ctypes.CDLL(os.environ["FAKECUDA_LIB"])
+lib.fakecuda_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int]
+lib.fakecuda_graph_launch.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
+                                      ctypes.c_uint64]
+lib.fakecuda_memcpy.argtypes = [ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64]
+lib.fakecuda_memset.argtypes = [ctypes.c_uint64, ctypes.c_uint64]
+lib.fakecuda_malloc.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)]
+lib.fakecuda_free.argtypes = [ctypes.c_uint64]
+lib.fakecuda_synchronize.argtypes = [ctypes.c_uint64]
+lib.fakecuda_launch_native_thread.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32]
+lib.fakecuda_launch_native_thread.restype = ctypes.c_uint32
+
+RT, RT_EX, DRV, DRV_EX = 0, 1, 2, 3
+
+
+def launch_lines():
+    """LAUNCH labels -> line numbers in this file."""
+    lines = {}
+    with open(HERE) as f:
+        for n, text in enumerate(f, 1):
+            if "# LAUNCH:" in text and "lines[" not in text:
+                lines[text.split("# LAUNCH:")[1].strip()] = n
+    return lines
+
+
+LINES = launch_lines()
+threads = {}  # tid -> expectation
+lock = threading.Lock()
+
+
+def expect(label, **kw):
+    tid = threading.get_native_id()
+    with lock:
+        t = threads.setdefault(tid, {"label": label, "line": LINES.get(label), "kernels": 0,
+                                      "gpu_ns": 0, "nccl_ns": 0, "graph_kernels": 0,
+                                      "copy_bytes": 0, "set_bytes": 0, "alloc_bytes": 0,
+                                      "launches": 0, "names": {}})
+        for k, v in kw.items():
+            if k == "name":
+                t["names"][v] = t["names"].get(v, 0) + kw.get("kernels", 0)
+            else:
+                t[k] += v
+
+
+def forward(n, dur):
+    for _ in range(n):
+        lib.fakecuda_launch(b"sm90_gemm_fwd", dur, 1, RT)  # LAUNCH:forward
+    expect("forward", kernels=n, gpu_ns=n * dur, launches=n, name="sm90_gemm_fwd")
+
+
+def backward(n, dur):
+    for _ in range(n):
+        lib.fakecuda_launch(b"triton_bwd_fused", dur, 2, DRV_EX)  # LAUNCH:backward
+    expect("backward", kernels=n, gpu_ns=n * dur, launches=n, name="triton_bwd_fused")
+
+
+def allreduce(n, dur):
+    name = b"ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+    for _ in range(n):
+        lib.fakecuda_launch(name, dur, 9, RT_EX)  # LAUNCH:allreduce
+    expect("allreduce", kernels=n, gpu_ns=n * dur, nccl_ns=n * dur, launches=n,
+           name=name.decode())
+
+
+def graph_replay(replays, nodes, dur):
+    for _ in range(replays):
+        lib.fakecuda_graph_launch(4, nodes, b"graph_node", dur)  # LAUNCH:graph
+    expect("graph", kernels=replays * nodes, gpu_ns=replays * nodes * dur,
+           graph_kernels=replays * nodes, launches=replays, name="graph_node")
+
+
+def main_thread_work():
+    addr = ctypes.c_uint64()
+    lib.fakecuda_malloc(256 << 20, ctypes.byref(addr))  # LAUNCH:malloc
+    lib.fakecuda_memcpy(64 << 20, 1, 2 * MS)  # LAUNCH:memcpy
+    lib.fakecuda_memset(8 << 20, 1 * MS)  # LAUNCH:memset
+    lib.fakecuda_synchronize(30 * MS)  # LAUNCH:sync
+    lib.fakecuda_free(addr.value)  # LAUNCH:free
+    expect("main", gpu_ns=3 * MS, copy_bytes=64 << 20, set_bytes=8 << 20,
+           alloc_bytes=256 << 20, launches=5)
+
+
+def child(path):
+    lib.fakecuda_init()
+    for _ in range(7):
+        lib.fakecuda_launch(b"child_kernel", 3 * MS, 0, RT)  # LAUNCH:child
+    expect("child", kernels=7, gpu_ns=21 * MS, launches=7, name="child_kernel")
+    write(path, {"native": None, "phase1": None, "sync_busy_ns": None, "peak_alloc": None})
+
+
+def write(path, extra):
+    out = {"pid": os.getpid(), "file": HERE, "lines": LINES,
+           "threads": {str(k): v for k, v in threads.items()}}
+    out.update(extra)
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+def main():
+    if sys.argv[1] == "--child":
+        child(sys.argv[2])
+        return
+    path = sys.argv[1]
+    attach_on = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--attach-on" else None
+    lib.fakecuda_init()
+    phase1 = None
+    if attach_on:
+        # before the tracer attaches: must cost nothing and appear nowhere
+        for _ in range(50):
+            lib.fakecuda_launch(b"before_attach", 5 * MS, 0, RT)
+        phase1 = {"kernels": 50, "gpu_ns": 250 * MS}
+        open(attach_on, "w").close()
+        deadline = time.monotonic() + 60
+        while not os.path.exists(attach_on + ".attached"):
+            if time.monotonic() > deadline:
+                sys.exit("gpu_app: the tracer never attached")
+            time.sleep(0.01)
+    workers = [
+        threading.Thread(target=forward, args=(40, 2 * MS)),
+        threading.Thread(target=backward, args=(25, 4 * MS)),
+        threading.Thread(target=allreduce, args=(10, 7 * MS)),
+        threading.Thread(target=graph_replay, args=(6, 5, 300_000)),
+    ]
+    for w in workers:
+        w.start()
+    main_thread_work()
+    for w in workers:
+        w.join()
+    native_tid = lib.fakecuda_launch_native_thread(b"native_kernel", 1 * MS, 9)
+    sub = None
+    if not attach_on:
+        sub = subprocess.run([sys.executable, HERE, "--child", path + ".child"], check=True)
+    write(path, {"native": {"tid": native_tid, "kernels": 9, "gpu_ns": 9 * MS},
+                 "phase1": phase1, "sync_busy_ns": 30 * MS, "peak_alloc": 256 << 20,
+                 "child": path + ".child" if sub else None})
+
+
+main()
