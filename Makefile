@@ -143,6 +143,8 @@ vmlinux:
 PREFIX ?= /usr/local
 install: $(APP) ls-all
 	install -D -m 0755 $(APP) $(DESTDIR)$(PREFIX)/bin/$(APP)
+	install -D -m 0755 $(OUTPUT)/gpu/liblinescope_cupti.so \
+		$(DESTDIR)$(PREFIX)/lib/linescope-bpf/liblinescope_cupti.so
 
 demo: $(APP) ls-all
 	./$(APP) --profile examples/demo.lsprof -o examples/demo.html -- $(PYTHON311) examples/pipeline.py

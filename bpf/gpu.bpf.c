@@ -1,37 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * USDT handlers for liblinescope_cupti.so (provider linescope_gpu; see gpu/gpu_records.h).
- *
- *   handle_gpu_api     linescope_gpu:api, in the thread that called CUDA: one LS_REC_SAMPLE of
- *                      kind LS_SAMPLE_GPULAUNCH with the thread's Python stack
- * (gpu_launch_sample()). handle_gpu_record  linescope_gpu:record, in whichever thread CUPTI
- * delivers records on: the record is copied verbatim into `events` as LS_REC_GPU, after BPF fills
- * the header fields the library cannot know (host tgid and tid, ktime).
+ * handle_gpu_api (linescope_gpu:api) runs in the thread that called CUDA and emits one
+ * LS_REC_SAMPLE of kind LS_SAMPLE_GPULAUNCH with that thread's Python stack.
+ * handle_gpu_record (linescope_gpu:record) runs in whichever thread CUPTI delivers records on: the
+ * record is copied verbatim into `events` as LS_REC_GPU, after BPF fills the header fields the
+ * library cannot know (host tgid and tid, ktime).
  *
  * Userspace attaches both with bpf_program__attach_usdt() to the library's path (pid -1 for
  * every process); the `procs` map decides which processes are targets.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
+#include "emit.bpf.h" /* the shared maps (events, procs, stats) and the stack walker */
 #include <bpf/usdt.bpf.h>
-#include "linescope.h"
 #include "gpu_records.h"
-
-/* Shared with the other BPF sources: the same __weak definitions as bpf/maps.bpf.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps") __weak;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LS_MAX_PROCS);
-	__type(key, __u32);
-	__type(value, struct ls_proc);
-} procs SEC(".maps") __weak;
-
-struct ls_stats stats __weak;
 
 /* One record under copy per CPU: up to 4 KiB, too large for the BPF stack. */
 struct gpu_rec_buf {
@@ -63,30 +44,17 @@ struct ls_gpu_bpf_stats gpu_stats;
  * no Python frame still gets its record, with nframes 0: its kernels are charged to the
  * process's "no Python frame" entry. Return 0, or a negative value on failure (counted).
  *
- * Until the walker is plugged in it emits the record with nframes = 0. With the lead's
- * bpf/pywalk.bpf.h the body becomes, as in handle_sample():
- *	p = ls_current_target(tgid, tid); b = scratch buffer; fill b->hdr as below;
- *	if (p->flags & LS_PF_PYTHON) n = ls_walk_python(b, p, task, tid);
- *	bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame), 0);
  */
 static __always_inline int gpu_launch_sample(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 aux,
 					     __u64 dur_ns)
 {
-	struct ls_sample s = {};
+	struct ls_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 
-	s.type = LS_REC_SAMPLE;
-	s.pid = tgid;
-	s.tid = tid;
-	s.cpu = bpf_get_smp_processor_id();
-	s.kind = LS_SAMPLE_GPULAUNCH;
-	s.ts = bpf_ktime_get_ns();
-	s.user_ip = PT_REGS_IP(ctx);
-	s.weight_ns = dur_ns;
-	s.aux = aux;
-	s.nframes = 0;
-	bpf_get_current_comm(s.comm, sizeof(s.comm));
-	if (bpf_ringbuf_output(&events, &s, sizeof(s), 0)) {
-		__sync_fetch_and_add(&stats.ringbuf_drops, 1);
+	if (!p)
+		return -1;
+	/* the launching thread's Python stack; a thread without one is emitted with no frames */
+	if (ls_emit_sample(p, LS_SAMPLE_GPULAUNCH, dur_ns, aux, 0, PT_REGS_IP(ctx), false,
+			   LS_SLOT_TASK)) {
 		GPU_STAT_INC(rb_drops);
 		return -1;
 	}

@@ -67,6 +67,14 @@ static json_t *main_rate(const struct ls_model *m)
 	return json_real(m->procs[0].samples / m->elapsed_s);
 }
 
+static bool gpu_loaded(const struct ls_model *m)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].gpu_hello)
+			return true;
+	return false;
+}
+
 static json_t *run_object(const struct ls_model *m)
 {
 	int64_t lost = m->lost_ringbuf + m->lost_read + m->lost_truncated + m->lost_unresolved;
@@ -109,9 +117,14 @@ static json_t *run_object(const struct ls_model *m)
 	json_object_set_new(caps, "cpu_split", json_true());
 	json_object_set_new(caps, "wait", json_boolean(m->wall));
 	json_object_set_new(caps, "memory", json_boolean(m->memory));
-	json_object_set_new(caps, "gpu", json_false());
+	json_object_set_new(caps, "gpu", json_boolean(m->gpu || m->gpu_requested));
 	json_object_set_new(caps, "spark", json_false());
 	json_object_set_new(run, "capabilities", caps);
+	if (m->gpu_requested && !gpu_loaded(m))
+		json_array_append_new(
+			notes, json_string("GPU collection was requested but no process loaded "
+					   "liblinescope_cupti.so: start the job with "
+					   "CUDA_INJECTION64_PATH set (see docs/gpu.md)"));
 	if (m->lost_truncated) {
 		snprintf(buf, sizeof(buf),
 			 "%lld samples had Python stacks deeper than %s frames; their outermost "
@@ -193,8 +206,8 @@ static json_t *column(json_t *table, const char *name)
 
 static json_t *lines_table(const struct ls_model *m)
 {
-	static const char *const absent[] = {"hits",  "avg_hit_s",    "mem_change", "peak_mem",
-					     "gpu_s", "gpu_peak_mem", "driver_s"};
+	static const char *const absent[] = {"hits", "avg_hit_s"};
+	bool gpu = m->gpu || m->gpu_requested;
 	const char *const cols[] = {"proc",    "src",		"line",	    "time_s",	"total_s",
 				    "samples", "samples_total", "python_s", "native_s", "kernel_s"};
 	json_t *t = json_object();
@@ -212,6 +225,22 @@ static json_t *lines_table(const struct ls_model *m)
 		json_object_set_new(t, "cpu_s", json_null());
 		json_object_set_new(t, "wait_s", json_null());
 		json_object_set_new(t, "gil_wait_s", json_null());
+	}
+	if (gpu) {
+		column(t, "gpu_s");
+		column(t, "gpu_peak_mem");
+		column(t, "driver_s");
+	} else {
+		json_object_set_new(t, "gpu_s", json_null());
+		json_object_set_new(t, "gpu_peak_mem", json_null());
+		json_object_set_new(t, "driver_s", json_null());
+	}
+	if (m->memory) {
+		column(t, "mem_change");
+		column(t, "peak_mem");
+	} else {
+		json_object_set_new(t, "mem_change", json_null());
+		json_object_set_new(t, "peak_mem", json_null());
 	}
 	for (size_t i = 0; i < m->nlines; i++) {
 		const struct ls_mline *l = &m->lines[i];
@@ -231,6 +260,14 @@ static json_t *lines_table(const struct ls_model *m)
 			json_array_append_new(column(t, "wait_s"), secs(l->wait_ns));
 			json_array_append_new(column(t, "gil_wait_s"), secs(l->gil_ns));
 			json_array_append_new(column(t, "runq_s"), secs(l->runq_ns));
+		}
+		if (gpu) {
+			/* GPU time is device time: never added to Time */
+			json_array_append_new(column(t, "gpu_s"), secs(l->gpu_ns));
+			json_array_append_new(column(t, "gpu_peak_mem"),
+					      l->gpu_peak >= 0 ? json_integer(l->gpu_peak)
+							       : json_null());
+			json_array_append_new(column(t, "driver_s"), secs(l->driver_ns));
 		}
 		if (m->memory) {
 			bool seen = l->peak_mem >= 0;
@@ -431,6 +468,62 @@ static json_t *symbols_object(const struct ls_model *m, int src)
 	return json_pack("{s:o, s:o}", "links", l, "defs", d);
 }
 
+static json_t *str_or_null(const char *s)
+{
+	return s && *s ? ls_json__str(s) : json_null();
+}
+
+/* Devices (one card each), per-process GPU totals and the reasons collection was partial. */
+static json_t *gpu_object(const struct ls_model *m)
+{
+	json_t *o = json_object(), *devs = json_array(), *procs = json_array(),
+	       *notes = json_array();
+
+	for (size_t i = 0; i < m->ngpu_devs; i++) {
+		const struct ls_mgpu_dev *d = &m->gpu_devs[i];
+
+		json_array_append_new(
+			devs, json_pack("{s:i, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "proc", d->proc,
+					"ordinal", (json_int_t)d->ordinal, "name",
+					str_or_null(d->name), "mem_total",
+					d->mem_total ? json_integer(d->mem_total) : json_null(),
+					"driver", str_or_null(d->driver), "cuda_driver",
+					d->cuda_driver ? json_integer(d->cuda_driver) : json_null(),
+					"cc", d->cc ? json_integer(d->cc) : json_null(), "uuid",
+					str_or_null(d->uuid)));
+	}
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct ls_mproc *p = &m->procs[i];
+
+		if (!p->gpu_hello && !p->gpu_ns)
+			continue;
+		json_array_append_new(
+			procs,
+			json_pack("{s:i, s:b, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, "
+				  "s:I, s:I}",
+				  "proc", (int)i, "loaded", p->gpu_hello, "status", p->gpu_status,
+				  "message", str_or_null(p->gpu_message), "nvml_note",
+				  str_or_null(p->gpu_nvml_note), "gpu_s", secs(p->gpu_ns),
+				  "driver_s", secs(p->driver_ns), "no_python_gpu_s",
+				  secs(p->gpu_nopy_ns), "unseen_gpu_s", secs(p->gpu_unseen_ns),
+				  "peak_mem",
+				  p->gpu_peak > 0 ? json_integer(p->gpu_peak) : json_null(),
+				  "launches", (json_int_t)p->gpu_launches, "dropped",
+				  (json_int_t)p->gpu_dropped, "lost", (json_int_t)p->gpu_lost));
+		if (p->gpu_message && *p->gpu_message)
+			json_array_append_new(notes, ls_json__str(p->gpu_message));
+		if (p->gpu_nvml_note && *p->gpu_nvml_note)
+			json_array_append_new(notes, ls_json__str(p->gpu_nvml_note));
+	}
+	if (m->gpu_requested && !gpu_loaded(m))
+		json_array_append_new(notes,
+				      json_string("no process loaded liblinescope_cupti.so"));
+	json_object_set_new(o, "devices", devs);
+	json_object_set_new(o, "procs", procs);
+	json_object_set_new(o, "notes", notes);
+	return o;
+}
+
 json_t *ls_json__report_data(const struct ls_model *m)
 {
 	json_t *d = json_object(), *procs = json_array(), *srcs = json_array(),
@@ -452,7 +545,7 @@ json_t *ls_json__report_data(const struct ls_model *m)
 	json_object_set_new(d, "symbols", syms);
 	json_object_set_new(d, "children", children_array(m));
 	json_object_set_new(d, "memory", m->memory ? memory_object(m) : json_null());
-	json_object_set_new(d, "gpu", json_null());
+	json_object_set_new(d, "gpu", m->gpu || m->gpu_requested ? gpu_object(m) : json_null());
 	json_object_set_new(d, "spark", json_null());
 	return d;
 }
@@ -574,8 +667,12 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "peak_mem_bytes",
 				    m->memory && l->peak_mem >= 0 ? json_integer(l->peak_mem)
 								  : json_null());
-		json_object_set_new(r, "gpu_time_s", json_null());
-		json_object_set_new(r, "gpu_peak_mem_bytes", json_null());
+		json_object_set_new(r, "gpu_time_s",
+				    m->gpu || m->gpu_requested ? secs(l->gpu_ns) : json_null());
+		json_object_set_new(r, "gpu_peak_mem_bytes",
+				    l->gpu_peak >= 0 ? json_integer(l->gpu_peak) : json_null());
+		json_object_set_new(r, "driver_time_s",
+				    m->gpu || m->gpu_requested ? secs(l->driver_ns) : json_null());
 		json_object_set_new(r, "source", line_text(f, l->line));
 		json_array_append_new(lines, r);
 	}

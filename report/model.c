@@ -343,6 +343,7 @@ static struct ls_mline *line_slot(struct loader *L, int proc, int file, int line
 	l->line = line;
 	l->func = -1;
 	l->peak_mem = -1;
+	l->gpu_peak = -1;
 	if (*slot == UINT64_MAX)
 		*slot = m->nlines;
 	m->nlines++;
@@ -687,6 +688,119 @@ static int load_rss(struct loader *L)
 	return err;
 }
 
+static int load_gpu(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int err = prepare(L,
+			  "SELECT process_id, stack_id, gpu_ns, api_ns, mem_peak FROM gpu"
+			  " ORDER BY process_id, stack_id",
+			  &st);
+
+	if (err)
+		return err;
+	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+		int64_t stack_id = sqlite3_column_int64(st, 1), gpu = sqlite3_column_int64(st, 2);
+		int64_t api = sqlite3_column_int64(st, 3), peak = sqlite3_column_int64(st, 4);
+		const struct stack *s = NULL;
+		struct ls_mproc *p;
+		uint64_t proc;
+
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
+			continue;
+		p = &m->procs[proc];
+		m->gpu = true;
+		p->gpu_ns += gpu;
+		p->driver_ns += api;
+		if (peak > p->gpu_peak)
+			p->gpu_peak = peak;
+		if (stack_id == 0xffffffff) {
+			p->gpu_unseen_ns += gpu;
+			continue;
+		}
+		if (stack_id > 0 && (size_t)stack_id < L->nstacks)
+			s = &L->stacks[stack_id];
+		if (!s || !s->depth) {
+			p->gpu_nopy_ns += gpu;
+			continue;
+		}
+		{
+			int k = own_frame(L, s), f = func_at(L, s->frames[2 * k]);
+			struct ls_mline *l;
+
+			if (f < 0)
+				continue;
+			l = line_slot(L, proc, m->funcs[f].file, (int)s->frames[2 * k + 1]);
+			if (!l) {
+				err = -ENOMEM;
+				break;
+			}
+			if (l->func < 0)
+				l->func = f;
+			l->gpu_ns += gpu;
+			l->driver_ns += api;
+			if (peak > l->gpu_peak)
+				l->gpu_peak = peak;
+		}
+	}
+	sqlite3_finalize(st);
+	if (err)
+		return err;
+	err = prepare(
+		L,
+		"SELECT process_id, hello, status, message, nvml_note, launches, dropped, lost"
+		" FROM gpu_processes",
+		&st);
+	if (err)
+		return err;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct ls_mproc *p;
+		uint64_t proc;
+
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
+			continue;
+		p = &m->procs[proc];
+		p->gpu_hello = sqlite3_column_int(st, 1);
+		p->gpu_status = sqlite3_column_int(st, 2);
+		p->gpu_message = col_dup(st, 3);
+		p->gpu_nvml_note = col_dup(st, 4);
+		p->gpu_launches = sqlite3_column_int64(st, 5);
+		p->gpu_dropped = sqlite3_column_int64(st, 6);
+		p->gpu_lost = sqlite3_column_int64(st, 7);
+		if (p->gpu_hello)
+			m->gpu = true;
+	}
+	sqlite3_finalize(st);
+	err = prepare(L,
+		      "SELECT process_id, ordinal, name, mem_total, driver, cuda_driver, cc, uuid"
+		      " FROM gpu_devices ORDER BY process_id, ordinal",
+		      &st);
+	if (err)
+		return err;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct ls_mgpu_dev *v = grow(m->gpu_devs, &cap, m->ngpu_devs, sizeof(*v)), *d;
+		uint64_t proc;
+
+		if (!v)
+			break;
+		m->gpu_devs = v;
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
+			continue;
+		d = &m->gpu_devs[m->ngpu_devs++];
+		d->proc = proc;
+		d->ordinal = sqlite3_column_int64(st, 1);
+		d->name = col_dup(st, 2);
+		d->mem_total = sqlite3_column_int64(st, 3);
+		d->driver = col_dup(st, 4);
+		d->cuda_driver = sqlite3_column_int64(st, 5);
+		d->cc = sqlite3_column_int64(st, 6);
+		d->uuid = col_dup(st, 7);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 /* The line that started each child: the innermost project frame of its parent's spawn stack. */
 static void resolve_spawns(struct loader *L)
 {
@@ -804,6 +918,8 @@ int ls_model__load(const char *path, struct ls_model **out)
 	if (!err)
 		err = load_rss(&L);
 	if (!err)
+		err = load_gpu(&L);
+	if (!err)
 		err = index_sources(L.m);
 	if (!err)
 		resolve_spawns(&L);
@@ -820,6 +936,8 @@ int ls_model__load(const char *path, struct ls_model **out)
 		L.m->wall = L.m->wall || (v && !strcmp(v, "wall"));
 		v = ls_model__meta(L.m, "memory");
 		L.m->memory = v && !strcmp(v, "1");
+		v = ls_model__meta(L.m, "gpu");
+		L.m->gpu_requested = v && !strcmp(v, "1");
 	}
 	loader_release(&L);
 	ls_store__free(store);
@@ -850,8 +968,16 @@ void ls_model__free(struct ls_model *m)
 		free(p->python);
 		free(p->python_build);
 		free(p->note);
+		free(p->gpu_message);
+		free(p->gpu_nvml_note);
 	}
 	free(m->procs);
+	for (size_t i = 0; i < m->ngpu_devs; i++) {
+		free(m->gpu_devs[i].name);
+		free(m->gpu_devs[i].driver);
+		free(m->gpu_devs[i].uuid);
+	}
+	free(m->gpu_devs);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		free(m->files[i].path);
 		free(m->files[i].unavailable);

@@ -30,6 +30,13 @@ struct ls_mproc {
 	int64_t wait_ns, gil_ns, runq_ns; /* off-CPU time of all its threads */
 	int64_t idle_wait_ns;		  /* off-CPU time of threads with no Python frame */
 	int64_t parent_wait_ns;		  /* its parent's wait4/waitid time for it */
+	/* --gpu: the library's state; GPU work per process */
+	bool gpu_hello; /* the injection library reported in */
+	int gpu_status; /* enum ls_gpu_status_code */
+	char *gpu_message, *gpu_nvml_note;
+	int64_t gpu_ns, driver_ns, gpu_peak, gpu_launches, gpu_dropped, gpu_lost;
+	int64_t gpu_nopy_ns;   /* launched by threads with no Python frame */
+	int64_t gpu_unseen_ns; /* whose launch was never seen */
 	/* the line that started this process, when its parent was profiled */
 	int spawn_file, spawn_line;
 };
@@ -63,8 +70,10 @@ struct ls_mline {
 	int64_t total_count, total_ns;	  /* anywhere on the stack */
 	int64_t mode_ns[3];		  /* own time by CPU mode: python, native, kernel */
 	int64_t wait_ns, gil_ns, runq_ns; /* own off-CPU time: blocked; for the GIL; for a CPU */
-	int64_t mem_change; /* --memory: RSS change while this line was active (bytes) */
-	int64_t peak_mem;   /* highest RSS read while it was active; -1: never read */
+	int64_t mem_change;	   /* --memory: RSS change while this line was active (bytes) */
+	int64_t gpu_ns, driver_ns; /* --gpu: device time and CUDA API time of work it launched */
+	int64_t gpu_peak;	   /* highest device memory while it launched work; -1: none */
+	int64_t peak_mem;	   /* highest RSS read while it was active; -1: never read */
 	int64_t best_func_ns;
 };
 
@@ -93,6 +102,12 @@ struct ls_mrss {
 	int64_t peak;
 };
 
+struct ls_mgpu_dev {
+	int proc;
+	int64_t ordinal, mem_total, cuda_driver, cc;
+	char *name, *driver, *uuid;
+};
+
 struct ls_pyindex;
 
 struct ls_model {
@@ -113,6 +128,10 @@ struct ls_model {
 	struct ls_mrss *rss; /* per process with readings */
 	size_t nrss;
 	struct ls_pyindex *index; /* symbols of the project sources (file index = src id) */
+	struct ls_mgpu_dev *gpu_devs;
+	size_t ngpu_devs;
+	bool gpu_requested; /* --gpu */
+	bool gpu;	    /* some GPU work was recorded */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
 	double elapsed_s;

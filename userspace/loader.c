@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "loader.h" /* before the skeleton: it defines the .bss types */
+#include "gpu_records.h"
 #include "linescope.skel.h"
 #include "log.h"
 
@@ -24,6 +25,7 @@ struct ls_loader {
 	int *pfds;
 	int ncpus;
 	uint64_t period_ns;
+	struct bpf_link *gpu_links[2];
 };
 
 /* Parses a CPU list like "0-3,5,7-8" into mask[0..max). Returns the count or -EINVAL. */
@@ -133,6 +135,28 @@ static int attach_sampling(struct ls_loader *l)
 	return 0;
 }
 
+/* The GPU library's probes, in every process that maps it (pid -1; `procs` filters). */
+static int attach_gpu(struct ls_loader *l, const char *lib)
+{
+	struct {
+		struct bpf_program *prog;
+		const char *probe;
+		struct bpf_link **link;
+	} probes[] = {
+		{ l->skel->progs.handle_gpu_api, "api", &l->gpu_links[0] },
+		{ l->skel->progs.handle_gpu_record, "record", &l->gpu_links[1] },
+	};
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, -1, lib, "linescope_gpu",
+							   probes[i].probe, NULL);
+		if (!*probes[i].link)
+			return ls_err(-errno, "cannot attach the GPU probes of %s: %s", lib,
+				      strerror(errno));
+	}
+	return 0;
+}
+
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 {
 	struct ls_loader *l;
@@ -161,6 +185,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	bpf_program__set_autoload(l->skel->progs.handle_switch, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.handle_sys_exit, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
+	bpf_program__set_autoload(l->skel->progs.handle_gpu_api, opts->gpu_lib != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_gpu_record, opts->gpu_lib != NULL);
 
 	err = linescope_bpf__load(l->skel);
 	if (err) {
@@ -186,6 +212,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 		return ls_err(err, "cannot attach the BPF tracepoints: %s", strerror(-err));
 	}
 	err = attach_sampling(l);
+	if (!err && opts->gpu_lib)
+		err = attach_gpu(l, opts->gpu_lib);
 	if (err) {
 		ls_loader__free(l);
 		return err;
@@ -205,6 +233,8 @@ void ls_loader__free(struct ls_loader *l)
 			close(l->pfds[c]);
 	free(l->links);
 	free(l->pfds);
+	bpf_link__destroy(l->gpu_links[0]);
+	bpf_link__destroy(l->gpu_links[1]);
 	linescope_bpf__destroy(l->skel);
 	free(l);
 }

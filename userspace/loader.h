@@ -19,6 +19,7 @@ struct ls_loader_opts {
 	bool offcpu;             /* wall mode: off-CPU intervals */
 	bool memory;             /* --memory: RSS readings and growth events */
 	uint64_t mem_threshold;  /* bytes of RSS change per growth event */
+	const char *gpu_lib;     /* --gpu: liblinescope_cupti.so whose probes to attach, or NULL */
 	int cgroup_fd;	/* -1 unless profiling a cgroup */
 	pid_t self_pid; /* never sampled */
 };

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <xxhash.h>
+#include "gpurec.h"
 #include "log.h"
 #include "procfs.h"
 #include "pycode.h"
@@ -102,6 +103,7 @@ struct ls_recorder {
 	unsigned nlayouts;
 
 	struct ls_recorder_stats st;
+	struct ls_gpurec *gpu; /* NULL without --gpu */
 	uint32_t frames[2 * LS_MAX_FRAMES];
 };
 
@@ -174,6 +176,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	free(r->aggs);
 	free(r->threads);
 	free(r->readings);
+	ls_gpurec__free(r->gpu);
 	ls_hashmap_release(&r->by_pid);
 	ls_hashmap_release(&r->func_index);
 	ls_hashmap_release(&r->agg_index);
@@ -609,6 +612,13 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 		return;
 	}
 
+	if (s->kind == LS_SAMPLE_GPULAUNCH) {
+		/* its CPU time is in the on-CPU samples already; the GPU work joins later */
+		if (r->gpu)
+			ls_gpurec__launch(r->gpu, p->id, s->pid, s->tid, s->ts, s->aux,
+					  s->weight_ns, stack);
+		return;
+	}
 	if (s->kind == LS_SAMPLE_RSS || (s->xflags & LS_XF_RSS))
 		add_reading(r, p, s, stack);
 	if (s->kind == LS_SAMPLE_RSS)
@@ -649,6 +659,8 @@ static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int
 	r->st.live--;
 	/* the memory is gone: nothing more can be read */
 	proc_drop_python(p, false);
+	if (r->gpu)
+		ls_gpurec__exit(r->gpu, p->pid);
 	ls_hashmap__del(&r->by_pid, p->pid);
 }
 
@@ -744,6 +756,14 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 			break;
 		}
 		handle_code(r, data);
+		break;
+	case LS_REC_GPU:
+		if (r->gpu) {
+			const struct ls_sample *h = data; /* pid follows type in every record */
+			struct rproc *p = len >= 8 ? proc_get(r, h->pid) : NULL;
+
+			ls_gpurec__record(r->gpu, p ? p->id : -1, data, len);
+		}
 		break;
 	case LS_REC_PROC:
 		if (len < sizeof(struct ls_proc_event)) {
@@ -888,6 +908,8 @@ int ls_recorder__flush(struct ls_recorder *r)
 		err = ls_store__put_sample(r->store, &x);
 		a->dirty = false;
 	}
+	if (!err && r->gpu)
+		err = ls_gpurec__flush(r->gpu, r->store);
 	for (size_t i = 0; !err && i < r->nreadings; i++)
 		err = ls_store__put_rss(r->store, &r->readings[i]);
 	if (!err)
@@ -908,6 +930,17 @@ int ls_recorder__flush(struct ls_recorder *r)
 void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st)
 {
 	*st = r->st;
+}
+
+int ls_recorder__enable_gpu(struct ls_recorder *r)
+{
+	return r->gpu ? 0 : ls_gpurec__new(&r->gpu);
+}
+
+void ls_recorder__finish(struct ls_recorder *r)
+{
+	if (r->gpu)
+		ls_gpurec__finish(r->gpu);
 }
 
 int ls_recorder__exit_code(const struct ls_recorder *r, pid_t pid)

@@ -62,6 +62,12 @@ void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns);
 
 void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st);
 
+/* Collects GPU work (--gpu): launch samples and GPU records are joined and attributed. */
+int ls_recorder__enable_gpu(struct ls_recorder *r);
+
+/* The run is over: attribute whatever is still held back (GPU activity without an exit). */
+void ls_recorder__finish(struct ls_recorder *r);
+
 /* Exit status of the process launched as pid (wait(2) status), or -1 when unknown. */
 int ls_recorder__exit_code(const struct ls_recorder *r, pid_t pid);
 

@@ -5,6 +5,7 @@
  * a readable file.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,7 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta(s->store, "collector", "bpf-sampling");
 	ls_store__put_meta(s->store, "mode", o->mode == LS_TIME_WALL ? "wall" : "cpu");
 	ls_store__put_meta(s->store, "memory", o->memory ? "1" : "0");
+	ls_store__put_meta(s->store, "gpu", o->gpu ? "1" : "0");
 	ls_store__put_meta_int(s->store, "frequency_hz", o->frequency);
 	ls_store__put_meta_int(s->store, "period_ns", ls_loader__period_ns(s->loader));
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
@@ -279,6 +281,44 @@ static int start_targets(struct session *s)
 	return 0;
 }
 
+/*
+ * The GPU injection library: $LINESCOPE_CUPTI_LIB, else beside the build (.output/gpu/), else
+ * where `make install` puts it (PREFIX/lib/linescope-bpf/).
+ */
+static int find_gpu_lib(char *buf, size_t len)
+{
+	const char *env = getenv("LINESCOPE_CUPTI_LIB");
+	char exe[PATH_MAX - 64], *slash;
+	ssize_t n;
+
+	if (env) {
+		if (access(env, R_OK))
+			return ls_err(-errno, "LINESCOPE_CUPTI_LIB=%s: %s", env, strerror(errno));
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(buf, len, "%s/.output/gpu/liblinescope_cupti.so", exe);
+	if (!access(buf, R_OK))
+		return 0;
+	snprintf(buf, len, "%s/../lib/linescope-bpf/liblinescope_cupti.so", exe);
+	if (!access(buf, R_OK)) {
+		char real[PATH_MAX];
+
+		if (realpath(buf, real))
+			snprintf(buf, len, "%s", real);
+		return 0;
+	}
+	return ls_err(-ENOENT, "--gpu: liblinescope_cupti.so not found beside %s; build it (make) or "
+			       "set LINESCOPE_CUPTI_LIB", exe);
+}
+
 static int owner_ids(int *uid, int *gid)
 {
 	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
@@ -361,11 +401,20 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, last_jitter = 0;
 	uint64_t deadline = 0, now;
 	bool stopping = false;
+	char gpu_lib[PATH_MAX];
 	int err, rc = 1;
 
 	owner_ids(&s.uid, &s.gid);
 	if (o->npids && check_pids(o))
 		return 1;
+	if (o->gpu) {
+		if (find_gpu_lib(gpu_lib, sizeof(gpu_lib)))
+			return 1;
+		lo.gpu_lib = gpu_lib;
+		/* the launched command and its children load it: CUDA reads this at cuInit */
+		if (o->command)
+			setenv("CUDA_INJECTION64_PATH", gpu_lib, 1);
+	}
 	if (o->cgroup) {
 		if (ls_cgroup__open(o->cgroup, &s.cg))
 			return 1;
@@ -384,6 +433,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	s.t0 = mono_ns();
 	err = ls_recorder__new(s.store, &rec_ops, s.loader, s.t0, &s.rec);
 	if (err)
+		goto out;
+	if (o->gpu && (err = ls_recorder__enable_gpu(s.rec)))
 		goto out;
 	err = ls_loader__ring(s.loader, ls_recorder__handle, s.rec, &s.rb);
 	if (err)
@@ -477,6 +528,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	}
 	ring_buffer__consume(s.rb);
 	reap_child(&s);
+	ls_recorder__finish(s.rec);
 	ls_status__clear();
 	now = mono_ns();
 	err = flush(&s, now);

@@ -23,6 +23,9 @@ enum stmt_id {
 	ST_STACK,
 	ST_SAMPLE,
 	ST_RSS,
+	ST_GPU,
+	ST_GPU_PROC,
+	ST_GPU_DEV,
 	ST__N
 };
 
@@ -43,6 +46,13 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(process_id, tid, stack_id, kind, mode, gil,"
 		      " count, weight_ns) VALUES (?,?,?,?,?,?,?,?)",
 	[ST_RSS] = "INSERT INTO rss(process_id, t_ns, rss, stack_id, event) VALUES (?,?,?,?,?)",
+	[ST_GPU] = "INSERT OR REPLACE INTO gpu(process_id, stack_id, gpu_ns, api_ns, mem_peak,"
+		   " kernels, nccl_ns, sampled) VALUES (?,?,?,?,?,?,?,?)",
+	[ST_GPU_PROC] = "INSERT OR REPLACE INTO gpu_processes(process_id, hello, status, message,"
+			" cupti_version, nvml_note, dropped, lost, peak_alloc, peak_nvml, launches,"
+			" gpu_ns, api_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_GPU_DEV] = "INSERT OR REPLACE INTO gpu_devices(process_id, ordinal, name, mem_total,"
+		       " driver, cuda_driver, cc, uuid) VALUES (?,?,?,?,?,?,?,?)",
 };
 
 static const char schema_sql[] =
@@ -67,7 +77,17 @@ static const char schema_sql[] =
 	" gil INTEGER NOT NULL, count INTEGER NOT NULL, weight_ns INTEGER NOT NULL,"
 	" PRIMARY KEY(process_id, tid, stack_id, kind, mode, gil)) WITHOUT ROWID;"
 	"CREATE TABLE rss(process_id INTEGER NOT NULL, t_ns INTEGER NOT NULL, rss INTEGER NOT NULL,"
-	" stack_id INTEGER NOT NULL, event INTEGER NOT NULL);";
+	" stack_id INTEGER NOT NULL, event INTEGER NOT NULL);"
+	"CREATE TABLE gpu(process_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+	" gpu_ns INTEGER NOT NULL, api_ns INTEGER NOT NULL, mem_peak INTEGER NOT NULL,"
+	" kernels INTEGER NOT NULL, nccl_ns INTEGER NOT NULL, sampled INTEGER NOT NULL,"
+	" PRIMARY KEY(process_id, stack_id)) WITHOUT ROWID;"
+	"CREATE TABLE gpu_processes(process_id INTEGER PRIMARY KEY, hello INTEGER, status INTEGER,"
+	" message TEXT, cupti_version INTEGER, nvml_note TEXT, dropped INTEGER, lost INTEGER,"
+	" peak_alloc INTEGER, peak_nvml INTEGER, launches INTEGER, gpu_ns INTEGER, api_ns INTEGER);"
+	"CREATE TABLE gpu_devices(process_id INTEGER NOT NULL, ordinal INTEGER NOT NULL, name TEXT,"
+	" mem_total INTEGER, driver TEXT, cuda_driver INTEGER, cc INTEGER, uuid TEXT,"
+	" PRIMARY KEY(process_id, ordinal)) WITHOUT ROWID;";
 
 struct ls_store {
 	sqlite3 *db;
@@ -400,4 +420,54 @@ int ls_store__put_rss(struct ls_store *s, const struct ls_store_rss *x)
 	sqlite3_bind_int64(st, 4, x->stack_id);
 	sqlite3_bind_int(st, 5, x->event);
 	return step(s, ST_RSS);
+}
+
+int ls_store__put_gpu(struct ls_store *s, const struct ls_store_gpu *x)
+{
+	sqlite3_stmt *st = s->st[ST_GPU];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int64(st, 2, x->stack_id);
+	sqlite3_bind_int64(st, 3, x->gpu_ns);
+	sqlite3_bind_int64(st, 4, x->api_ns);
+	sqlite3_bind_int64(st, 5, x->mem_peak);
+	sqlite3_bind_int64(st, 6, x->kernels);
+	sqlite3_bind_int64(st, 7, x->nccl_ns);
+	sqlite3_bind_int(st, 8, x->sampled);
+	return step(s, ST_GPU);
+}
+
+int ls_store__put_gpu_proc(struct ls_store *s, const struct ls_store_gpu_proc *x)
+{
+	sqlite3_stmt *st = s->st[ST_GPU_PROC];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int(st, 2, x->hello);
+	sqlite3_bind_int(st, 3, x->status);
+	bind_text(st, 4, x->message);
+	sqlite3_bind_int(st, 5, x->cupti_version);
+	bind_text(st, 6, x->nvml_note);
+	sqlite3_bind_int64(st, 7, x->dropped);
+	sqlite3_bind_int64(st, 8, x->lost);
+	sqlite3_bind_int64(st, 9, x->peak_alloc);
+	sqlite3_bind_int64(st, 10, x->peak_nvml);
+	sqlite3_bind_int64(st, 11, x->launches);
+	sqlite3_bind_int64(st, 12, x->gpu_ns);
+	sqlite3_bind_int64(st, 13, x->api_ns);
+	return step(s, ST_GPU_PROC);
+}
+
+int ls_store__put_gpu_device(struct ls_store *s, const struct ls_store_gpu_device *x)
+{
+	sqlite3_stmt *st = s->st[ST_GPU_DEV];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int64(st, 2, x->ordinal);
+	bind_text(st, 3, x->name);
+	sqlite3_bind_int64(st, 4, x->mem_total);
+	bind_text(st, 5, x->driver);
+	sqlite3_bind_int64(st, 6, x->cuda_driver);
+	sqlite3_bind_int64(st, 7, x->cc);
+	bind_text(st, 8, x->uuid);
+	return step(s, ST_GPU_DEV);
 }

@@ -81,6 +81,42 @@ struct ls_store_rss {
 };
 int ls_store__put_rss(struct ls_store *s, const struct ls_store_rss *x);
 
+/* GPU work launched from one stack of one process (totals; writing again replaces). */
+#define LS_GPU_STACK_UNSEEN 0xffffffff /* stack_id of work whose launch was never seen */
+struct ls_store_gpu {
+	int64_t proc_id, stack_id; /* stack 0: launched by a thread with no Python frame */
+	int64_t gpu_ns;            /* device time of its kernels, copies and sets */
+	int64_t api_ns;            /* CPU time inside the CUDA API calls (driver time) */
+	int64_t mem_peak;          /* highest device memory of the process while it ran */
+	int64_t kernels;
+	int64_t nccl_ns; /* part of gpu_ns in NCCL (communication) kernels */
+	bool sampled;    /* launches were sampled: estimates */
+};
+int ls_store__put_gpu(struct ls_store *s, const struct ls_store_gpu *x);
+
+/* The GPU library's state in one process. */
+struct ls_store_gpu_proc {
+	int64_t proc_id;
+	bool hello;          /* the library reported in */
+	int status;          /* enum ls_gpu_status_code */
+	const char *message; /* why collection is partial, or "" */
+	int cupti_version;
+	const char *nvml_note; /* why NVML gave no device memory, or "" */
+	int64_t dropped, lost, peak_alloc, peak_nvml, launches, gpu_ns, api_ns;
+};
+int ls_store__put_gpu_proc(struct ls_store *s, const struct ls_store_gpu_proc *x);
+
+struct ls_store_gpu_device {
+	int64_t proc_id;
+	int64_t ordinal;
+	const char *name;
+	int64_t mem_total;
+	const char *driver;
+	int64_t cuda_driver, cc;
+	const char *uuid;
+};
+int ls_store__put_gpu_device(struct ls_store *s, const struct ls_store_gpu_device *x);
+
 /* samples.kind: what the weight is */
 enum ls_sample_class {
 	LS_CLASS_CPU = 0,      /* on-CPU samples */

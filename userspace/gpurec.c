@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * GPU attribution in the collector. The join hands back contributions tagged with the cookie
+ * given at launch: (process row << 32) | stack id, so device time lands on the stack that
+ * launched the work, in the process that launched it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpu_agg.h"
+#include "gpurec.h"
+#include "hashmap.h"
+#include "log.h"
+
+struct gpu_line {
+	int64_t proc_id, stack_id;
+	struct ls_store_gpu v;
+	bool dirty;
+};
+
+struct ls_gpurec {
+	struct ls_gpu_agg *agg;
+	struct gpu_line *lines;
+	size_t n, cap;
+	struct ls_hashmap index; /* cookie -> index */
+	struct ls_hashmap pid_proc; /* host pid -> process row */
+};
+
+static struct gpu_line *line_of(struct ls_gpurec *g, uint64_t cookie)
+{
+	uint64_t *slot = ls_hashmap__slot(&g->index, cookie, UINT64_MAX);
+	struct gpu_line *l;
+
+	if (!slot)
+		return NULL;
+	if (*slot != UINT64_MAX)
+		return &g->lines[*slot];
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 256;
+		struct gpu_line *v = realloc(g->lines, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		g->lines = v;
+		g->cap = cap;
+	}
+	l = &g->lines[g->n];
+	memset(l, 0, sizeof(*l));
+	l->proc_id = (int64_t)(cookie >> 32);
+	l->stack_id = (int64_t)(cookie & 0xffffffff);
+	*slot = g->n++;
+	return l;
+}
+
+static void on_attr(void *ctx, const struct ls_gpu_attr *a)
+{
+	struct ls_gpurec *g = ctx;
+	uint64_t cookie = a->cookie, proc;
+	struct gpu_line *l;
+
+	if (a->flags & LS_GPU_ATTR_NO_LAUNCH) {
+		/* the launch was never seen (attached later, sample lost): the process's own entry */
+		if (!ls_hashmap__get(&g->pid_proc, a->pid, &proc))
+			return;
+		cookie = (proc << 32) | LS_GPU_STACK_UNSEEN;
+	}
+	l = line_of(g, cookie);
+	if (!l)
+		return;
+	l->v.gpu_ns += a->gpu_ns;
+	l->v.api_ns += a->api_ns;
+	if (a->mem_peak > (uint64_t)l->v.mem_peak)
+		l->v.mem_peak = a->mem_peak;
+	if (!(a->flags & LS_GPU_ATTR_API)) {
+		if (a->kind == LS_GPU_ACT_KERNEL)
+			l->v.kernels += a->count;
+		if (a->flags & LS_GPU_ATTR_NCCL)
+			l->v.nccl_ns += a->gpu_ns;
+	}
+	if (a->flags & LS_GPU_ATTR_SAMPLED)
+		l->v.sampled = true;
+	l->dirty = true;
+}
+
+int ls_gpurec__new(struct ls_gpurec **out)
+{
+	struct ls_gpu_agg_opts opts = { .sz = sizeof(opts) };
+	struct ls_gpurec *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g)
+		return -ENOMEM;
+	ls_hashmap_init(&g->index);
+	ls_hashmap_init(&g->pid_proc);
+	err = ls_gpu_agg__new(&opts, on_attr, g, &g->agg);
+	if (err) {
+		free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+void ls_gpurec__free(struct ls_gpurec *g)
+{
+	if (!g)
+		return;
+	ls_gpu_agg__free(g->agg);
+	free(g->lines);
+	ls_hashmap_release(&g->index);
+	ls_hashmap_release(&g->pid_proc);
+	free(g);
+}
+
+void ls_gpurec__launch(struct ls_gpurec *g, int64_t proc_id, uint32_t pid, uint32_t tid,
+		       uint64_t ts, uint64_t aux, uint64_t api_ns, int64_t stack_id)
+{
+	ls_hashmap__set(&g->pid_proc, pid, proc_id);
+	ls_gpu_agg__launch(g->agg, pid, tid, ts, aux, api_ns,
+			   ((uint64_t)proc_id << 32) | (uint32_t)stack_id);
+}
+
+void ls_gpurec__record(struct ls_gpurec *g, int64_t proc_id, const void *data, size_t len)
+{
+	const struct ls_gpu_hdr *h = data;
+
+	if (len >= sizeof(*h) && proc_id > 0)
+		ls_hashmap__set(&g->pid_proc, h->pid, proc_id);
+	ls_gpu_agg__record(g->agg, data, len);
+}
+
+void ls_gpurec__exit(struct ls_gpurec *g, uint32_t pid)
+{
+	ls_gpu_agg__finish_pid(g->agg, pid);
+}
+
+void ls_gpurec__finish(struct ls_gpurec *g)
+{
+	ls_gpu_agg__finish(g->agg);
+}
+
+static int flush_procs(struct ls_gpurec *g, struct ls_store *store)
+{
+	uint32_t n = ls_gpu_agg__proc_count(g->agg);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct ls_gpu_proc_info pi;
+		struct ls_store_gpu_proc row = {};
+		uint64_t proc;
+		int err;
+
+		if (ls_gpu_agg__proc_info(g->agg, i, &pi) ||
+		    !ls_hashmap__get(&g->pid_proc, pi.pid, &proc))
+			continue;
+		row.proc_id = proc;
+		row.hello = pi.hello != NULL;
+		row.status = pi.hello ? pi.hello->status : 0;
+		row.message = pi.hello ? pi.hello->message : NULL;
+		row.cupti_version = pi.hello ? pi.hello->cupti_version : 0;
+		row.nvml_note = pi.status ? pi.status->nvml_note : NULL;
+		row.dropped = pi.status ? pi.status->dropped : 0;
+		row.lost = pi.lost_records;
+		row.peak_alloc = pi.peak_alloc;
+		row.peak_nvml = pi.peak_nvml;
+		row.launches = pi.launches;
+		row.gpu_ns = pi.gpu_ns;
+		row.api_ns = pi.api_ns;
+		err = ls_store__put_gpu_proc(store, &row);
+		for (uint32_t d = 0; !err && d < pi.ndevices; d++) {
+			const struct ls_gpu_device *dev = &pi.devices[d];
+			struct ls_store_gpu_device drow = {
+				.proc_id = proc,
+				.ordinal = dev->ordinal,
+				.name = dev->name,
+				.mem_total = dev->mem_total,
+				.driver = dev->driver,
+				.cuda_driver = dev->cuda_driver,
+				.cc = dev->cc,
+				.uuid = dev->uuid,
+			};
+
+			err = ls_store__put_gpu_device(store, &drow);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		struct gpu_line *l = &g->lines[i];
+		int err;
+
+		if (!l->dirty)
+			continue;
+		l->v.proc_id = l->proc_id;
+		l->v.stack_id = l->stack_id;
+		err = ls_store__put_gpu(store, &l->v);
+		if (err)
+			return err;
+		l->dirty = false;
+	}
+	return flush_procs(g, store);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU collection in the recorder (--gpu): feeds launch samples and GPU records to the join
+ * (gpu/gpu_agg.h) and keeps, per (process, launching stack), device time, driver time, device
+ * memory peak, kernel count and NCCL time; flushes them and the per-process GPU state (library
+ * status, devices) to the store. Not thread-safe.
+ */
+#ifndef LS_GPUREC_H
+#define LS_GPUREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "store.h"
+
+struct ls_gpurec;
+
+int ls_gpurec__new(struct ls_gpurec **out);
+void ls_gpurec__free(struct ls_gpurec *g);
+
+/* A launch sample of process row proc_id (host pid), resolved to stack_id (0: no Python frame). */
+void ls_gpurec__launch(struct ls_gpurec *g, int64_t proc_id, uint32_t pid, uint32_t tid,
+		       uint64_t ts, uint64_t aux, uint64_t api_ns, int64_t stack_id);
+/* An LS_REC_GPU record; proc_id: the process row of its pid (-1 if not a target). */
+void ls_gpurec__record(struct ls_gpurec *g, int64_t proc_id, const void *data, size_t len);
+/* The process exited: its held-back activity is attributed now. */
+void ls_gpurec__exit(struct ls_gpurec *g, uint32_t pid);
+/* The run ends. */
+void ls_gpurec__finish(struct ls_gpurec *g);
+
+/* Writes changed totals and the per-process state, inside the caller's transaction. */
+int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store);
+
+#endif
