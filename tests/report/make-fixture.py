@@ -38,7 +38,7 @@ from tools.util import checksum
 BANNER = "</script><script>window.__pwned = 1</script>"
 SEPARATOR = "a\u2028b\u2029c"
 PAYLOAD = '<img src=x onerror="window.__pwned=2">'
-BROKEN = "bad bytes: \ufffd\ufffd here"
+BROKEN = "bad bytes: \udcc0\udcaf and \udcff here"
 
 
 @staticmethod
@@ -118,13 +118,14 @@ NOTEBOOK_CELLS = [
     ("Cell 2", "revision 2 of 2", 'total = df["a"].sum()\nmean = df["a"].mean()\nprint(total, mean)'),
     ("Cell 3", None, 'def square(x):\n    return x * x\n\nresult = [square(v) for v in range(100)]\n'
                      'print(len(result))'),
+    ("Cell 4", None, '%run ./helpers.ipynb\nprint(square(3))'),
 ]
 
 
 def util_py():
     """pkg/util.py: two hot functions, then filler, then tail_helper near the end of the file."""
     parts = [UTIL_HEAD]
-    for k in range(40):
+    for k in range(120):
         parts.append(f"def filler_{k:02d}(x):\n    y = x + {k}\n    z = y * 2\n    w = z - 1\n"
                      f"    return math.sqrt(abs(w))\n\n\n")
     parts.append("def tail_helper(x):\n    return x * 2\n")
@@ -269,7 +270,8 @@ def feature_fixture(plain=False):
     traced(1, WORKER, W("acc += len(r)"), 1.1, 3000)
     traced(1, WORKER, W("print(work"), None, 1)
     # notebook (kernel process, sampled): both revisions of Cell 2 have rows
-    for ln, t in ((2, 0.5), (3, 0.05), (4, 0.3), (7, 0.4), (8, 0.2), (12, 0.9), (13, 0.9)):
+    for ln, t in ((2, 0.5), (3, 0.05), (4, 0.3), (7, 0.4), (8, 0.2), (12, 0.9), (13, 0.9),
+                  (14, 0.05), (15, 0.01)):
         sampled(3, NB, ln, t)
 
     functions = Tables(FUNC_COLS)
@@ -298,19 +300,23 @@ def feature_fixture(plain=False):
     functions.add(proc=0, src=LIB, name="JSONDecoder.decode", def_line=332, end_line=None,
                   lines=None, time_s=0.0, total_s=0.02, samples=0, calls=None)
 
+    # Edges: a caller line and the function it called (callee_line = that function's def line).
     edges = Tables(EDGE_COLS)
+    Ud = lambda name: line_of(util, f"def {name}(")  # noqa: E731
     edges.add(proc=0, src=APP, line=L("total += parse(row)"), callee_src=UTIL,
-              callee_line=U("value = int(row)"), samples=700)
-    edges.add(proc=0, src=APP, line=L("total += parse(row)"), callee_src=UTIL,
-              callee_line=U("return value"), samples=50)
+              callee_line=Ud("parse"), samples=750)
     edges.add(proc=0, src=APP, line=L("rows = load_rows(n)"), callee_src=UTIL,
-              callee_line=U("rows.append"), samples=800)
-    edges.add(proc=0, src=APP, line=L("rows = load_rows(n)"), callee_src=UTIL,
-              callee_line=U("for i in range"), samples=400)
+              callee_line=Ud("load_rows"), samples=1200)
     edges.add(proc=0, src=APP, line=L("s = summarize(rows)"), callee_src=APP,
-              callee_line=L("total += parse(row)"), samples=1200)
+              callee_line=L("def summarize"), samples=2100)
+    edges.add(proc=0, src=APP, line=L("print(msg"), callee_src=TOOLS,
+              callee_line=line_of(TOOLS_UTIL_PY, "def checksum"), samples=1200)
+    edges.add(proc=0, src=APP, line=L("print(msg"), callee_src=UTIL,
+              callee_line=Ud("tail_helper"), samples=10)
+    edges.add(proc=0, src=APP, line=L("print(msg"), callee_src=UTIL,
+              callee_line=Ud("parse"), samples=5)
     edges.add(proc=1, src=WORKER, line=W("rows = load_rows(n)"), callee_src=UTIL,
-              callee_line=U("rows.append"), samples=500)
+              callee_line=Ud("load_rows"), samples=800)
 
     # Symbol links: every call of a project function, each call its own span.
     def links_for(text, calls):
@@ -369,6 +375,10 @@ def feature_fixture(plain=False):
         {"proc": 3, "parent_proc": 0, "src": APP, "line": L('"papermill"'), "pid": 4320,
          "cmd": "papermill analysis.ipynb out.ipynb", "kind": "notebook", "status": "Failed",
          "wait_s": 5.4, "duration_s": None, "exit": "exit 1", "source": NB},
+        # an inline notebook run (%run) inside the kernel: same process, a Reference entry
+        {"proc": 3, "parent_proc": 3, "src": NB, "line": line_of(nb_text, "%run"), "pid": 4320,
+         "cmd": "%run ./helpers.ipynb", "kind": "notebook", "status": "Reference",
+         "wait_s": 0.05, "duration_s": 0.05, "exit": None, "source": None},
     ]
 
     def timeline(proc, n, t0, t1, base, grow_line, merged):
@@ -603,9 +613,11 @@ def main():
         doc = feature_fixture(plain=a.plain)
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     if a.output == "-":
-        sys.stdout.write(text)
+        sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
     else:
-        with open(a.output, "w", encoding="utf-8") as f:
+        # surrogateescape: the fixture's deliberately invalid bytes (\udcXX) go out raw, as a
+        # profile of a file with broken encoding would reach ls_html__write()
+        with open(a.output, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text)
 
 
