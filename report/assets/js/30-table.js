@@ -252,7 +252,7 @@ Table.prototype.row = function (item) {
 	if (o.heat) {
 		var lv = o.heat(r);
 		if (lv > 0)
-			cls += " heat h" + lv;
+			cls += " " + (o.heatKind || "heat") + " h" + lv;
 	}
 	if (r === this.target)
 		cls += " target";
