@@ -82,7 +82,7 @@ function renderFiles(root, r) {
 				  heatSwitch("files", TIME_HEAT, function () {
 					  t.refresh(false);
 				  })));
-	var body = el("div", {class: "split"}, t.root);
+	var body = el("div", {class: "stack"}, t.root);
 	if (D.children.length) {
 		ct = childTable();
 		body.appendChild(el("section", {class: "children"},
