@@ -112,13 +112,9 @@ function buildHeader() {
 				el("span", {class: "sub"}, " \u00b7 " + fmtRate(r.samples_per_s))],
 			       null, "Samples of all processes; rate of the main process (" +
 				     (isNum(r.frequency_hz) ? r.frequency_hz + " Hz requested" : "rate unknown") + ")"));
-	var lost = r.lost || {}, parts = [];
-	["ringbuf", "read_errors", "truncated_stacks", "unresolved"].forEach(function (k) {
-		if (isNum(lost[k]))
-			parts.push(k.replace("_", " ") + ": " + fmtCount(lost[k]));
-	});
-	facts.appendChild(fact("lost-samples", "Lost", fmtCount(lost.total),
-			       lost.total > 0 ? "warn" : null, parts.join(", ") || null));
+	var lost = r.lost || {};
+	facts.appendChild(fact("lost-samples", "Lost", fmtCount(lost.total), lost.total > 0 ? "warn" : null,
+			       lostDetail(lost) || "No sample was lost"));
 
 	var select = el("select", {id: "proc-select", "aria-label": "Process"});
 	select.appendChild(el("option", {value: "-1"}, "All processes (" + D.processes.length + ")"));

@@ -18,9 +18,15 @@ function measureFonts() {
 		METRIC.num = b;
 }
 
-// Width of a column holding `chars` characters of table text (plus padding).
-function numW(chars) {
-	return Math.ceil(chars * METRIC.num + 22);
+// Width of a column holding `chars` characters of table text (plus padding), and at least the
+// width of its heading (small capitals and the sort arrow).
+function numW(chars, label) {
+	var w = Math.ceil(chars * METRIC.num + 18), word = 0;
+	// headings wrap onto two lines, so the longest word (in small capitals) is what must fit
+	(label || "").split(/\s+/).forEach(function (x) {
+		word = Math.max(word, x.length);
+	});
+	return Math.max(w, Math.ceil(word * 8.2 + 30));
 }
 
 // Heat on a log scale relative to the largest value: 4 decades map onto levels 1..10; zero,
@@ -91,7 +97,7 @@ function linksOf(s) {
 
 // Fills td with the text of `line` of source s: highlighted tokens, and each linked symbol span
 // as its own link to the definition. Text nodes only.
-function codeCell(td, s, line, withLinks) {
+function codeCell(td, s, line, withLinks, trim) {
 	td.classList.add("code");
 	var lines = srcLines(s), text = lines[line - 1];
 	if (text === undefined) {
@@ -102,6 +108,17 @@ function codeCell(td, s, line, withLinks) {
 	var states = pyStatesOf(s);
 	var spans = states ? pyLine(text, states[line - 1]) : [];
 	var links = withLinks ? linksOf(s).get(line) : null;
+	if (trim) { // index tables show the statement without its indentation
+		var cut = text.length - text.replace(/^\s+/, "").length;
+		if (cut) {
+			text = text.slice(cut);
+			spans = spans.map(function (sp) {
+				return [Math.max(0, sp[0] - cut), sp[1] - cut, sp[2]];
+			}).filter(function (sp) {
+				return sp[1] > 0;
+			});
+		}
+	}
 	if (!spans.length && !links) {
 		td.textContent = text;
 		return;
@@ -154,7 +171,7 @@ function maxLineCells(s, lines) {
 // ---- column factories ---------------------------------------------------------------------
 
 function colTime(id, label, get, title) {
-	return {id: id, label: label, kind: "num", num: true, w: numW(9), title: title,
+	return {id: id, label: label, kind: "num", num: true, w: numW(8, label), title: title,
 		value: get, cell: function (td, r) {
 			var v = get(r);
 			setNum(td, fmtTime(v), isNum(v));
@@ -162,7 +179,7 @@ function colTime(id, label, get, title) {
 }
 
 function colCount(id, label, get, title) {
-	return {id: id, label: label, kind: "num", num: true, w: numW(Math.max(8, label.length)),
+	return {id: id, label: label, kind: "num", num: true, w: numW(7, label),
 		title: title, value: get, cell: function (td, r) {
 			var v = get(r);
 			setNum(td, fmtCount(v), isNum(v));
@@ -170,7 +187,7 @@ function colCount(id, label, get, title) {
 }
 
 function colBytes(id, label, get, signed, title) {
-	return {id: id, label: label, kind: "num", num: true, w: numW(Math.max(10, label.length)),
+	return {id: id, label: label, kind: "num", num: true, w: numW(9, label),
 		title: title, value: get, cell: function (td, r) {
 			var v = get(r);
 			setNum(td, fmtBytes(v, signed), isNum(v));
@@ -203,7 +220,7 @@ function colCode(getSrc, getLine, minW) {
 		cell: function (td, r) {
 			var s = getSrc(r);
 			if (isNum(s) && D.sources[s])
-				codeCell(td, s, getLine(r), false);
+				codeCell(td, s, getLine(r), false, true);
 			else
 				setNum(td, DASH, false);
 		}};
@@ -225,7 +242,7 @@ function sourceMinW(rows, getSrc, getLine) {
 	for (var i = 0; i < rows.length && i < 2000; i++) {
 		var s = getSrc(rows[i]), t = isNum(s) ? srcLines(s)[getLine(rows[i]) - 1] : null;
 		if (t)
-			w = Math.max(w, textCells(t));
+			w = Math.max(w, textCells(t.trim()));
 	}
 	return Math.ceil(w * METRIC.ch + 24);
 }

@@ -121,12 +121,17 @@ function renderOverview(root, r) {
 			       isNum(sumOf(m.time_s)) ? fmtTime(sumOf(m.time_s)) + " attributed" : null));
 	var lost = run.lost || {};
 	if (lost.total > 0)
-		cards.appendChild(card("Lost samples", fmtCount(lost.total), "see the header for the causes", "warn"));
+		cards.appendChild(card("Lost samples", fmtCount(lost.total), lostDetail(lost), "warn"));
 	root.appendChild(cards);
 
 	root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Most expensive lines"),
 			    el("a", {href: href("files"), class: "more"}, "Explore all sources \u2192")));
 	var t = new Table({columns: lineIndexColumns(m, hot), rows: hot, sort: {id: "time", dir: -1},
+			   minW: sourceMinW(hot, function (x) {
+				   return m.src[x];
+			   }, function (x) {
+				   return m.line[x];
+			   }),
 			   cls: "index hot", empty: "No line has a measured time in this selection."});
 	root.appendChild(t.root);
 	t.draw(true);
@@ -148,6 +153,16 @@ function renderOverview(root, r) {
 	return ctl;
 }
 
+function lostDetail(lost) {
+	var parts = [];
+	[["ringbuf", "ring buffer"], ["read_errors", "read errors"], ["truncated_stacks", "truncated stacks"],
+	 ["unresolved", "unresolved"]].forEach(function (k) {
+		if (lost[k[0]] > 0)
+			parts.push(fmtCount(lost[k[0]]) + " " + k[1]);
+	});
+	return parts.join(", ");
+}
+
 function startHere(m, hot, T) {
 	var box = el("section", {class: "start", "aria-label": "Where should I start?"});
 	box.appendChild(el("h2", null, "Where should I start?"));
@@ -160,7 +175,7 @@ function startHere(m, hot, T) {
 	}
 	var top = hot[0], total = sumOf(T), s = m.src[top], line = m.line[top];
 	var code = el("code", {class: "excerpt"});
-	codeCell(code, s, line, false);
+	codeCell(code, s, line, false, true);
 	box.appendChild(el("p", null, "Start at ", srcLink(s, line), ": ", el("strong", null, fmtTime(T[top])),
 			   isNum(total) && total > 0 ? " (" + fmtPct(T[top] / total) + " of the attributed time)" : "",
 			   code));

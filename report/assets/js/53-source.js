@@ -114,7 +114,7 @@ function renderSource(root, r) {
 			return val(m.gpu_peak_mem, line);
 		}, false, "Highest sampled device memory for the line"));
 	if (ctxKeys)
-		cols.push({id: "context", label: "Context", kind: "num", w: 330, cls: "ctx",
+		cols.push({id: "context", label: "Context", kind: "num", w: 190, cls: "ctx",
 			   title: "Child runs and Spark actions started by the line",
 			   value: function (line) {
 				   var c = m.ctx.get(s * KEY_LINE + line);
@@ -235,7 +235,7 @@ function splitColumn(m, val) {
 	function parts(line) {
 		return [val(m.python_s, line), val(m.native_s, line), val(m.kernel_s, line)];
 	}
-	return {id: "split", label: "On-CPU split", kind: "num", w: 150,
+	return {id: "split", label: "On-CPU", kind: "num", w: 92,
 		title: "On-CPU time split: Python / native / kernel",
 		value: function (line) {
 			var p = parts(line), t = 0, any = false;
@@ -252,7 +252,8 @@ function splitColumn(m, val) {
 				if (isNum(p[i]))
 					t += p[i];
 			if (!(t > 0)) {
-				setNum(td, isNum(p[0]) || isNum(p[1]) || isNum(p[2]) ? "0 s" : DASH, t === 0);
+				var known = isNum(p[0]) || isNum(p[1]) || isNum(p[2]);
+				setNum(td, known ? "0 s" : DASH, known);
 				return;
 			}
 			var names = ["Python", "native", "kernel"], tip = [];
@@ -266,9 +267,8 @@ function splitColumn(m, val) {
 					bar.appendChild(seg);
 				}
 			}
-			td.title = tip.join(" \u00b7 ");
+			td.title = "On-CPU " + fmtTime(t) + ": " + tip.join(" \u00b7 ");
 			td.appendChild(bar);
-			td.appendChild(el("span", {class: "splitv"}, fmtTime(t)));
 		}};
 }
 
@@ -384,22 +384,28 @@ function edgeList(items, emptyText) {
 	return ul;
 }
 
+function childPid(ch) {
+	return isNum(ch.pid) ? ch.pid : D.processes[ch.proc] ? D.processes[ch.proc].pid : null;
+}
+
+// A child run or Spark action as a compact link; the title holds the details.
 function contextBadge(c) {
 	if (c.kind === "child") {
-		var ch = D.children[c.i], st = childStatus(ch);
-		var pid = isNum(ch.pid) ? ch.pid : D.processes[ch.proc] ? D.processes[ch.proc].pid : null;
-		return el("a", {class: "ctxb child " + st.toLowerCase(), href: href("child/" + c.i),
-				title: (ch.cmd || "") + " \u2014 open this child run"},
-			  el("span", {class: "badge " + st.toLowerCase()}, st === "Reference" ? "Ref" : ch.kind === "notebook" ? "nb" : "run"),
-			  " " + (isNum(pid) ? "pid " + pid + " " : "") + (ch.cmd || ""),
-			  el("span", {class: "sub"}, " \u00b7 waited " + fmtTime(ch.wait_s) +
-				 (isNum(ch.duration_s) ? " \u00b7 ran " + fmtTime(ch.duration_s) : "") +
-				 (ch.exit ? " \u00b7 " + ch.exit : "")));
+		var ch = D.children[c.i], st = childStatus(ch), pid = childPid(ch);
+		var detail = (ch.cmd || "") + (isNum(pid) ? " (pid " + pid + ")" : "") + " \u2014 waited " +
+			     fmtTime(ch.wait_s) + (isNum(ch.duration_s) ? ", ran " + fmtTime(ch.duration_s) : "") +
+			     (ch.exit ? ", " + ch.exit : "") + ", " + st;
+		return el("a", {class: "ctxb child " + st.toLowerCase(), href: href("child/" + c.i), title: detail},
+			  el("span", {class: "badge " + st.toLowerCase()},
+			     st === "Reference" ? "Ref" : ch.kind === "notebook" ? "nb" : "run"),
+			  " " + (ch.cmd || "child").split(/\s+/).slice(0, 2).join(" "),
+			  el("span", {class: "sub"}, " " + fmtTime(ch.wait_s)));
 	}
 	var a = D.spark.actions[c.i];
-	return el("a", {class: "ctxb spark", href: href("spark/" + c.i), title: "Spark action " + a.name},
+	return el("a", {class: "ctxb spark", href: href("spark/" + c.i),
+			title: "Spark action " + a.name + ": " + fmtTime(a.wall_s)},
 		  el("span", {class: "badge spark"}, "Spark"), " " + a.name,
-		  el("span", {class: "sub"}, " \u00b7 " + fmtTime(a.wall_s)));
+		  el("span", {class: "sub"}, " " + fmtTime(a.wall_s)));
 }
 
 function contextCell(td, m, s, line) {
