@@ -179,7 +179,7 @@ function colTime(id, label, get, title) {
 }
 
 function colCount(id, label, get, title) {
-	return {id: id, label: label, kind: "num", num: true, w: numW(7, label),
+	return {id: id, label: label, kind: "num", num: true, w: numW(id === "rows" ? 10 : 7, label),
 		title: title, value: get, cell: function (td, r) {
 			var v = get(r);
 			setNum(td, fmtCount(v), isNum(v));
@@ -193,6 +193,15 @@ function colBytes(id, label, get, signed, title) {
 			setNum(td, fmtBytes(v, signed), isNum(v));
 			if (signed && v > 0)
 				td.classList.add("grow");
+		}};
+}
+
+// A process id: a number, but written without thousands separators.
+function colPid(get) {
+	return {id: "pid", label: "PID", kind: "num", num: true, first: 1, w: numW(7, "PID"), value: get,
+		cell: function (td, r) {
+			var v = get(r);
+			setNum(td, isNum(v) ? String(v) : DASH, isNum(v));
 		}};
 }
 

@@ -206,7 +206,7 @@ function processTable() {
 		};
 	}
 	var cols = [
-		{id: "pid", label: "PID", kind: "num", num: true, first: 1, w: numW(8), value: pv("pid"),
+		{id: "pid", label: "PID", kind: "num", num: true, first: 1, w: numW(7, "PID"), value: pv("pid"),
 		 cell: function (td, i) {
 			 td.appendChild(el("a", {href: "#overview?p=" + i, title: "Show only this process",
 						 class: i === SEL ? "selected" : null}, String(P[i].pid)));

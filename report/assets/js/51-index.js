@@ -71,9 +71,10 @@ function renderFiles(root, r) {
 	cols.push(colCount("lines", "Lines", function (s) {
 		return srcLineCount(s);
 	}));
-	cols[cols.length - 1].w = undefined; // the last column takes the remaining width
+	var locW = cols[1].w;
+	cols[1].w = undefined; // Location takes the remaining width
 	t = new Table({columns: cols, rows: rows, sort: {id: "time", dir: -1}, fill: true, cls: "index files",
-		       minW: 90, empty: "No Python source was captured.",
+		       minW: locW, empty: "No Python source was captured.",
 		       heat: function (s) {
 			       return UI.heat.files === "time" ? heatLevel(m.srcTime[s], maxT) : 0;
 		       }});
@@ -82,6 +83,7 @@ function renderFiles(root, r) {
 				  heatSwitch("files", TIME_HEAT, function () {
 					  t.refresh(false);
 				  })));
+	t.root.classList.add("shrink");
 	var body = el("div", {class: "stack"}, t.root);
 	if (D.children.length) {
 		ct = childTable();
@@ -121,8 +123,8 @@ function childTable() {
 		}, cell: function (td, i) {
 			td.appendChild(el("a", {href: href("child/" + i), class: "mono"}, C[i].cmd || "(child " + i + ")"));
 		}},
-		colCount("pid", "PID", function (i) {
-			return isNum(C[i].pid) ? C[i].pid : D.processes[C[i].proc] ? D.processes[C[i].proc].pid : null;
+		colPid(function (i) {
+			return childPid(C[i]);
 		}),
 		{id: "kind", label: "Kind", kind: "name", w: 100, value: function (i) {
 			return C[i].kind;
@@ -197,6 +199,7 @@ function renderFunctions(root, r) {
 				  [modeSwitch(render), heatSwitch("functions", TIME_HEAT, function () {
 					  t.refresh(false);
 				  })]));
+	t.root.classList.add("shrink");
 	root.appendChild(t.root);
 	t.draw(true);
 	watchScroll(t.root);
