@@ -130,7 +130,6 @@ function memChart(mp) {
 			    el("span", {class: "sub"}, "RSS (resident memory) \u00b7 " + fmtCount(valid.length) + " readings")));
 	wrap.appendChild(host);
 	wrap.appendChild(el("div", {class: "axisname"}, "Elapsed time"));
-	wrap.appendChild(tip);
 	var cur = -1, geo = null, ro = null;
 
 	function draw() {
@@ -196,6 +195,7 @@ function memChart(mp) {
 		s.appendChild(geo.guide);
 		s.appendChild(geo.dot);
 		host.appendChild(s);
+		host.appendChild(tip);
 		if (cur >= 0)
 			show(cur);
 	}
@@ -222,7 +222,7 @@ function memChart(mp) {
 		if (left + 200 > geo.W)
 			left = gx - 14 - Math.max(tip.offsetWidth, 140);
 		tip.style.left = left + "px";
-		tip.style.top = (host.offsetTop + Math.max(4, gy - 30)) + "px";
+		tip.style.top = Math.max(4, gy - 30) + "px";
 		wrap.setAttribute("data-reading", k);
 	}
 
@@ -251,7 +251,8 @@ function memChart(mp) {
 	}
 
 	host.addEventListener("mousemove", function (e) {
-		if (!geo || !valid.length)
+		// over the tooltip itself the reading stays put, so that its source link can be clicked
+		if (!geo || !valid.length || tip.contains(e.target))
 			return;
 		var rect = host.getBoundingClientRect(), px = e.clientX - rect.left;
 		var t = geo.t0 + (px - geo.pl) / (geo.W - geo.pl - geo.pr) * (geo.t1 - geo.t0);
