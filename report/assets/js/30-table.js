@@ -179,8 +179,10 @@ Table.prototype.sortItems = function () {
 	var last = -1;
 	for (i = 0; i < idx.length; i++) {
 		if (grp && grp[idx[i]] !== last) {
+			// the first group's label is the one under the headings; later groups get a boundary
+			if (last >= 0 || i > 0)
+				items.push(-1 - grp[idx[i]]);
 			last = grp[idx[i]];
-			items.push(-1 - last);
 		}
 		items.push(idx[i]);
 	}

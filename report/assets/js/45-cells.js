@@ -29,12 +29,14 @@ function numW(chars, label) {
 	return Math.max(w, Math.ceil(word * 8.2 + 30));
 }
 
-// Heat on a log scale relative to the largest value: 4 decades map onto levels 1..10; zero,
-// negative and unknown values get no heat.
+// Heat on a log scale relative to the largest value: 3 decades map onto levels 1..10 (smaller
+// positive values keep the faintest level); zero, negative and unknown values get no heat.
+var HEAT_DECADES = 3;
+
 function heatLevel(v, max) {
 	if (!(v > 0) || !(max > 0))
 		return 0;
-	var t = 1 + Math.log10(v / max) / 4;
+	var t = 1 + Math.log10(v / max) / HEAT_DECADES;
 	return Math.max(1, Math.min(10, Math.ceil(t * 10)));
 }
 
