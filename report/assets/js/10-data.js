@@ -234,19 +234,45 @@ function buildSel(p) {
 	return m;
 }
 
+// (src, line) -> combined row: a dense table over the sources' line ranges, with a Map only for
+// lines beyond a source's known length (a Map over every row costs several times more).
+function LineIndex() {
+	var S = D.sources.length, base = new Int32Array(S + 1);
+	for (var s = 0; s < S; s++)
+		base[s + 1] = base[s] + (isNum(D.sources[s].nlines) ? D.sources[s].nlines : 0) + 1;
+	this.base = base;
+	this.dense = new Int32Array(base[S]).fill(-1);
+	this.extra = new Map();
+}
+
+LineIndex.prototype.get = function (s, line) {
+	var b = this.base;
+	if (s >= 0 && s < b.length - 1 && line >= 0 && b[s] + line < b[s + 1])
+		return this.dense[b[s] + line];
+	var r = this.extra.get(s * KEY_LINE + line);
+	return r === undefined ? -1 : r;
+};
+
+LineIndex.prototype.set = function (s, line, r) {
+	var b = this.base;
+	if (s >= 0 && s < b.length - 1 && line >= 0 && b[s] + line < b[s + 1])
+		this.dense[b[s] + line] = r;
+	else
+		this.extra.set(s * KEY_LINE + line, r);
+};
+
 function buildLines(m, p) {
 	var L = D.lines, srcA = list(L.src), lineA = list(L.line), procA = list(L.proc);
-	var N = srcA.length, dest = new Int32Array(N), map = new Map(), n = 0;
+	var N = srcA.length, dest = new Int32Array(N), map = new LineIndex(), n = 0;
 	for (var i = 0; i < N; i++) {
 		if (p >= 0 && procA[i] !== p) {
 			dest[i] = -1;
 			continue;
 		}
-		var k = srcA[i] * KEY_LINE + lineA[i];
-		var j = map.get(k);
-		if (j === undefined) {
+		var j = map.get(srcA[i], lineA[i]);
+		if (j < 0) {
 			j = n++;
-			map.set(k, j);
+			map.set(srcA[i], lineA[i], j);
 		}
 		dest[i] = j;
 	}
@@ -268,17 +294,9 @@ function buildLines(m, p) {
 			m[name] = null;
 			continue;
 		}
-		var out = new Float64Array(n).fill(NaN), peak = !!PEAK_COLS[name], any = false;
-		for (i = 0; i < N; i++) {
-			var j2 = dest[i], v = a[i];
-			if (j2 < 0 || typeof v !== "number")
-				continue;
-			var o = out[j2];
-			out[j2] = o !== o ? v : peak ? Math.max(o, v) : o + v;
-			any = true;
-		}
+		var out = new Float64Array(n).fill(NaN);
+		m.has[name] = accumulate(a, dest, out, !!PEAK_COLS[name]);
 		m[name] = out;
-		m.has[name] = any;
 	}
 	m.avg_hit_s = null;
 	if (Array.isArray(L.avg_hit_s)) {
@@ -305,23 +323,17 @@ function buildLines(m, p) {
 		m.has.avg_hit_s = anyAvg;
 	}
 
-	// Rows of each source in line order: counting sort by source, then by line in each run.
+	// Rows of each source (counting sort by source; the views index them by line themselves).
 	var S = D.sources.length, start = new Int32Array(S + 1);
 	for (j = 0; j < n; j++)
 		if (src[j] < S)
 			start[src[j] + 1]++;
 	for (var s = 0; s < S; s++)
 		start[s + 1] += start[s];
-	var fill = start.slice(0, S), keys = new Float64Array(start[S]);
+	var fill = start.slice(0, S), rows = new Int32Array(start[S]);
 	for (j = 0; j < n; j++)
 		if (src[j] < S)
-			keys[fill[src[j]]++] = line[j] * 2097152 + j;
-	for (s = 0; s < S; s++)
-		if (start[s + 1] - start[s] > 1)
-			keys.subarray(start[s], start[s + 1]).sort();
-	var rows = new Int32Array(start[S]);
-	for (j = 0; j < rows.length; j++)
-		rows[j] = keys[j] % 2097152;
+			rows[fill[src[j]]++] = j;
 	m.srcStart = start;
 	m.srcRows = rows;
 
@@ -333,12 +345,14 @@ function buildLines(m, p) {
 	m.maxTime = 0;
 	m.maxTotal = 0;
 	m.maxMem = 0;
+	m.sumTime = NaN; // attributed own time of the selection
 	for (j = 0; j < n; j++) {
 		s = src[j];
 		if (s >= S)
 			continue;
 		if (T && T[j] === T[j]) {
 			m.srcTime[s] = (m.srcTime[s] === m.srcTime[s] ? m.srcTime[s] : 0) + T[j];
+			m.sumTime = (m.sumTime === m.sumTime ? m.sumTime : 0) + T[j];
 			if (T[j] > m.maxTime)
 				m.maxTime = T[j];
 		}
@@ -353,9 +367,23 @@ function buildLines(m, p) {
 	}
 }
 
+// Adds (or, for peaks, takes the maximum of) column a into out[dest[i]]; NaN in out means no
+// value yet. Returns whether any value was seen. Kept small so the engine optimizes it per call.
+function accumulate(a, dest, out, peak) {
+	var any = false, N = dest.length;
+	for (var i = 0; i < N; i++) {
+		var j = dest[i], v = a[i];
+		if (j < 0 || typeof v !== "number")
+			continue;
+		var o = out[j];
+		out[j] = o !== o ? v : peak ? (v > o ? v : o) : o + v;
+		any = true;
+	}
+	return any;
+}
+
 function rowAt(m, s, line) {
-	var r = m.key.get(s * KEY_LINE + line);
-	return r === undefined ? -1 : r;
+	return m.key.get(s, line);
 }
 
 function buildFunctions(m, p) {
@@ -368,8 +396,12 @@ function buildFunctions(m, p) {
 		if (p >= 0 && list(F.proc)[i] !== p)
 			continue;
 		var name = list(F.name)[i] || "?", def = list(F.def_line)[i];
-		var k = srcA[i] + ":" + def + ":" + name;
-		var j = map.get(k);
+		// numeric key first; a second name at the same definition line gets a string key
+		var k = srcA[i] * KEY_LINE + def, j = map.get(k);
+		if (j !== undefined && f.name[j] !== name) {
+			k = srcA[i] + ":" + def + ":" + name;
+			j = map.get(k);
+		}
 		if (j === undefined) {
 			j = f.n++;
 			map.set(k, j);

@@ -34,10 +34,12 @@ function pyDigit(c) {
 
 // State at the start of every line: 0 (code) or the open string {q, raw, f}.
 function pyStates(lines) {
-	var st = 0, out = new Array(lines.length);
+	var st = 0, out = new Array(lines.length), quoteish = /["'\\]/;
 	for (var i = 0; i < lines.length; i++) {
 		out[i] = st;
-		st = pyTokenize(lines[i], st, null, 0, lines[i].length);
+		// only quotes and backslashes change the state; most lines have neither
+		if (st || quoteish.test(lines[i]))
+			st = pyTokenize(lines[i], st, null, 0, lines[i].length);
 	}
 	return out;
 }

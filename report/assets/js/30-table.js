@@ -219,19 +219,27 @@ Table.prototype.draw = function (force) {
 	if ((n - b) * t.rowH + t.extraPad > 0)
 		frag.appendChild(spacer(span, (n - b) * t.rowH + t.extraPad));
 	t.tbody.replaceChildren(frag);
-	if (!t.measured && b > a && t.root.isConnected) {
-		var tr = t.tbody.querySelector("tr.r");
-		var hgt = tr ? tr.getBoundingClientRect().height : 0;
-		if (hgt > 0) {
-			t.measured = true;
-			if (Math.abs(hgt - t.rowH) > 0.25) {
-				t.rowH = hgt;
-				t.draw(true);
-				return;
-			}
-		}
+	// Short tables never need the row height, and measuring forces a layout: only long ones do.
+	if (n > VIRT_MIN && t.measure()) {
+		t.draw(true);
+		return;
 	}
 	t.updateGroupHead();
+};
+
+// Measures the row height once; true when it differs from the assumed one.
+Table.prototype.measure = function () {
+	if (this.measured || !this.root.isConnected)
+		return false;
+	var tr = this.tbody.querySelector("tr.r");
+	var hgt = tr ? tr.getBoundingClientRect().height : 0;
+	if (!(hgt > 0))
+		return false;
+	this.measured = true;
+	if (Math.abs(hgt - this.rowH) <= 0.25)
+		return false;
+	this.rowH = hgt;
+	return true;
 };
 
 function spacer(span, hgt) {
@@ -275,6 +283,8 @@ Table.prototype.row = function (item) {
 Table.prototype.updateGroupHead = function () {
 	if (!this.ghead || !this.items.length)
 		return;
+	if (this.root.scrollTop > 0)
+		this.measure();
 	var k = Math.min(this.items.length - 1, Math.max(0, Math.floor(this.root.scrollTop / this.rowH)));
 	var it = this.items[k];
 	var g = it < 0 ? -1 - it : this.o.groups.of(this.o.rows[it]);
@@ -304,6 +314,7 @@ Table.prototype.scrollToRow = function (r, mark) {
 	var t = this, i = t.indexOfRow(r);
 	if (i < 0)
 		return false;
+	t.measure();
 	if (mark !== false)
 		t.target = r;
 	var headH = t.thead.getBoundingClientRect().height;

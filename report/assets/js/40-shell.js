@@ -200,21 +200,42 @@ function buildSidebar() {
 	srcs.sort(function (a, b) {
 		return SRC_RANK[a] - SRC_RANK[b];
 	});
-	var items = srcs.map(function (s) {
-		var src = D.sources[s];
-		var a = el("a", {href: "#source/" + s, "data-src": s, title: src.path || src.name},
-			   el("span", {class: "kind " + src.kind, "aria-hidden": "true"},
-			      src.kind === "notebook" ? "nb" : "py"),
-			   el("span", {class: "nm"}, src.name));
-		var li = el("li", null, a);
-		listEl.appendChild(li);
-		return {li: li, text: (src.name + " " + (src.path || "")).toLowerCase()};
-	});
-	filter.addEventListener("input", function () {
+	// Thousands of snapshots: the first ones now, the rest after the first paint.
+	var items = [], built = 0;
+	function build(upto) {
+		var frag = document.createDocumentFragment();
+		for (; built < Math.min(upto, srcs.length); built++) {
+			var s = srcs[built], src = D.sources[s];
+			var li = el("li", null,
+				    el("a", {href: href("source/" + s), "data-src": s, title: src.path || src.name,
+					     class: UI.route && UI.route.view === "source" && UI.route.a === String(s) ? "active" : null},
+				       el("span", {class: "kind " + src.kind, "aria-hidden": "true"},
+					  src.kind === "notebook" ? "nb" : "py"),
+				       el("span", {class: "nm"}, src.name)));
+			frag.appendChild(li);
+			items.push({li: li, text: (src.name + " " + (src.path || "")).toLowerCase()});
+		}
+		listEl.appendChild(frag);
+	}
+	function applyFilter() {
 		var q = filter.value.trim().toLowerCase();
 		items.forEach(function (it) {
 			it.li.hidden = !!q && it.text.indexOf(q) < 0;
 		});
+	}
+	build(200);
+	(function more() {
+		if (built >= srcs.length)
+			return;
+		setTimeout(function () {
+			build(built + 500);
+			applyFilter();
+			more();
+		}, 0);
+	})();
+	filter.addEventListener("input", function () {
+		build(srcs.length);
+		applyFilter();
 	});
 	return el("aside", {class: "side"},
 		  el("a", {class: "brand", href: "#overview"},
@@ -300,7 +321,10 @@ function render() {
 	if (UI.view && UI.view.destroy)
 		UI.view.destroy();
 	UI.view = null;
-	clear(appMain);
+	// a fresh element starts unscrolled without forcing a layout
+	var fresh = el("main", {class: "content", id: "view"});
+	appMain.replaceWith(fresh);
+	appMain = fresh;
 	var v = VIEWS[r.view];
 	if (!v || (v.when && !v.when()))
 		v = VIEWS.overview;

@@ -7,7 +7,6 @@ VIEWS.overview = {label: "Overview", icon: "\u25c8", render: renderOverview};
 // A page-like view scrolls the main area as a whole.
 function pageView(root) {
 	root.className = "content page";
-	root.scrollTop = 0;
 	return {
 		state: function () {
 			return {top: root.scrollTop};
@@ -118,7 +117,7 @@ function renderOverview(root, r) {
 	cards.appendChild(card("Source snapshots", fmtCount(browsable)));
 	cards.appendChild(card("Functions", fmtCount(m.fn.n)));
 	cards.appendChild(card("Measured lines", fmtCount(m.n),
-			       isNum(sumOf(m.time_s)) ? fmtTime(sumOf(m.time_s)) + " attributed" : null));
+			       isNum(m.sumTime) ? fmtTime(m.sumTime) + " attributed" : null));
 	var lost = run.lost || {};
 	if (lost.total > 0)
 		cards.appendChild(card("Lost samples", fmtCount(lost.total), lostDetail(lost), "warn"));
@@ -173,7 +172,7 @@ function startHere(m, hot, T) {
 					   : "No line has a measured time in this selection."));
 		return box;
 	}
-	var top = hot[0], total = sumOf(T), s = m.src[top], line = m.line[top];
+	var top = hot[0], total = T === m.time_s ? m.sumTime : sumOf(T), s = m.src[top], line = m.line[top];
 	var code = el("code", {class: "excerpt"});
 	codeCell(code, s, line, false, true);
 	box.appendChild(el("p", null, "Start at ", srcLink(s, line), ": ", el("strong", null, fmtTime(T[top])),
