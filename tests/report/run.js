@@ -145,6 +145,15 @@ H.test('source table sorts every kind of column both ways', async (page) => {
 	   'Source again reverses line order');
 	const arrow = await page.textContent(`${SRC} th[data-col="source"] .arrow`);
 	eq(arrow, '↓', 'arrow shows the direction');
+	// another file starts in line order again
+	await clickSort(page, SRC, 'time');
+	await page.click(`.side a[data-src="${WORKER}"]`);
+	await page.waitForFunction((h) => location.hash === h, '#source/' + WORKER);
+	eq(await sortState(page, SRC, 'source'), 'ascending', 'a newly opened source starts in line order');
+	// the sidebar filter finds sources by name or path
+	await page.fill('.srcfilter', 'tools/');
+	eq(await page.$$eval('.srclist li:not([hidden]) a', (as) => as.map((a) => a.title)), ['/home/u/proj/tools/util.py'],
+	   'filter by path');
 });
 
 H.test('functions and files sort by name, location and time', async (page) => {

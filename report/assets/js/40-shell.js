@@ -106,7 +106,8 @@ function buildHeader() {
 				el("span", {class: "sub"}, " \u00b7 " + np + (np === 1 ? " process" : " processes") +
 				   (isNum(r.threads) ? ", " + r.threads + (r.threads === 1 ? " thread" : " threads") : ""))],
 			       null, scopeText));
-	facts.appendChild(fact("elapsed", "Elapsed", fmtTime(r.elapsed_s)));
+	facts.appendChild(fact("elapsed", "Elapsed", fmtTime(r.elapsed_s), null,
+			       r.started_at ? "Started at " + r.started_at : null));
 	facts.appendChild(fact("samples", "Samples",
 			       [fmtCount(r.samples),
 				el("span", {class: "sub"}, " \u00b7 " + fmtRate(r.samples_per_s))],
@@ -246,7 +247,8 @@ function buildSidebar() {
 		     el("span", {class: "count"}, String(srcs.length))),
 		  filter, listEl,
 		  el("p", {class: "sidefoot"}, "This file embeds captured source code. ",
-		     helpLink("sharing", null, "Sharing \u2197")));
+		     helpLink("sharing", null, "Sharing \u2197"),
+		     D.run.tool ? el("span", {class: "tool"}, String(D.run.tool)) : null));
 }
 
 // Keeps the sidebar links in step with the process selection and the current route.

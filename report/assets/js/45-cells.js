@@ -199,8 +199,9 @@ function colBytes(id, label, get, signed, title) {
 }
 
 // A process id: a number, but written without thousands separators.
-function colPid(get) {
-	return {id: "pid", label: "PID", kind: "num", num: true, first: 1, w: numW(7, "PID"), value: get,
+function colPid(get, id, label) {
+	return {id: id || "pid", label: label || "PID", kind: "num", num: true, first: 1, w: numW(7, label || "PID"),
+		value: get,
 		cell: function (td, r) {
 			var v = get(r);
 			setNum(td, isNum(v) ? String(v) : DASH, isNum(v));

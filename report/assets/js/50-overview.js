@@ -205,11 +205,15 @@ function processTable() {
 		};
 	}
 	var cols = [
-		{id: "pid", label: "PID", kind: "num", num: true, first: 1, w: numW(7, "PID"), value: pv("pid"),
+		{id: "pid", label: "PID", kind: "num", num: true, first: 1, w: numW(11, "PID"), value: pv("pid"),
+		 title: "Process id (and the id inside its pid namespace, when different)",
 		 cell: function (td, i) {
 			 td.appendChild(el("a", {href: "#overview?p=" + i, title: "Show only this process",
 						 class: i === SEL ? "selected" : null}, String(P[i].pid)));
+			 if (isNum(P[i].nspid) && P[i].nspid !== P[i].pid)
+				 td.appendChild(el("span", {class: "sub", title: "pid inside its namespace"}, " (" + P[i].nspid + ")"));
 		 }},
+		colPid(pv("ppid"), "ppid", "PPID"),
 		{id: "cmd", label: "Command", kind: "name", w: 300, value: function (i) {
 			return P[i].argv || P[i].comm;
 		}, cell: function (td, i) {
@@ -222,6 +226,7 @@ function processTable() {
 		}},
 		colCount("threads", "Threads", pv("threads")),
 		colCount("psamples", "Samples", pv("samples")),
+		colCount("native", "Native samples", pv("native_samples"), "Samples without a Python frame"),
 		colTime("pstart", "Start", pv("start_s"), "Start, relative to the start of the run"),
 		colTime("pdur", "Duration", function (i) {
 			return isNum(P[i].end_s) && isNum(P[i].start_s) ? P[i].end_s - P[i].start_s : null;

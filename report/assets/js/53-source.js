@@ -136,11 +136,15 @@ function renderSource(root, r) {
 	if (m.has.mem_change)
 		heatOpts.push({value: "mem", label: "Mem Growth"});
 
-	var sortSt = UI.sort.source;
+	// A source table starts in line order; its sort survives only re-renders of the same source
+	// (Self/Total, process selection, links within the file).
+	var sortSt = UI.sortSrc === s ? UI.sort.source : null;
 	if (sortSt && !cols.some(function (c) {
 		return c.id === sortSt.id;
 	}))
 		sortSt = null;
+	UI.sortSrc = s;
+	UI.sort.source = sortSt;
 	var t = new Table({
 		columns: cols, rows: rows, fill: true, cls: "srctable", minW: Math.ceil(maxLineCells(s, lines) * METRIC.ch + 28),
 		sort: sortSt || {id: "source", dir: 1},
