@@ -54,7 +54,7 @@ $(REPORT_TEST_DIR)/%.html: $(REPORT_TEST_DIR)/%.json $(REPORT_MKHTML)
 
 .PHONY: test-report bench-report-open
 TEST_TARGETS += test-report
-test-report: $(REPORT_FIXTURES)
+test-report: $(REPORT_FIXTURES) $(REPORT_FIXTURES:.html=.json)
 	$(Q)tests/report/run.sh $(REPORT_TEST_DIR)
 
 bench-report-open: $(REPORT_TEST_DIR)/big.html
