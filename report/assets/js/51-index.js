@@ -189,9 +189,10 @@ function renderFunctions(root, r) {
 	cols.push(colCount("lines", "Lines", function (f) {
 		return F.lines[f];
 	}, "Lines from the def statement through the last statement of the body"));
-	cols[cols.length - 1].w = undefined;
+	var nameCol = cols[cols.length - 2], nameMin = nameCol.w;
+	nameCol.w = undefined; // the function name takes the remaining width
 	t = new Table({columns: cols, rows: rows, sort: {id: "time", dir: -1}, fill: true, cls: "index funcs",
-		       minW: 90, empty: "No function was recorded in this selection.",
+		       minW: nameMin, empty: "No function was recorded in this selection.",
 		       heat: function (f) {
 			       return UI.heat.functions === "time" && FT ? heatLevel(FT[f], maxT) : 0;
 		       }});
