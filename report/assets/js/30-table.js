@@ -39,6 +39,12 @@ function Table(o) {
 	t.buildHead();
 	t.sortItems();
 	var pending = false;
+	// a taller window shows more rows: draw them
+	if (window.ResizeObserver)
+		new ResizeObserver(function () {
+			if (t.items.length > VIRT_MIN)
+				t.draw(false);
+		}).observe(t.root);
 	t.root.addEventListener("scroll", function () {
 		if (pending)
 			return;

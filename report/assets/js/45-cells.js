@@ -104,7 +104,7 @@ function codeCell(td, s, line, withLinks, trim) {
 	var lines = srcLines(s), text = lines[line - 1];
 	if (text === undefined) {
 		td.classList.add("na");
-		td.textContent = D.sources[s] && D.sources[s].text === null ? "(source unavailable)" : "";
+		td.textContent = D.sources[s] && typeof D.sources[s].text !== "string" ? DASH : "";
 		return;
 	}
 	var states = pyStatesOf(s);
@@ -180,8 +180,8 @@ function colTime(id, label, get, title) {
 		}};
 }
 
-function colCount(id, label, get, title) {
-	return {id: id, label: label, kind: "num", num: true, w: numW(id === "rows" ? 10 : 7, label),
+function colCount(id, label, get, title, chars) {
+	return {id: id, label: label, kind: "num", num: true, w: numW(chars || 7, label),
 		title: title, value: get, cell: function (td, r) {
 			var v = get(r);
 			setNum(td, fmtCount(v), isNum(v));

@@ -56,9 +56,18 @@ function renderSource(root, r) {
 		});
 	}
 
-	var rows = new Int32Array(nl);
-	for (k = 0; k < nl; k++)
-		rows[k] = k + 1;
+	// Every line of the captured text; without text, only the lines that have measurements.
+	var hasText = typeof src.text === "string", rows;
+	if (hasText) {
+		rows = new Int32Array(nl);
+		for (k = 0; k < nl; k++)
+			rows[k] = k + 1;
+	} else {
+		rows = [];
+		for (k = 1; k <= nl; k++)
+			if (rowOf[k] >= 0)
+				rows.push(k);
+	}
 
 	var cols = [];
 	var digits = String(nl).length;
@@ -171,11 +180,11 @@ function renderSource(root, r) {
 		},
 		heatKind: UI.heat.source === "mem" ? "mheat" : "heat",
 		empty: UI.hotOnly ? "No line of this file has a measurement; switch Hot only off to see them all."
-				  : "This source has no lines.",
+				  : hasText ? "This source has no lines." : "No line of this source was measured.",
 	});
 
 	var total = m.srcTime[s];
-	var sub = [fmtCount(nl) + (nl === 1 ? " line" : " lines"),
+	var sub = [hasText ? fmtCount(nl) + (nl === 1 ? " line" : " lines") : "no captured text",
 		   cells ? " \u00b7 " + cells.length + " cells" : "",
 		   " \u00b7 Total time: ", el("strong", {id: "src-total"}, fmtTime(total))];
 	var hot = toggle("Hot only", UI.hotOnly, function (on) {

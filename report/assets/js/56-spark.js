@@ -108,7 +108,7 @@ function renderSparkAction(root, i) {
 		}},
 		colCount("rows", "Rows after", function (k) {
 			return steps[k].rows;
-		}, "Rows after this step (numOutputRows)"),
+		}, "Rows after this step (numOutputRows)", 11),
 		colTime("time", "Time", function (k) {
 			return steps[k].time_s;
 		}),
