@@ -90,7 +90,7 @@ function fact(anchor, key, value, cls, title) {
 function buildHeader() {
 	var r = D.run, facts = el("div", {class: "facts"});
 	var status = r.status || "Success";
-	var sv = el("span", null, el("i", {class: "dot " + (status === "Failed" ? "bad" : "ok")}),
+	var sv = el("span", null, el("i", {class: "dot " + (status === "Failed" ? "bad" : status === "Reference" ? "ref" : "ok")}),
 		    status, r.status_detail ? el("span", {class: "sub"}, " (" + r.status_detail + ")") : null);
 	facts.appendChild(fact("run-status", "Run status", sv));
 	facts.appendChild(fact("collection-method", "Collection method",
@@ -348,6 +348,8 @@ var baseTitle = document.title;
 document.addEventListener("click", function (e) {
 	var a = e.target.closest && e.target.closest("a[href^='#']");
 	if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey)
+		return;
+	if (a.classList.contains("lnum")) // opens the line menu; no navigation
 		return;
 	saveScroll();
 	if (a.getAttribute("href") === location.hash) {
