@@ -94,6 +94,17 @@ H.test('opens offline with header facts linking to the guide', async (page) => {
 	// exactly one data block, which parses
 	const blocks = await page.$$eval('script[type="application/json"]', (s) => s.length);
 	eq(blocks, 1, 'one data block');
+	// the report's code has no way to reach the network, and names no remote URL but the guide
+	const code = await page.evaluate(() => document.scripts[1].textContent);
+	for (const api of ['fetch(', 'XMLHttpRequest', 'WebSocket', 'sendBeacon', 'EventSource', 'import(', 'innerHTML',
+			   'outerHTML', 'insertAdjacentHTML', 'document.write', 'eval(', 'new Function'])
+		assert(!code.includes(api), 'the report script uses ' + api);
+	const urls = code.match(/https?:\/\/[^"'\s)]+/g) || [];
+	// (the SVG namespace is an identifier, never fetched)
+	eq([...new Set(urls)].filter((u) => u !== 'http://www.w3.org/2000/svg'),
+	   ['https://github.com/linescope/linescope-bpf/blob/main/docs/report.md'], 'remote URLs');
+	const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+	assert(/default-src 'none'/.test(csp) && /script-src 'sha256-/.test(csp), 'CSP forbids network and foreign scripts');
 	const nav = await page.$$eval('nav.views a', (as) => as.map((a) => a.textContent.trim()));
 	eq(nav, ['◈Overview', '▤Files', 'ƒFunctions', '▦Memory', '▣GPU', '✦Spark'], 'views with data are listed');
 });
@@ -319,6 +330,10 @@ H.test('permalinks open at the line', async (page) => {
 	// the line number opens the line menu and shows the permalink without a jump
 	await page.click(`${SRC} tr[data-row="${line + 2}"] a.lnum`);
 	eq(await page.evaluate(() => location.hash), `#source/${UTIL}/${line + 2}`, 'address shows the permalink');
+	// a second click on the same number opens the menu again (no navigation)
+	await page.keyboard.press('Escape');
+	await page.click(`${SRC} tr[data-row="${line + 2}"] a.lnum`);
+	assert(await page.isVisible('.popover'), 'line menu opens again');
 	await page.click('.popover button:has-text("Copy file:line")');
 	await page.waitForFunction(() => document.querySelector('.popover button.btn').textContent === 'Copied');
 	eq(await page.evaluate(() => navigator.clipboard.readText()), `/home/u/proj/pkg/util.py:${line + 2}`,
