@@ -123,9 +123,18 @@ function renderOverview(root, r) {
 		cards.appendChild(card("Lost samples", fmtCount(lost.total), lostDetail(lost), "warn"));
 	root.appendChild(cards);
 
+	UI.heat.hot = UI.heat.hot || "none";
+	var maxT = UI.mode === "total" ? m.maxTotal || m.maxTime : m.maxTime;
+	var t = null;
 	root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Most expensive lines"),
-			    el("a", {href: href("files"), class: "more"}, "Explore all sources \u2192")));
-	var t = new Table({columns: lineIndexColumns(m, hot), rows: hot, sort: {id: "time", dir: -1},
+			    el("div", {class: "vtools"}, el("a", {href: href("files"), class: "more"}, "Explore all sources \u2192"),
+			       heatSwitch("hot", TIME_HEAT, function () {
+				       t.refresh(false);
+			       }))));
+	t = new Table({columns: lineIndexColumns(m, hot), rows: hot, sort: {id: "time", dir: -1},
+			   heat: function (x) {
+				   return UI.heat.hot === "time" && T ? heatLevel(T[x], maxT) : 0;
+			   },
 			   minW: sourceMinW(hot, function (x) {
 				   return m.src[x];
 			   }, function (x) {
