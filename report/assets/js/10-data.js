@@ -125,11 +125,6 @@ function cellAt(s, line) {
 	return line < c.first + c.nlines ? c : null;
 }
 
-function cellIndexAt(s, line) {
-	var c = cellAt(s, line);
-	return c ? D.sources[s].cells.indexOf(c) : -1;
-}
-
 function cellName(c) {
 	return c.label + (c.revision ? " (" + c.revision + ")" : "");
 }
@@ -380,10 +375,6 @@ function accumulate(a, dest, out, peak) {
 		any = true;
 	}
 	return any;
-}
-
-function rowAt(m, s, line) {
-	return m.key.get(s, line);
 }
 
 function buildFunctions(m, p) {

@@ -46,11 +46,6 @@ function srcLink(s, line, text, cls) {
 		  text || locText(s, line));
 }
 
-function go(path) {
-	saveScroll();
-	location.hash = href(path);
-}
-
 // Remembers where the current view was scrolled, in the current history entry, so that the
 // browser's back button returns to the same place.
 function saveScroll() {
