@@ -538,6 +538,11 @@ H.test('memory view: badges, timelines, keyboard, ranking', async (page) => {
 	const mc = [...ALL.values()].filter((r) => r.mem_change !== undefined).sort((a, b) => b.mem_change - a.mem_change);
 	eq(rank.map((r) => r.cells.loc).slice(0, 3), mc.slice(0, 3).map((r) => FIX.sources[r.src].name + ':' + r.line),
 	   'largest growth first');
+	// one process: only its timeline, and its own lines in the ranking
+	await H.open(page, 'fixture.html', '#memory?p=1');
+	eq(await page.$$eval('section.memproc', (s) => s.map((x) => x.dataset.proc)), ['1'], 'selected process only');
+	const own = [...combinedLines(FIX, 1).values()].filter((r) => r.mem_change !== undefined).length;
+	eq((await tableRows(page, 'table.memrank')).length, own, 'ranking of the selected process');
 });
 
 H.test('GPU view: devices, notes, line estimates', async (page) => {
