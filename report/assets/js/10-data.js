@@ -223,7 +223,6 @@ function inSel(proc) {
 function buildSel(p) {
 	var m = {proc: p};
 	buildLines(m, p);
-	buildFunctions(m, p);
 	buildEdges(m, p);
 	buildContext(m, p);
 	return m;
@@ -375,6 +374,13 @@ function accumulate(a, dest, out, peak) {
 		any = true;
 	}
 	return any;
+}
+
+// The function table of a selection, built when a view first needs it (a source view does not).
+function fnOf(m) {
+	if (!m.fn)
+		buildFunctions(m, m.proc);
+	return m.fn;
 }
 
 function buildFunctions(m, p) {

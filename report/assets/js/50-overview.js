@@ -115,7 +115,7 @@ function renderOverview(root, r) {
 	cards.appendChild(card("Processes", String(D.processes.length),
 			       isNum(run.threads) ? fmtCount(run.threads) + " threads observed" : null));
 	cards.appendChild(card("Source snapshots", fmtCount(browsable)));
-	cards.appendChild(card("Functions", fmtCount(m.fn.n)));
+	cards.appendChild(card("Functions", fmtCount(fnOf(m).n)));
 	cards.appendChild(card("Measured lines", fmtCount(m.n),
 			       isNum(m.sumTime) ? fmtTime(m.sumTime) + " attributed" : null));
 	var lost = run.lost || {};
@@ -191,7 +191,7 @@ function startHere(m, hot, T) {
 	if (f)
 		box.appendChild(el("p", null, "It is in ", el("a", {class: "fnname", href: srcHref(s, f.def)}, f.name),
 				   ", defined at ", srcLink(s, f.def), "."));
-	var F = m.fn, best = -1, FT = UI.mode === "total" ? F.total_s || F.time_s : F.time_s;
+	var F = fnOf(m), best = -1, FT = UI.mode === "total" ? F.total_s || F.time_s : F.time_s;
 	for (var i = 0; FT && i < F.n; i++)
 		if (FT[i] > 0 && (best < 0 || FT[i] > FT[best]))
 			best = i;

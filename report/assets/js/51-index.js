@@ -152,7 +152,7 @@ function renderFunctions(root, r) {
 	var t = null, ctl = fittedView(root, function () {
 		return t;
 	});
-	var m = sel(), F = m.fn, rows = [];
+	var m = sel(), F = fnOf(m), rows = [];
 	for (var i = 0; i < F.n; i++)
 		rows.push(i);
 	var FT = UI.mode === "total" && F.total_s ? F.total_s : F.time_s;
