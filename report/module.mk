@@ -57,5 +57,5 @@ TEST_TARGETS += test-report
 test-report: $(REPORT_FIXTURES) $(REPORT_FIXTURES:.html=.json)
 	$(Q)tests/report/run.sh $(REPORT_TEST_DIR)
 
-bench-report-open: $(REPORT_TEST_DIR)/big.html
-	$(Q)bench/report-open $(REPORT_TEST_DIR)/big.html
+bench-report-open: $(REPORT_TEST_DIR)/big.html $(REPORT_TEST_DIR)/fixture.html
+	$(Q)bench/report-open $(REPORT_TEST_DIR)/big.html $(REPORT_TEST_DIR)/fixture.html
