@@ -571,6 +571,28 @@ H.test('a plain sampling profile shows only its columns and views', async (page)
 	void PLAIN;
 });
 
+// Wraps a document through the real writer (the mkhtml driver next to the fixtures).
+function mkhtml(name, doc) {
+	const json = path.join(dir, name + '.json'), html = path.join(dir, name + '.html');
+	fs.writeFileSync(json, JSON.stringify(doc));
+	require('child_process').execFileSync(path.join(dir, 'mkhtml'), [json, html]);
+	return name + '.html';
+}
+
+H.test('minimal and unsupported documents', async (page) => {
+	// a profile with nothing in it still opens every view
+	const empty = mkhtml('empty', { version: 1 });
+	for (const hash of ['', '#files', '#functions', '#source/0', '#memory', '#child/0', '#spark/3']) {
+		await H.open(page, empty, hash);
+		assert(await page.isVisible('.content h1'), 'empty profile renders ' + (hash || 'overview'));
+	}
+	const bad = mkhtml('future', { version: 2 });
+	await page.goto(H.url(bad));
+	await page.waitForFunction(() => document.documentElement.getAttribute('data-ready'));
+	eq(await page.evaluate(() => document.documentElement.getAttribute('data-ready')), 'error', 'refused');
+	assert((await page.textContent('.fatal')).includes('unsupported report data version 2'), 'says why');
+});
+
 H.test('views follow back and forward', async (page) => {
 	await H.open(page, 'fixture.html');
 	await page.click('nav.views a[data-view="files"]');
