@@ -331,7 +331,7 @@ static json_t *edges_table(const struct ls_model *m)
 		json_array_append_new(column(t, "src"), json_integer(e->file));
 		json_array_append_new(column(t, "line"), json_integer(e->line));
 		json_array_append_new(column(t, "callee_src"), json_integer(f->file));
-		json_array_append_new(column(t, "callee_line"), json_integer(f->firstlineno));
+		json_array_append_new(column(t, "callee_line"), json_integer(f->def_line));
 		json_array_append_new(column(t, "samples"), json_integer(e->count));
 	}
 	return t;
@@ -352,6 +352,14 @@ static json_t *children_array(const struct ls_model *m)
 		json_object_set_new(o, "parent_proc", json_integer(p->parent));
 		json_object_set_new(o, "src", json_integer(p->spawn_file));
 		json_object_set_new(o, "line", json_integer(p->spawn_line));
+		json_object_set_new(o, "pid", json_integer(p->pid));
+		json_object_set_new(o, "kind", json_string("process"));
+		json_object_set_new(o, "status",
+				    json_string(p->exit_code > 0 || (p->exit_code >= 0 &&
+								     WIFSIGNALED(p->exit_code))
+							? "Failed"
+							: "Success"));
+		json_object_set_new(o, "source", json_null());
 		json_object_set_new(o, "cmd", ls_json__str(p->argv ? p->argv : p->comm));
 		json_object_set_new(o, "wait_s", m->wall ? secs(p->parent_wait_ns) : json_null());
 		json_object_set_new(o, "duration_s",
@@ -443,6 +451,7 @@ static json_t *memory_object(const struct ls_model *m)
 		json_array_append_new(procs, p);
 	}
 	free(keep);
+	json_object_set_new(o, "interval_s", json_real(0.01));
 	json_object_set_new(o, "procs", procs);
 	json_object_set_new(o, "largest", largest);
 	return o;
@@ -473,30 +482,26 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? ls_json__str(s) : json_null();
 }
 
-/* Devices (one card each), per-process GPU totals and the reasons collection was partial. */
+/*
+ * Device cards (one per device, over the processes that used it), per-process GPU totals, and
+ * the reasons collection was partial.
+ */
 static json_t *gpu_object(const struct ls_model *m)
 {
 	json_t *o = json_object(), *devs = json_array(), *procs = json_array(),
 	       *notes = json_array();
+	int64_t peak = -1;
+	const char *mem_note = NULL;
 
-	for (size_t i = 0; i < m->ngpu_devs; i++) {
-		const struct ls_mgpu_dev *d = &m->gpu_devs[i];
-
-		json_array_append_new(
-			devs, json_pack("{s:i, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "proc", d->proc,
-					"ordinal", (json_int_t)d->ordinal, "name",
-					str_or_null(d->name), "mem_total",
-					d->mem_total ? json_integer(d->mem_total) : json_null(),
-					"driver", str_or_null(d->driver), "cuda_driver",
-					d->cuda_driver ? json_integer(d->cuda_driver) : json_null(),
-					"cc", d->cc ? json_integer(d->cc) : json_null(), "uuid",
-					str_or_null(d->uuid)));
-	}
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct ls_mproc *p = &m->procs[i];
 
 		if (!p->gpu_hello && !p->gpu_ns)
 			continue;
+		if (p->gpu_peak > peak)
+			peak = p->gpu_peak;
+		if (p->gpu_nvml_note && *p->gpu_nvml_note && !mem_note)
+			mem_note = p->gpu_nvml_note;
 		json_array_append_new(
 			procs,
 			json_pack("{s:i, s:b, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, "
@@ -512,12 +517,45 @@ static json_t *gpu_object(const struct ls_model *m)
 				  (json_int_t)p->gpu_dropped, "lost", (json_int_t)p->gpu_lost));
 		if (p->gpu_message && *p->gpu_message)
 			json_array_append_new(notes, ls_json__str(p->gpu_message));
-		if (p->gpu_nvml_note && *p->gpu_nvml_note)
-			json_array_append_new(notes, ls_json__str(p->gpu_nvml_note));
+		if (p->gpu_nopy_ns)
+			json_array_append_new(
+				notes, json_sprintf("pid %d: %.3f s of device time was launched by "
+						    "threads with no Python frame",
+						    p->pid, p->gpu_nopy_ns / 1e9));
+		if (p->gpu_unseen_ns)
+			json_array_append_new(
+				notes,
+				json_sprintf("pid %d: %.3f s of device time came from launches "
+					     "made before profiling started",
+					     p->pid, p->gpu_unseen_ns / 1e9));
+	}
+	for (size_t i = 0; i < m->ngpu_devs; i++) {
+		const struct ls_mgpu_dev *d = &m->gpu_devs[i];
+		bool seen = false;
+		char cuda[48];
+
+		/* a device used by several processes gets one card */
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = m->gpu_devs[k].ordinal == d->ordinal &&
+			       !strcmp(m->gpu_devs[k].uuid ?: "", d->uuid ?: "");
+		if (seen)
+			continue;
+		snprintf(cuda, sizeof(cuda), "%lld.%lld", (long long)d->cuda_driver / 1000,
+			 (long long)(d->cuda_driver % 1000) / 10);
+		json_array_append_new(
+			devs,
+			json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "index",
+				  (json_int_t)d->ordinal, "name", str_or_null(d->name),
+				  "memory_total",
+				  d->mem_total ? json_integer(d->mem_total) : json_null(), "driver",
+				  str_or_null(d->driver), "cuda",
+				  d->cuda_driver ? json_string(cuda) : json_null(), "peak_mem",
+				  peak > 0 ? json_integer(peak) : json_null(), "memory_note",
+				  peak > 0 ? json_null() : str_or_null(mem_note)));
 	}
 	if (m->gpu_requested && !gpu_loaded(m))
-		json_array_append_new(notes,
-				      json_string("no process loaded liblinescope_cupti.so"));
+		json_array_append_new(notes, json_string("GPU collection was requested but no "
+							 "process loaded liblinescope_cupti.so"));
 	json_object_set_new(o, "devices", devs);
 	json_object_set_new(o, "procs", procs);
 	json_object_set_new(o, "notes", notes);
