@@ -6,28 +6,31 @@ source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 
 prof="$WORK/children.lsprof"
-"$LS" -q --profile "$prof" -o "$WORK/children.html" -- "$DEB_PY" "$FIX/parent_child.py" ||
+LS_TRUTH_DIR="$WORK" "$LS" -q --profile "$prof" -o "$WORK/children.html" -- "$DEB_PY" "$FIX/parent_child.py" ||
 	fail "linescope-bpf exited $?"
 j=$(json_of "$prof") || fail "report"
 
 n=$(pyq "$j" 'len(d["processes"])')
-[ "$n" -eq 3 ] && pass "3 processes" || fail "$n processes, want 3"
+[ "$n" -eq 3 ] && pass "3 processes" || fail "$n processes, want 3: $(pyq "$j" "[(p['pid'], p['ppid'], p['argv'], p['start_s'], p['end_s']) for p in d['processes']]")"
 kids=$(pyq "$j" '" ".join(str(p["pid"]) for p in d["processes"] if "child_work.py" in (p["argv"] or ""))')
 set -- $kids
 [ $# -eq 2 ] && pass "two child_work.py processes: $kids" || fail "children: '$kids'"
 for pid in "$@"; do
-	hot=$(pyq "$j" "total('child_work.py', 9, $pid)")
+	hot=$(pyq "$j" "total('child_work.py', 12, $pid)")
 	"$PYQ" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.02 else 1)" "$hot" &&
-		pass "child $pid has its own hot line (child_work.py:9, ${hot}s)" ||
-		fail "child $pid: child_work.py:9 total ${hot}s"
+		pass "child $pid has its own hot line (child_work.py:12, ${hot}s)" ||
+		fail "child $pid: child_work.py:12 total ${hot}s"
 	parent=$(pyq "$j" "[p['parent_pid'] for p in d['processes'] if p['pid'] == $pid][0]")
 	root=$(pyq "$j" 'd["processes"][0]["pid"]')
 	[ "$parent" = "$root" ] && pass "child $pid's parent is $root" || fail "child $pid parent '$parent'"
 done
-# child 2 does twice the work of child 1 (argv 1 and 2)
-c1=$(pyq "$j" "sum(l['cpu_time_s'] for l in lines(None, 'child_work.py') if [p for p in d['processes'] if p['pid'] == l['pid'] and p['argv'].endswith(' 1')])")
-c2=$(pyq "$j" "sum(l['cpu_time_s'] for l in lines(None, 'child_work.py') if [p for p in d['processes'] if p['pid'] == l['pid'] and p['argv'].endswith(' 2')])")
-r=$(ratio_within "$c2" "$c1" 2.0 0.35) && pass "child 2 / child 1 CPU = $r" || fail "child 2 / child 1 CPU = $r, want about 2"
+# each child's CPU in child_loop, against what it measured itself (thread_time)
+for k in 1 2; do
+	c=$(pyq "$j" "sum(l['cpu_time_s'] for l in lines(None, 'child_work.py') if l['function'] == 'child_loop' and [p for p in d['processes'] if p['pid'] == l['pid'] and p['argv'].endswith(' $k')])")
+	used=$(cat "$WORK/child-$k.txt")
+	r=$(ratio_within "$c" "$used" 1.0 0.10) && pass "child $k: child_loop CPU ${c}s, used ${used}s" ||
+		fail "child $k: child_loop CPU ${c}s, used ${used}s (x$r)"
+done
 # a child's lines are not counted in the parent
 leak=$(pyq "$j" "sum(l['time_s'] for l in lines(d['processes'][0]['pid'], 'child_work.py'))")
 [ "$leak" = 0 ] || [ "$leak" = 0.0 ] && pass "no child time in the parent" || fail "parent has child lines ($leak)"
