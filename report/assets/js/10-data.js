@@ -6,7 +6,7 @@ var D = null; // the report-data document
 
 // Per-line measurement columns. Combined rows add them up, except peaks, which take the maximum,
 // and Avg / hit, which is recomputed from the rows that have hits.
-var LINE_COLS = ["time_s", "total_s", "samples", "samples_total", "cpu_s", "wait_s", "gil_wait_s",
+var LINE_COLS = ["time_s", "total_s", "samples", "samples_total", "cpu_s", "wait_s", "gil_wait_s", "runq_s",
 		 "python_s", "native_s", "kernel_s", "hits", "avg_hit_s", "mem_change", "peak_mem",
 		 "gpu_s", "gpu_peak_mem", "driver_s"];
 var PEAK_COLS = {peak_mem: true, gpu_peak_mem: true};

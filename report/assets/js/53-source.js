@@ -91,6 +91,10 @@ function renderSource(root, r) {
 		cols.push(colTime("gil", "GIL wait", function (line) {
 			return val(m.gil_wait_s, line);
 		}, "Time spent waiting for the GIL"));
+	if (present("runq_s"))
+		cols.push(colTime("runq", "CPU wait", function (line) {
+			return val(m.runq_s, line);
+		}, "Runnable but preempted: waiting for a CPU (other load on the machine)"));
 	if (present("python_s") || present("native_s") || present("kernel_s"))
 		cols.push(splitColumn(m, val));
 	if (present("samples"))
