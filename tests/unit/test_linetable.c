@@ -14,16 +14,25 @@
 #include <unistd.h>
 #include "linetable.h"
 
-static void check_interpreter(const char *python)
+/* chroot: run the interpreter inside this root (the dump goes through its /tmp); or NULL */
+static void check_interpreter_in(const char *root, const char *python)
 {
-	char path[] = "/tmp/ls-positions-XXXXXX", cmd[512];
+	char path[] = "/tmp/ls-positions-XXXXXX", cmd[1024];
 	long codes = 0, units = 0, diffs = 0, nearest_bad = 0;
 	int fd = mkstemp(path);
 	FILE *f;
 
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "%s tests/fixtures/dump_positions.py %s", python, path);
+	if (root) {
+		/* the root's /tmp holds the script and the dump while its interpreter runs */
+		snprintf(cmd, sizeof(cmd),
+			 "cp tests/fixtures/dump_positions.py %s/tmp/ls-dump.py && "
+			 "chroot %s %s /tmp/ls-dump.py /tmp/ls-dump.bin && mv %s/tmp/ls-dump.bin %s",
+			 root, root, python, root, path);
+	} else {
+		snprintf(cmd, sizeof(cmd), "%s tests/fixtures/dump_positions.py %s", python, path);
+	}
 	assert_int_equal(system(cmd), 0);
 	f = fopen(path, "rb");
 	assert_non_null(f);
@@ -73,6 +82,44 @@ static void check_interpreter(const char *python)
 	assert_true(codes > 5000);
 	assert_int_equal(diffs, 0);
 	assert_int_equal(nearest_bad, 0);
+}
+
+static void check_interpreter(const char *python)
+{
+	check_interpreter_in(NULL, python);
+}
+
+/* Debian sid's 3.13-3.15 (tests/fixtures/pyroot.sh; `make test-unit` builds it first). */
+static const char *sid_root(void)
+{
+	const char *r = getenv("LS_SID_ROOT");
+
+	return r ? r : "/var/cache/linescope/sid-root";
+}
+
+static void test_stdlib_pyenv_312(void **state)
+{
+	check_interpreter("/root/.pyenv/versions/3.12.1/bin/python3.12");
+}
+
+static void test_stdlib_pyenv_313(void **state)
+{
+	check_interpreter("/root/.pyenv/versions/3.13.0/bin/python3.13");
+}
+
+static void test_stdlib_sid_313(void **state)
+{
+	check_interpreter_in(sid_root(), "/usr/bin/python3.13");
+}
+
+static void test_stdlib_sid_314(void **state)
+{
+	check_interpreter_in(sid_root(), "/usr/bin/python3.14");
+}
+
+static void test_stdlib_sid_315(void **state)
+{
+	check_interpreter_in(sid_root(), "/usr/bin/python3.15");
 }
 
 static void test_stdlib_debian_311(void **state)
@@ -134,6 +181,11 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_stdlib_debian_311),
 		cmocka_unit_test(test_stdlib_pyenv_311),
+		cmocka_unit_test(test_stdlib_pyenv_312),
+		cmocka_unit_test(test_stdlib_pyenv_313),
+		cmocka_unit_test(test_stdlib_sid_313),
+		cmocka_unit_test(test_stdlib_sid_314),
+		cmocka_unit_test(test_stdlib_sid_315),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
