@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # bench/: benchmarks (not part of `make test`); each prints ratios against a baseline measured in
 # the same run.
-.PHONY: bench bench-pyindex
+.PHONY: bench bench-pyindex bench-report
 bench: $(APP) ls-all
 	bench/overhead
 
@@ -14,3 +14,12 @@ $(OUTPUT)/bench/pyindex: bench/pyindex.c $(OUTPUT)/liblinescope.a
 bench-pyindex: $(OUTPUT)/bench/pyindex
 	$(Q)$(OUTPUT)/bench/pyindex
 	$(Q)$(OUTPUT)/bench/pyindex --dir /usr/lib/python3.11
+
+# report: a 2,000-file, 200,000-line stored profile rendered to HTML and opened in Chromium
+$(OUTPUT)/bench/mkprofile: bench/mkprofile.c $(OUTPUT)/liblinescope.a
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/liblinescope.a $(LDLIBS) -o $@
+
+bench-report: $(APP) $(OUTPUT)/bench/mkprofile
+	$(Q)bench/report

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "escape.h"
+#include "jbuf.h"
 #include "json.h"
 #include "pyindex.h"
 
@@ -192,149 +193,142 @@ static json_t *source_object(const struct ls_mfile *f)
 	return o;
 }
 
-/* Appends to named column arrays of a column-oriented table. */
-static json_t *column(json_t *table, const char *name)
-{
-	json_t *a = json_object_get(table, name);
+/*
+ * The big column tables are written as text directly: one jansson node per cell would dominate
+ * the render time of a large profile. COL(name, expr) writes "name":[expr for every row].
+ */
+#define COL(b, name, n, i, expr)                         \
+	do {                                             \
+		ls_jbuf__str(b, ",\"" name "\":[");      \
+		for (size_t i = 0; i < (n); i++) {       \
+			if (i)                           \
+				ls_jbuf__raw(b, ",", 1); \
+			expr;                            \
+		}                                        \
+		ls_jbuf__raw(b, "]", 1);                 \
+	} while (0)
 
-	if (!a) {
-		a = json_array();
-		json_object_set_new(table, name, a);
-	}
-	return a;
+static void null_col(struct ls_jbuf *b, const char *name)
+{
+	ls_jbuf__str(b, ",\"");
+	ls_jbuf__str(b, name);
+	ls_jbuf__str(b, "\":null");
 }
 
-static json_t *lines_table(const struct ls_model *m)
+static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 {
-	static const char *const absent[] = {"hits", "avg_hit_s"};
+	const struct ls_mline *L = m->lines;
+	size_t n = m->nlines;
 	bool gpu = m->gpu || m->gpu_requested;
-	const char *const cols[] = {"proc",    "src",		"line",	    "time_s",	"total_s",
-				    "samples", "samples_total", "python_s", "native_s", "kernel_s"};
-	json_t *t = json_object();
 
-	/* named columns exist even when empty, so the renderer sees the shape */
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		column(t, cols[i]);
+	ls_jbuf__str(b, "{\"proc\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			ls_jbuf__raw(b, ",", 1);
+		ls_jbuf__int(b, L[i].proc);
+	}
+	ls_jbuf__raw(b, "]", 1);
+	COL(b, "src", n, i, ls_jbuf__int(b, L[i].file));
+	COL(b, "line", n, i, ls_jbuf__int(b, L[i].line));
+	COL(b, "time_s", n, i, ls_jbuf__secs(b, L[i].own_ns));
+	COL(b, "total_s", n, i, ls_jbuf__secs(b, L[i].total_ns));
+	COL(b, "samples", n, i, ls_jbuf__int(b, L[i].own_count));
+	COL(b, "samples_total", n, i, ls_jbuf__int(b, L[i].total_count));
+	COL(b, "python_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[0]));
+	COL(b, "native_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[1]));
+	COL(b, "kernel_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[2]));
 	if (m->wall) {
-		column(t, "cpu_s");
-		column(t, "wait_s");
-		column(t, "gil_wait_s");
-		column(t, "runq_s");
+		COL(b, "cpu_s", n, i, ls_jbuf__secs(b, LS_LINE_CPU_NS(&L[i])));
+		COL(b, "wait_s", n, i, ls_jbuf__secs(b, L[i].wait_ns));
+		COL(b, "gil_wait_s", n, i, ls_jbuf__secs(b, L[i].gil_ns));
+		COL(b, "runq_s", n, i, ls_jbuf__secs(b, L[i].runq_ns));
 	} else {
-		json_object_set_new(t, "runq_s", json_null());
-		json_object_set_new(t, "cpu_s", json_null());
-		json_object_set_new(t, "wait_s", json_null());
-		json_object_set_new(t, "gil_wait_s", json_null());
+		null_col(b, "cpu_s");
+		null_col(b, "wait_s");
+		null_col(b, "gil_wait_s");
+		null_col(b, "runq_s");
 	}
 	if (gpu) {
-		column(t, "gpu_s");
-		column(t, "gpu_peak_mem");
-		column(t, "driver_s");
+		/* GPU time is device time: never added to Time */
+		COL(b, "gpu_s", n, i, ls_jbuf__secs(b, L[i].gpu_ns));
+		COL(b, "gpu_peak_mem", n, i,
+		    L[i].gpu_peak >= 0 ? ls_jbuf__int(b, L[i].gpu_peak) : ls_jbuf__str(b, "null"));
+		COL(b, "driver_s", n, i, ls_jbuf__secs(b, L[i].driver_ns));
 	} else {
-		json_object_set_new(t, "gpu_s", json_null());
-		json_object_set_new(t, "gpu_peak_mem", json_null());
-		json_object_set_new(t, "driver_s", json_null());
+		null_col(b, "gpu_s");
+		null_col(b, "gpu_peak_mem");
+		null_col(b, "driver_s");
 	}
 	if (m->memory) {
-		column(t, "mem_change");
-		column(t, "peak_mem");
+		COL(b, "mem_change", n, i,
+		    L[i].peak_mem >= 0 ? ls_jbuf__int(b, L[i].mem_change)
+				       : ls_jbuf__str(b, "null"));
+		COL(b, "peak_mem", n, i,
+		    L[i].peak_mem >= 0 ? ls_jbuf__int(b, L[i].peak_mem) : ls_jbuf__str(b, "null"));
 	} else {
-		json_object_set_new(t, "mem_change", json_null());
-		json_object_set_new(t, "peak_mem", json_null());
+		null_col(b, "mem_change");
+		null_col(b, "peak_mem");
 	}
-	for (size_t i = 0; i < m->nlines; i++) {
-		const struct ls_mline *l = &m->lines[i];
-
-		json_array_append_new(column(t, "proc"), json_integer(l->proc));
-		json_array_append_new(column(t, "src"), json_integer(l->file));
-		json_array_append_new(column(t, "line"), json_integer(l->line));
-		json_array_append_new(column(t, "time_s"), secs(l->own_ns));
-		json_array_append_new(column(t, "total_s"), secs(l->total_ns));
-		json_array_append_new(column(t, "samples"), json_integer(l->own_count));
-		json_array_append_new(column(t, "samples_total"), json_integer(l->total_count));
-		json_array_append_new(column(t, "python_s"), secs(l->mode_ns[0]));
-		json_array_append_new(column(t, "native_s"), secs(l->mode_ns[1]));
-		json_array_append_new(column(t, "kernel_s"), secs(l->mode_ns[2]));
-		if (m->wall) {
-			json_array_append_new(column(t, "cpu_s"), secs(LS_LINE_CPU_NS(l)));
-			json_array_append_new(column(t, "wait_s"), secs(l->wait_ns));
-			json_array_append_new(column(t, "gil_wait_s"), secs(l->gil_ns));
-			json_array_append_new(column(t, "runq_s"), secs(l->runq_ns));
-		}
-		if (gpu) {
-			/* GPU time is device time: never added to Time */
-			json_array_append_new(column(t, "gpu_s"), secs(l->gpu_ns));
-			json_array_append_new(column(t, "gpu_peak_mem"),
-					      l->gpu_peak >= 0 ? json_integer(l->gpu_peak)
-							       : json_null());
-			json_array_append_new(column(t, "driver_s"), secs(l->driver_ns));
-		}
-		if (m->memory) {
-			bool seen = l->peak_mem >= 0;
-
-			json_array_append_new(column(t, "mem_change"),
-					      seen ? json_integer(l->mem_change) : json_null());
-			json_array_append_new(column(t, "peak_mem"),
-					      seen ? json_integer(l->peak_mem) : json_null());
-		}
-	}
-	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
-		json_object_set_new(t, absent[i], json_null());
-	return t;
+	null_col(b, "hits");
+	null_col(b, "avg_hit_s");
+	ls_jbuf__raw(b, "}", 1);
 }
 
-static json_t *functions_table(const struct ls_model *m)
+static void functions_table(struct ls_jbuf *b, const struct ls_model *m)
 {
-	json_t *t = json_object();
-	const char *const cols[] = {"proc",  "src",    "name",	  "def_line", "end_line",
-				    "lines", "time_s", "total_s", "samples"};
+	const struct ls_mfstat *F = m->fstats;
+	const struct ls_mfunc *fn = m->funcs;
+	size_t n = m->nfstats;
 
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		column(t, cols[i]);
-	for (size_t i = 0; i < m->nfstats; i++) {
-		const struct ls_mfstat *fs = &m->fstats[i];
-		const struct ls_mfunc *f = &m->funcs[fs->func];
-
-		json_array_append_new(column(t, "proc"), json_integer(fs->proc));
-		json_array_append_new(column(t, "src"), json_integer(f->file));
-		json_array_append_new(column(t, "name"), ls_json__str(f->qualname));
-		json_array_append_new(column(t, "def_line"), json_integer(f->def_line));
-		json_array_append_new(column(t, "end_line"),
-				      f->end_line ? json_integer(f->end_line) : json_null());
-		json_array_append_new(column(t, "lines"),
-				      f->end_line ? json_integer(f->end_line - f->def_line + 1)
-						  : json_null());
-		json_array_append_new(column(t, "time_s"), secs(fs->own_ns));
-		json_array_append_new(column(t, "total_s"), secs(fs->total_ns));
-		json_array_append_new(column(t, "samples"), json_integer(fs->own_count));
-		json_array_append_new(column(t, "cpu_s"), m->wall ? secs(fs->cpu_ns) : json_null());
-		json_array_append_new(column(t, "wait_s"),
-				      m->wall ? secs(fs->wait_ns + fs->gil_ns + fs->runq_ns)
-					      : json_null());
+	ls_jbuf__str(b, "{\"proc\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			ls_jbuf__raw(b, ",", 1);
+		ls_jbuf__int(b, F[i].proc);
 	}
-	json_object_set_new(t, "calls", json_null());
-	return t;
+	ls_jbuf__raw(b, "]", 1);
+	COL(b, "src", n, i, ls_jbuf__int(b, fn[F[i].func].file));
+	COL(b, "name", n, i, ls_jbuf__json(b, ls_json__str(fn[F[i].func].qualname)));
+	COL(b, "def_line", n, i, ls_jbuf__int(b, fn[F[i].func].def_line));
+	COL(b, "end_line", n, i,
+	    fn[F[i].func].end_line ? ls_jbuf__int(b, fn[F[i].func].end_line)
+				   : ls_jbuf__str(b, "null"));
+	COL(b, "lines", n, i,
+	    fn[F[i].func].end_line
+		    ? ls_jbuf__int(b, fn[F[i].func].end_line - fn[F[i].func].def_line + 1)
+		    : ls_jbuf__str(b, "null"));
+	COL(b, "time_s", n, i, ls_jbuf__secs(b, F[i].own_ns));
+	COL(b, "total_s", n, i, ls_jbuf__secs(b, F[i].total_ns));
+	COL(b, "samples", n, i, ls_jbuf__int(b, F[i].own_count));
+	if (m->wall) {
+		COL(b, "cpu_s", n, i, ls_jbuf__secs(b, F[i].cpu_ns));
+		COL(b, "wait_s", n, i, ls_jbuf__secs(b, F[i].wait_ns + F[i].gil_ns + F[i].runq_ns));
+	} else {
+		null_col(b, "cpu_s");
+		null_col(b, "wait_s");
+	}
+	null_col(b, "calls");
+	ls_jbuf__raw(b, "}", 1);
 }
 
-static json_t *edges_table(const struct ls_model *m)
+static void edges_table(struct ls_jbuf *b, const struct ls_model *m)
 {
-	json_t *t = json_object();
-	const char *const cols[] = {"proc", "src", "line", "callee_src", "callee_line", "samples"};
+	const struct ls_medge *E = m->edges;
+	size_t n = m->nedges;
 
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		column(t, cols[i]);
-	for (size_t i = 0; i < m->nedges; i++) {
-		const struct ls_medge *e = &m->edges[i];
-		const struct ls_mfunc *f = &m->funcs[e->callee];
-
-		json_array_append_new(column(t, "proc"), json_integer(e->proc));
-		json_array_append_new(column(t, "src"), json_integer(e->file));
-		json_array_append_new(column(t, "line"), json_integer(e->line));
-		json_array_append_new(column(t, "callee_src"), json_integer(f->file));
-		json_array_append_new(column(t, "callee_line"), json_integer(f->def_line));
-		json_array_append_new(column(t, "samples"), json_integer(e->count));
+	ls_jbuf__str(b, "{\"proc\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			ls_jbuf__raw(b, ",", 1);
+		ls_jbuf__int(b, E[i].proc);
 	}
-	return t;
+	ls_jbuf__raw(b, "]", 1);
+	COL(b, "src", n, i, ls_jbuf__int(b, E[i].file));
+	COL(b, "line", n, i, ls_jbuf__int(b, E[i].line));
+	COL(b, "callee_src", n, i, ls_jbuf__int(b, m->funcs[E[i].callee].file));
+	COL(b, "callee_line", n, i, ls_jbuf__int(b, m->funcs[E[i].callee].def_line));
+	COL(b, "samples", n, i, ls_jbuf__int(b, E[i].count));
+	ls_jbuf__raw(b, "}", 1);
 }
 
 static json_t *children_array(const struct ls_model *m)
@@ -562,30 +556,40 @@ static json_t *gpu_object(const struct ls_model *m)
 	return o;
 }
 
-json_t *ls_json__report_data(const struct ls_model *m)
+char *ls_json__report_text(const struct ls_model *m, size_t *len)
 {
-	json_t *d = json_object(), *procs = json_array(), *srcs = json_array(),
-	       *syms = json_array();
+	json_t *procs = json_array(), *srcs = json_array(), *syms = json_array();
+	struct ls_jbuf b;
 
-	json_object_set_new(d, "version", json_integer(1));
-	json_object_set_new(d, "run", run_object(m));
 	for (size_t i = 0; i < m->nprocs; i++)
 		json_array_append_new(procs, process_object(m, &m->procs[i]));
-	json_object_set_new(d, "processes", procs);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		json_array_append_new(srcs, source_object(&m->files[i]));
 		json_array_append_new(syms, symbols_object(m, i));
 	}
-	json_object_set_new(d, "sources", srcs);
-	json_object_set_new(d, "lines", lines_table(m));
-	json_object_set_new(d, "functions", functions_table(m));
-	json_object_set_new(d, "edges", edges_table(m));
-	json_object_set_new(d, "symbols", syms);
-	json_object_set_new(d, "children", children_array(m));
-	json_object_set_new(d, "memory", m->memory ? memory_object(m) : json_null());
-	json_object_set_new(d, "gpu", m->gpu || m->gpu_requested ? gpu_object(m) : json_null());
-	json_object_set_new(d, "spark", json_null());
-	return d;
+	ls_jbuf_init(&b);
+	ls_jbuf__str(&b, "{\"version\":1,\"run\":");
+	ls_jbuf__json(&b, run_object(m));
+	ls_jbuf__str(&b, ",\"processes\":");
+	ls_jbuf__json(&b, procs);
+	ls_jbuf__str(&b, ",\"sources\":");
+	ls_jbuf__json(&b, srcs);
+	ls_jbuf__str(&b, ",\"lines\":");
+	lines_table(&b, m);
+	ls_jbuf__str(&b, ",\"functions\":");
+	functions_table(&b, m);
+	ls_jbuf__str(&b, ",\"edges\":");
+	edges_table(&b, m);
+	ls_jbuf__str(&b, ",\"symbols\":");
+	ls_jbuf__json(&b, syms);
+	ls_jbuf__str(&b, ",\"children\":");
+	ls_jbuf__json(&b, children_array(m));
+	ls_jbuf__str(&b, ",\"memory\":");
+	ls_jbuf__json(&b, m->memory ? memory_object(m) : NULL);
+	ls_jbuf__str(&b, ",\"gpu\":");
+	ls_jbuf__json(&b, m->gpu || m->gpu_requested ? gpu_object(m) : NULL);
+	ls_jbuf__str(&b, ",\"spark\":null}");
+	return ls_jbuf__detach(&b, len);
 }
 
 /* Source text of one line (1-based) of a file, or NULL. */

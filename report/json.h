@@ -10,7 +10,8 @@
 #include <jansson.h>
 #include "model.h"
 
-json_t *ls_json__report_data(const struct ls_model *m);
+/* The report-data document as JSON text (malloc'ed; *len its length), or NULL on -ENOMEM. */
+char *ls_json__report_text(const struct ls_model *m, size_t *len);
 json_t *ls_json__lines(const struct ls_model *m);
 
 /* A JSON string of text, with invalid UTF-8 replaced by U+FFFD. NULL text gives JSON null. */

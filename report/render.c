@@ -28,15 +28,16 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 		if (!err)
 			fputc('\n', out);
 		return err ? -EIO : 0;
-	case LS_FMT_HTML:
-		j = ls_json__report_data(m);
-		s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
-		json_decref(j);
+	case LS_FMT_HTML: {
+		size_t len;
+
+		s = ls_json__report_text(m, &len);
 		if (!s)
 			return -ENOMEM;
-		err = ls_html__write(out, s, strlen(s), ls_model__meta(m, "scope"));
+		err = ls_html__write(out, s, len, ls_model__meta(m, "scope"));
 		free(s);
 		return err;
+	}
 	}
 	return -EINVAL;
 }
