@@ -12,13 +12,28 @@
 #include "probes.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 int ls_hooks_active_threads(void);
 
-static pthread_t g_flusher;
-static bool g_flusher_running;
+/*
+ * The flush thread. It sleeps on a condition variable so that it can be stopped at once: around
+ * os.fork() it is stopped and started again, because CPython 3.12+ warns about forking a
+ * multi-threaded process and this thread should not be what makes it so.
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	pthread_t thread;
+	pid_t tid;
+	bool running;
+	bool stop;
+} g_fl = { .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
 static volatile bool g_stopping; /* interpreter exit began: never take the GIL again */
 static bool g_failed;		 /* tracing could not start for the current attachment */
 static PyObject *g_orig_exit;	 /* os._exit before we wrapped it */
@@ -55,6 +70,26 @@ static void set_enabled(bool want)
 	ls_core_reset_all();
 }
 
+/* Sleep one flush period; false when asked to stop. */
+static bool flusher_nap(void)
+{
+	struct timespec until;
+	bool stop;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += LS_FLUSH_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g_fl.mu);
+	while (!g_fl.stop && pthread_cond_timedwait(&g_fl.cond, &g_fl.mu, &until) == 0)
+		;
+	stop = g_fl.stop;
+	pthread_mutex_unlock(&g_fl.mu);
+	return !stop && !g_stopping;
+}
+
 static void *flusher_main(void *arg)
 {
 	sigset_t all;
@@ -62,22 +97,20 @@ static void *flusher_main(void *arg)
 	/* signals belong to the main thread, as Python expects */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (!g_stopping) {
-		struct timespec nap = { 0, LS_FLUSH_MS * 1000000L };
-		bool want, stale;
+	g_fl.tid = syscall(SYS_gettid);
+	while (flusher_nap()) {
+		bool want = linescope_batch_semaphore != 0, stale;
 
-		nanosleep(&nap, NULL);
-		want = linescope_batch_semaphore != 0;
 		if (!want)
 			g_failed = false; /* a later attachment tries again */
 		stale = g_ls.enabled && ls_core_has_stale();
-		if (g_stopping || (want == g_ls.enabled && !stale) || (want && g_failed))
+		if ((want == g_ls.enabled && !stale) || (want && g_failed))
 			continue;
 		if (Py_IsInitialized() == 0)
 			break;
 		PyGILState_STATE st = PyGILState_Ensure();
 
-		if (!g_stopping) {
+		if (!g_stopping && !g_fl.stop) {
 			set_enabled(want);
 			if (g_ls.enabled)
 				ls_core_flush_stale();
@@ -89,13 +122,43 @@ static void *flusher_main(void *arg)
 
 static int flusher_start(void)
 {
-	int err = pthread_create(&g_flusher, NULL, flusher_main, NULL);
+	pthread_condattr_t ca;
+	int err;
 
+	if (g_fl.running || g_stopping)
+		return 0;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g_fl.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&g_fl.mu, NULL);
+	g_fl.stop = false;
+	err = pthread_create(&g_fl.thread, NULL, flusher_main, NULL);
 	if (err)
 		return -err;
-	pthread_detach(g_flusher);
-	g_flusher_running = true;
+	g_fl.running = true;
 	return 0;
+}
+
+/* GIL held; released while waiting, since the thread may be waiting for it. */
+static void flusher_stop(void)
+{
+	pid_t tid;
+
+	if (!g_fl.running)
+		return;
+	pthread_mutex_lock(&g_fl.mu);
+	g_fl.stop = true;
+	pthread_cond_signal(&g_fl.cond);
+	pthread_mutex_unlock(&g_fl.mu);
+	Py_BEGIN_ALLOW_THREADS
+	pthread_join(g_fl.thread, NULL);
+	Py_END_ALLOW_THREADS
+	g_fl.running = false;
+	/* pthread_join returns before the kernel drops the thread from the count CPython reads */
+	tid = g_fl.tid;
+	for (int i = 0; tid > 0 && i < 100000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++)
+		sched_yield();
 }
 
 /* Py_AtExit: after finalization, no hook runs any more; send what is left. */
@@ -112,11 +175,38 @@ static PyObject *py_atexit(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+static PyObject *py_before_fork(PyObject *self, PyObject *unused)
+{
+	flusher_stop();
+	Py_RETURN_NONE;
+}
+
+static int flusher_restart(void *unused)
+{
+	if (flusher_start())
+		return PyErr_WarnEx(PyExc_RuntimeWarning, "linescope_usdt: no flush thread after fork",
+				    1);
+	return 0;
+}
+
+/*
+ * Not now: 3.13+ counts the process's threads for its warning after these callbacks have run.
+ * A pending call runs once os.fork() has returned.
+ */
+static PyObject *py_after_fork_parent(PyObject *self, PyObject *unused)
+{
+	if (Py_AddPendingCall(flusher_restart, NULL))
+		flusher_restart(NULL);
+	Py_RETURN_NONE;
+}
+
 static PyObject *py_after_fork_child(PyObject *self, PyObject *unused)
 {
 	ls_core_after_fork_child();
-	g_flusher_running = false;
-	if (!g_stopping && flusher_start())
+	if (g_ls.enabled)
+		ls_core_emit_state(LS_TRACE_ON, LS_TR_NONE); /* the child is a new process to trace */
+	g_fl.running = false;
+	if (flusher_start())
 		PyErr_WarnEx(PyExc_RuntimeWarning, "linescope_usdt: no flush thread after fork", 1);
 	Py_RETURN_NONE;
 }
@@ -157,7 +247,7 @@ static PyObject *py_state(PyObject *self, PyObject *unused)
 			     (unsigned long long)g_ls.session, "threads", nthreads, "hooked_threads",
 			     ls_hooks_active_threads(), "reason", g_ls.reason, "tsc",
 			     g_ls.use_tsc ? Py_True : Py_False, "flusher",
-			     g_flusher_running ? Py_True : Py_False, "library_prefixes",
+			     g_fl.running ? Py_True : Py_False, "library_prefixes",
 			     g_ls.nlib_prefix);
 }
 
@@ -198,7 +288,11 @@ static PyMethodDef g_methods[] = {
 };
 
 static PyMethodDef g_atexit_def = { "_atexit", py_atexit, METH_NOARGS, NULL };
-static PyMethodDef g_fork_def = { "_after_fork_child", py_after_fork_child, METH_NOARGS, NULL };
+static PyMethodDef g_fork_defs[] = {
+	{ "_before_fork", py_before_fork, METH_NOARGS, NULL },
+	{ "_after_fork_parent", py_after_fork_parent, METH_NOARGS, NULL },
+	{ "_after_fork_child", py_after_fork_child, METH_NOARGS, NULL },
+};
 static PyMethodDef g_exit_def = { "_exit", (PyCFunction)(void (*)(void))py_exit_wrapper,
 				  METH_FASTCALL, "os._exit, flushing linescope counters first." };
 
@@ -279,10 +373,14 @@ PyMODINIT_FUNC PyInit_linescope_usdt(void)
 		call_with("atexit", "register", cb, NULL);
 		Py_DECREF(cb);
 	}
-	cb = PyCFunction_NewEx(&g_fork_def, NULL, NULL);
-	if (cb) {
-		call_with("os", "register_at_fork", cb, "after_in_child");
-		Py_DECREF(cb);
+	for (int i = 0; i < 3; i++) {
+		static const char *const when[] = { "before", "after_in_parent", "after_in_child" };
+
+		cb = PyCFunction_NewEx(&g_fork_defs[i], NULL, NULL);
+		if (cb) {
+			call_with("os", "register_at_fork", cb, when[i]);
+			Py_DECREF(cb);
+		}
 	}
 	wrap_os_exit();
 	Py_AtExit(at_exit_final);
