@@ -10,6 +10,7 @@
  *	calls	PID	TID	FILE	QUALNAME	FIRSTLINE	CALLS	TOTAL_NS
  *	thread	PID	TID	BATCHES	ENDED
  *	native	PID	TID	FILE	FUNC	LINE	line|call	HITS	OWN_NS
+ *	event	attach|detach	CLOCK_MONOTONIC_SECONDS
  *	stat	NAME	VALUE
  *
  * The decoding here is what userspace/ does for linescope-bpf --trace; messages come from the
@@ -324,6 +325,16 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+static double g_attached_at = -1, g_detached_at = -1;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static __u64 now_ms(void)
 {
 	struct timespec ts;
@@ -361,6 +372,7 @@ static int attach_all(struct trace_test_bpf *skel, struct links *ls, char **sos,
 				"batch"))
 			return -1;
 	}
+	g_attached_at = mono_s();
 	/* the native probes slow every process of that binary down: only the command itself */
 	if (native && (attach_usdt(ls, skel->progs.handle_py_line, pid, native, "python", "line") ||
 		       attach_usdt(ls, skel->progs.handle_py_entry, pid, native, "python",
@@ -373,9 +385,14 @@ static int attach_all(struct trace_test_bpf *skel, struct links *ls, char **sos,
 
 static void detach_all(struct links *ls)
 {
+	bool had = ls->n > 0;
+
 	for (int i = 0; i < ls->n; i++)
 		bpf_link__destroy(ls->l[i]);
 	ls->n = 0;
+	/* detached once every link is gone: unregistering a uprobe takes a while */
+	if (had && g_detached_at < 0)
+		g_detached_at = mono_s();
 }
 
 static void usage(void)
@@ -507,6 +524,10 @@ int main(int argc, char **argv)
 	while (ring_buffer__poll(rb, 50) > 0)
 		;
 	print_lines();
+	if (g_attached_at >= 0)
+		fprintf(g.out, "event\tattach\t%.6f\n", g_attached_at);
+	if (g_detached_at >= 0)
+		fprintf(g.out, "event\tdetach\t%.6f\n", g_detached_at);
 	if (native)
 		print_native(skel);
 	print_stats(skel);
