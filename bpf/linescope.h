@@ -117,7 +117,7 @@ struct ls_rss_event {
 
 enum ls_trace_msg_kind {
 	LS_TM_STATE = 1, /* ls_trace_state: tracing turned on or off, or cannot start */
-	LS_TM_CODE = 2,  /* ls_trace_code + file name + qualname: names a code id */
+	LS_TM_CODE = 2,	 /* ls_trace_code + file name + qualname: names a code id */
 	LS_TM_BATCH = 3, /* ls_trace_batch + nlines * ls_trace_line: one thread's counts */
 };
 
@@ -138,37 +138,37 @@ enum ls_trace_state_kind {
 
 enum ls_trace_reason {
 	LS_TR_NONE = 0,
-	LS_TR_BUSY = 1,          /* another tracer holds sys.settrace / every sys.monitoring id */
+	LS_TR_BUSY = 1,		 /* another tracer holds sys.settrace / every sys.monitoring id */
 	LS_TR_FREE_THREADED = 2, /* free-threaded builds are not supported */
-	LS_TR_ERROR = 3,         /* an interpreter call failed (out of memory, API error) */
-	LS_TR_DETACHED = 4,      /* OFF: the last tracer detached */
+	LS_TR_ERROR = 3,	 /* an interpreter call failed (out of memory, API error) */
+	LS_TR_DETACHED = 4,	 /* OFF: the last tracer detached */
 };
 
 enum ls_trace_mech {
-	LS_TMECH_SETTRACE = 1,   /* 3.11: a C trace function on every thread */
+	LS_TMECH_SETTRACE = 1,	 /* 3.11: a C trace function on every thread */
 	LS_TMECH_MONITORING = 2, /* 3.12+: sys.monitoring callbacks */
 };
 
 struct ls_trace_state {
-	__u32 kind;       /* LS_TM_STATE */
-	__u32 state;      /* enum ls_trace_state_kind */
-	__u32 reason;     /* enum ls_trace_reason */
+	__u32 kind;	  /* LS_TM_STATE */
+	__u32 state;	  /* enum ls_trace_state_kind */
+	__u32 reason;	  /* enum ls_trace_reason */
 	__u32 hexversion; /* PY_VERSION_HEX of the interpreter */
-	__u32 mech;       /* enum ls_trace_mech */
-	__u32 tool_id;    /* sys.monitoring tool id (3.12+), else 0 */
-	__u64 session;    /* counts the times tracing turned on in this process */
+	__u32 mech;	  /* enum ls_trace_mech */
+	__u32 tool_id;	  /* sys.monitoring tool id (3.12+), else 0 */
+	__u64 session;	  /* counts the times tracing turned on in this process */
 };
 
 enum ls_trace_code_flags {
-	LS_TCF_LIBRARY = 1 << 0,   /* library code: not traced, its time folds into the caller line */
+	LS_TCF_LIBRARY = 1 << 0, /* library code: not traced, its time folds into the caller line */
 	LS_TCF_TRUNCATED = 1 << 1, /* a name was cut to fit LS_TRACE_MAX_MSG */
 };
 
 struct ls_trace_code {
-	__u32 kind;         /* LS_TM_CODE */
-	__u32 code;         /* id used by ls_trace_line.code, unique within the process */
+	__u32 kind;	    /* LS_TM_CODE */
+	__u32 code;	    /* id used by ls_trace_line.code, unique within the process */
 	__s32 firstlineno;  /* co_firstlineno */
-	__u32 flags;        /* enum ls_trace_code_flags */
+	__u32 flags;	    /* enum ls_trace_code_flags */
 	__u16 filename_len; /* bytes of co_filename (UTF-8, no NUL) right after this struct */
 	__u16 qualname_len; /* bytes of co_qualname right after the file name */
 	__u32 pad;
@@ -190,10 +190,10 @@ struct ls_trace_batch {
 
 /* Counts since the previous batch of the same thread; userspace adds them up. */
 struct ls_trace_line {
-	__u32 code;     /* id from an LS_TM_CODE message of the same process */
-	__s32 line;     /* source line, or LS_TRACE_CALLS */
-	__u64 hits;     /* line events; for LS_TRACE_CALLS, calls (starts, not resumes) */
-	__u64 own_ns;   /* wall time from the line's events to the thread's next traced event */
+	__u32 code;	/* id from an LS_TM_CODE message of the same process */
+	__s32 line;	/* source line, or LS_TRACE_CALLS */
+	__u64 hits;	/* line events; for LS_TRACE_CALLS, calls (starts, not resumes) */
+	__u64 own_ns;	/* wall time from the line's events to the thread's next traced event */
 	__u64 total_ns; /* wall time to the frame's next line (callees included); for
 			 * LS_TRACE_CALLS, time spent inside the code object */
 };
@@ -231,9 +231,9 @@ struct ls_native_str_key {
 
 /* Counters of bpf/pyusdt.bpf.c in .bss (`trace_stats`). */
 struct ls_trace_stats {
-	__u64 msgs;          /* messages copied into `events` */
+	__u64 msgs;	     /* messages copied into `events` */
 	__u64 not_target;    /* probes fired by processes outside `procs` */
-	__u64 bad_size;      /* messages shorter than 4 bytes or over LS_TRACE_MAX_MSG */
+	__u64 bad_size;	     /* messages shorter than 4 bytes or over LS_TRACE_MAX_MSG */
 	__u64 read_fail;     /* bpf_probe_read_user of a message failed */
 	__u64 ringbuf_drops; /* `events` full */
 	__u64 native_events; /* native probe events counted */

@@ -92,8 +92,8 @@ int BPF_USDT(handle_pyusdt_batch, const void *msg, long len)
 /* ---- native CPython probes ---- */
 
 struct native_thread {
-	__u64 ts;		  /* time of the thread's previous native event */
-	__u32 depth;		  /* function__entry minus function__return */
+	__u64 ts;    /* time of the thread's previous native event */
+	__u32 depth; /* function__entry minus function__return */
 	__u32 pad;
 	struct ls_native_key cur; /* the line being executed (pid 0: none yet) */
 	struct ls_native_key stack[LS_NATIVE_STACK];
@@ -141,7 +141,7 @@ struct {
 /* Keep the string at `addr` once per process, so userspace can name the key after exit. */
 static __always_inline void native_str(__u32 pid, __u64 addr)
 {
-	struct ls_native_str_key k = { .pid = pid, .addr = addr };
+	struct ls_native_str_key k = {.pid = pid, .addr = addr};
 	struct native_str *s;
 	__u32 zero = 0;
 

@@ -33,7 +33,8 @@ struct ls_global g_ls = {
 __thread struct ls_thread *ls_tls __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_key;
 
-#define LS_BATCH_MAX ((LS_TRACE_MAX_MSG - sizeof(struct ls_trace_batch)) / sizeof(struct ls_trace_line))
+#define LS_BATCH_MAX \
+	((LS_TRACE_MAX_MSG - sizeof(struct ls_trace_batch)) / sizeof(struct ls_trace_line))
 
 __attribute__((noinline)) void ls_probe_state(const void *msg, long len)
 {
@@ -81,7 +82,7 @@ static void clock_init(void)
 	g_ls.flush_ticks = LS_FLUSH_MS * 1000000ull;
 	if (g_ls.use_tsc) {
 		/* a rough rate for the flush period only; conversions use the measured ratio */
-		struct timespec nap = { 0, 2000000 };
+		struct timespec nap = {0, 2000000};
 		uint64_t t0 = ls_now(), n0 = mono_ns();
 
 		nanosleep(&nap, NULL);
@@ -101,7 +102,7 @@ static double ns_per_tick(void)
 	n = mono_ns();
 	if (n - g_ls.ns0 < 1000000) {
 		/* too short a base for a precise ratio: wait out one millisecond */
-		struct timespec nap = { 0, 1000000 };
+		struct timespec nap = {0, 1000000};
 
 		nanosleep(&nap, NULL);
 		t = ls_now();

@@ -18,8 +18,7 @@
  * the check fails the public API is used instead.
  */
 struct frame311 {
-	PyObject_HEAD
-	PyFrameObject *f_back;
+	PyObject_HEAD PyFrameObject *f_back;
 	struct iframe311 *f_frame;
 	PyObject *f_trace;
 	int f_lineno;
@@ -118,8 +117,7 @@ static PyObject *trampoline(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 static PyMethodDef trampoline_def = {
 	"_trace_trampoline", (PyCFunction)(void (*)(void))trampoline, METH_FASTCALL,
-	"Installs linescope's C trace function in a thread started by threading."
-};
+	"Installs linescope's C trace function in a thread started by threading."};
 
 static void mirror_check(void)
 {

@@ -84,15 +84,18 @@ static PyObject *cb_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 	return result(ls_ev_line(args[0], (int)line));
 }
 
-#define CB(name, fn)                                                                               \
-	{                                                                                          \
-		name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL, NULL                         \
+#define CB(name, fn)                                                       \
+	{                                                                  \
+		name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL, NULL \
 	}
 
 static PyMethodDef g_defs[EV_N] = {
-	[EV_PY_START] = CB("_on_py_start", cb_start),	[EV_PY_RESUME] = CB("_on_py_resume", cb_resume),
-	[EV_PY_THROW] = CB("_on_py_throw", cb_throw),	[EV_PY_RETURN] = CB("_on_py_return", cb_end),
-	[EV_PY_YIELD] = CB("_on_py_yield", cb_end),	[EV_PY_UNWIND] = CB("_on_py_unwind", cb_unwind),
+	[EV_PY_START] = CB("_on_py_start", cb_start),
+	[EV_PY_RESUME] = CB("_on_py_resume", cb_resume),
+	[EV_PY_THROW] = CB("_on_py_throw", cb_throw),
+	[EV_PY_RETURN] = CB("_on_py_return", cb_end),
+	[EV_PY_YIELD] = CB("_on_py_yield", cb_end),
+	[EV_PY_UNWIND] = CB("_on_py_unwind", cb_unwind),
 	[EV_LINE] = CB("_on_line", cb_line),
 };
 
@@ -164,12 +167,13 @@ static bool tool_free(int id)
 int ls_hooks_enable(void)
 {
 	/* PROFILER_ID first, then the two ids CPython leaves unnamed */
-	static const int ids[] = { 2, 4, 3 };
+	static const int ids[] = {2, 4, 3};
 	long mask = 0;
 
 	g_tool = -1;
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		if (tool_free(ids[i]) && call_mon("use_tool_id", "(is)", ids[i], LS_TOOL_NAME) == 0) {
+		if (tool_free(ids[i]) &&
+		    call_mon("use_tool_id", "(is)", ids[i], LS_TOOL_NAME) == 0) {
 			g_tool = ids[i];
 			break;
 		}

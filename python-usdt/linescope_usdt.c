@@ -32,7 +32,7 @@ static struct {
 	pid_t tid;
 	bool running;
 	bool stop;
-} g_fl = { .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+} g_fl = {.mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static volatile bool g_stopping; /* interpreter exit began: never take the GIL again */
 static bool g_failed;		 /* tracing could not start for the current attachment */
@@ -151,10 +151,8 @@ static void flusher_stop(void)
 	g_fl.stop = true;
 	pthread_cond_signal(&g_fl.cond);
 	pthread_mutex_unlock(&g_fl.mu);
-	Py_BEGIN_ALLOW_THREADS
-	pthread_join(g_fl.thread, NULL);
-	Py_END_ALLOW_THREADS
-	g_fl.running = false;
+	Py_BEGIN_ALLOW_THREADS pthread_join(g_fl.thread, NULL);
+	Py_END_ALLOW_THREADS g_fl.running = false;
 	/* pthread_join returns before the kernel drops the thread from the count CPython reads */
 	tid = g_fl.tid;
 	for (int i = 0; tid > 0 && i < 100000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++)
@@ -184,8 +182,8 @@ static PyObject *py_before_fork(PyObject *self, PyObject *unused)
 static int flusher_restart(void *unused)
 {
 	if (flusher_start())
-		return PyErr_WarnEx(PyExc_RuntimeWarning, "linescope_usdt: no flush thread after fork",
-				    1);
+		return PyErr_WarnEx(PyExc_RuntimeWarning,
+				    "linescope_usdt: no flush thread after fork", 1);
 	return 0;
 }
 
@@ -204,7 +202,8 @@ static PyObject *py_after_fork_child(PyObject *self, PyObject *unused)
 {
 	ls_core_after_fork_child();
 	if (g_ls.enabled)
-		ls_core_emit_state(LS_TRACE_ON, LS_TR_NONE); /* the child is a new process to trace */
+		ls_core_emit_state(LS_TRACE_ON,
+				   LS_TR_NONE); /* the child is a new process to trace */
 	g_fl.running = false;
 	if (flusher_start())
 		PyErr_WarnEx(PyExc_RuntimeWarning, "linescope_usdt: no flush thread after fork", 1);
@@ -232,23 +231,22 @@ static PyObject *py_flush(PyObject *self, PyObject *unused)
 
 static PyObject *py_state(PyObject *self, PyObject *unused)
 {
-	static const char *const mechs[] = { "none", "settrace", "monitoring" };
+	static const char *const mechs[] = {"none", "settrace", "monitoring"};
 	int nthreads = 0;
 
 	pthread_mutex_lock(&g_ls.lock);
 	for (struct ls_thread *t = g_ls.threads; t; t = t->next)
 		nthreads++;
 	pthread_mutex_unlock(&g_ls.lock);
-	return Py_BuildValue("{s:O,s:s,s:i,s:i,s:K,s:i,s:i,s:I,s:O,s:O,s:i}", "enabled",
-			     g_ls.enabled ? Py_True : Py_False, "mechanism",
-			     mechs[g_ls.mech < 3 ? g_ls.mech : 0], "tool_id",
-			     g_ls.enabled ? (int)g_ls.tool_id : -1, "attached",
-			     (int)linescope_batch_semaphore, "session",
-			     (unsigned long long)g_ls.session, "threads", nthreads, "hooked_threads",
-			     ls_hooks_active_threads(), "reason", g_ls.reason, "tsc",
-			     g_ls.use_tsc ? Py_True : Py_False, "flusher",
-			     g_fl.running ? Py_True : Py_False, "library_prefixes",
-			     g_ls.nlib_prefix);
+	return Py_BuildValue(
+		"{s:O,s:s,s:i,s:i,s:K,s:i,s:i,s:I,s:O,s:O,s:i}", "enabled",
+		g_ls.enabled ? Py_True : Py_False, "mechanism",
+		mechs[g_ls.mech < 3 ? g_ls.mech : 0], "tool_id",
+		g_ls.enabled ? (int)g_ls.tool_id : -1, "attached", (int)linescope_batch_semaphore,
+		"session", (unsigned long long)g_ls.session, "threads", nthreads, "hooked_threads",
+		ls_hooks_active_threads(), "reason", g_ls.reason, "tsc",
+		g_ls.use_tsc ? Py_True : Py_False, "flusher", g_fl.running ? Py_True : Py_False,
+		"library_prefixes", g_ls.nlib_prefix);
 }
 
 static PyObject *py_library_prefixes(PyObject *self, PyObject *unused)
@@ -278,23 +276,24 @@ static PyObject *py_is_library(PyObject *self, PyObject *arg)
 }
 
 static PyMethodDef g_methods[] = {
-	{ "enabled", py_enabled, METH_NOARGS, "True while a tracer is attached and lines are counted." },
-	{ "state", py_state, METH_NOARGS, "Diagnostics: mechanism, tool id, threads, reason." },
-	{ "flush", py_flush, METH_NOARGS, "Send every thread's counters now." },
-	{ "library_prefixes", py_library_prefixes, METH_NOARGS,
-	  "Path prefixes whose code is library code (not traced)." },
-	{ "is_library", py_is_library, METH_O, "Whether a code file name counts as library code." },
-	{ NULL, NULL, 0, NULL },
+	{"enabled", py_enabled, METH_NOARGS,
+	 "True while a tracer is attached and lines are counted."},
+	{"state", py_state, METH_NOARGS, "Diagnostics: mechanism, tool id, threads, reason."},
+	{"flush", py_flush, METH_NOARGS, "Send every thread's counters now."},
+	{"library_prefixes", py_library_prefixes, METH_NOARGS,
+	 "Path prefixes whose code is library code (not traced)."},
+	{"is_library", py_is_library, METH_O, "Whether a code file name counts as library code."},
+	{NULL, NULL, 0, NULL},
 };
 
-static PyMethodDef g_atexit_def = { "_atexit", py_atexit, METH_NOARGS, NULL };
+static PyMethodDef g_atexit_def = {"_atexit", py_atexit, METH_NOARGS, NULL};
 static PyMethodDef g_fork_defs[] = {
-	{ "_before_fork", py_before_fork, METH_NOARGS, NULL },
-	{ "_after_fork_parent", py_after_fork_parent, METH_NOARGS, NULL },
-	{ "_after_fork_child", py_after_fork_child, METH_NOARGS, NULL },
+	{"_before_fork", py_before_fork, METH_NOARGS, NULL},
+	{"_after_fork_parent", py_after_fork_parent, METH_NOARGS, NULL},
+	{"_after_fork_child", py_after_fork_child, METH_NOARGS, NULL},
 };
-static PyMethodDef g_exit_def = { "_exit", (PyCFunction)(void (*)(void))py_exit_wrapper,
-				  METH_FASTCALL, "os._exit, flushing linescope counters first." };
+static PyMethodDef g_exit_def = {"_exit", (PyCFunction)(void (*)(void))py_exit_wrapper,
+				 METH_FASTCALL, "os._exit, flushing linescope counters first."};
 
 static struct PyModuleDef g_moddef = {
 	PyModuleDef_HEAD_INIT,
@@ -374,7 +373,7 @@ PyMODINIT_FUNC PyInit_linescope_usdt(void)
 		Py_DECREF(cb);
 	}
 	for (int i = 0; i < 3; i++) {
-		static const char *const when[] = { "before", "after_in_parent", "after_in_child" };
+		static const char *const when[] = {"before", "after_in_parent", "after_in_child"};
 
 		cb = PyCFunction_NewEx(&g_fork_defs[i], NULL, NULL);
 		if (cb) {
@@ -389,6 +388,7 @@ PyMODINIT_FUNC PyInit_linescope_usdt(void)
 		set_enabled(true);
 	err = flusher_start();
 	if (err)
-		PyErr_WarnEx(PyExc_RuntimeWarning, "linescope_usdt: no flush thread; not tracing", 1);
+		PyErr_WarnEx(PyExc_RuntimeWarning, "linescope_usdt: no flush thread; not tracing",
+			     1);
 	return m;
 }

@@ -94,10 +94,23 @@ $(TRACE_LOADER): tests/bpf/trace_loader.c $(TRACE_TEST_OUT)/trace_test.skel.h bp
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -I$(TRACE_TEST_OUT) -Ibpf $< \
 		$(shell pkg-config --cflags --libs libbpf) -o $@
 
-ALL_TARGETS += $(TRACE_LOADER)
+# PEP 768 remote loading: userspace/remote_exec.c, driven against a stand-in 3.14 runtime
+TRACE_REMOTE := $(TRACE_TEST_OUT)/trace_remote
+TRACE_FAKE_PY := $(TRACE_TEST_OUT)/fake_python_runtime
+
+$(TRACE_REMOTE): tests/bpf/trace_remote.c userspace/remote_exec.c userspace/remote_exec.h userspace/log.c | $(TRACE_TEST_OUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iuserspace tests/bpf/trace_remote.c \
+		userspace/remote_exec.c userspace/log.c $(shell pkg-config --cflags --libs libbpf) -o $@
+
+$(TRACE_FAKE_PY): tests/fixtures/trace/fake_python_runtime.c | $(TRACE_TEST_OUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -std=gnu11 -fPIE -pie $< -o $@
+
+ALL_TARGETS += $(TRACE_LOADER) $(TRACE_REMOTE) $(TRACE_FAKE_PY)
 
 .PHONY: test-trace bench-trace
-test-trace: pyusdt $(TRACE_LOADER)
+test-trace: pyusdt $(TRACE_LOADER) $(TRACE_REMOTE) $(TRACE_FAKE_PY)
 	$(Q)for t in tests/bpf/test_trace*.sh; do echo "== $$t"; bash $$t || exit 1; done; \
 		echo "test-trace: passed"
 

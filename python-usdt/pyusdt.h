@@ -5,8 +5,9 @@
  * Every traced thread owns an ls_thread: a shadow stack of the traced frames it is in and, per code
  * object, an array of per-line counters. The event hooks (hooks311.c, hooks312.c) call the inline
  * ls_ev_*() functions below with the GIL held; only the owning thread touches its ls_thread then.
- * Anything else (the flush thread, thread exit, interpreter exit, fork) takes g_ls.lock, and touches
- * another thread's counters only while also holding the GIL (or after that thread has ended).
+ * Anything else (the flush thread, thread exit, interpreter exit, fork) takes g_ls.lock, and
+ * touches another thread's counters only while also holding the GIL (or after that thread has
+ * ended).
  *
  * Time: each event closes the interval since the thread's previous traced event and adds it to
  * the line being executed by the innermost traced frame (own time), and to that frame's line
@@ -31,10 +32,10 @@
 #define ls_likely(x)   __builtin_expect(!!(x), 1)
 #define ls_unlikely(x) __builtin_expect(!!(x), 0)
 
-#define LS_FLUSH_MS	   100	  /* batches leave a thread at least this often while it runs */
-#define LS_MAX_DEPTH	   100000 /* shadow frames per thread; deeper frames are not traced */
-#define LS_MAX_LINE_SPAN   1000000
-#define LS_LIB_PREFIX_MAX  64
+#define LS_FLUSH_MS	  100	 /* batches leave a thread at least this often while it runs */
+#define LS_MAX_DEPTH	  100000 /* shadow frames per thread; deeper frames are not traced */
+#define LS_MAX_LINE_SPAN  1000000
+#define LS_LIB_PREFIX_MAX 64
 
 /* Counters of one line, or of the calls of a code object, in one thread. Times in ticks. */
 struct ls_ent {
@@ -77,9 +78,9 @@ struct ls_sframe {
 
 struct ls_thread {
 	/* touched on every event */
-	struct ls_sframe *top; /* NULL when no traced frame is active */
-	uint64_t last;	       /* time of the thread's previous traced event */
-	uint64_t flush_at;     /* the owner flushes its own counters once this time passes */
+	struct ls_sframe *top;	 /* NULL when no traced frame is active */
+	uint64_t last;		 /* time of the thread's previous traced event */
+	uint64_t flush_at;	 /* the owner flushes its own counters once this time passes */
 	struct ls_tcode **slots; /* open addressing by code address */
 	uint32_t mask;
 	uint32_t used;
@@ -92,7 +93,7 @@ struct ls_thread {
 	uint32_t captcodes;
 	struct ls_ent sink; /* takes time that belongs to no traced line */
 	pid_t tid;
-	uint64_t flushed_last; /* `last` at the previous flush: a newer `last` means new events */
+	uint64_t flushed_last;	/* `last` at the previous flush: a newer `last` means new events */
 	struct ls_thread *next; /* g_ls.threads, under g_ls.lock */
 	struct ls_thread *prev;
 };
@@ -245,10 +246,10 @@ static inline int ls_ev_end(PyObject *code)
 
 /* core.c: lifecycle, called with the GIL held unless stated */
 int ls_core_init(PyObject *module);
-void ls_core_reset_all(void);	       /* forget counters and codes (tracing turned on or off) */
+void ls_core_reset_all(void);		/* forget counters and codes (tracing turned on or off) */
 void ls_core_flush_all(uint32_t flags); /* every thread, now */
-void ls_core_flush_stale(void);	       /* threads with events older than a flush period */
-bool ls_core_has_stale(void);	       /* no GIL needed */
+void ls_core_flush_stale(void);		/* threads with events older than a flush period */
+bool ls_core_has_stale(void);		/* no GIL needed */
 void ls_core_after_fork_child(void);
 void ls_core_emit_state(uint32_t state, uint32_t reason);
 bool ls_core_is_library(const char *filename);

@@ -105,7 +105,7 @@ static struct thread_row *thread_row(__u32 pid, __u32 tid)
 		if (g.threads[i].pid == pid && g.threads[i].tid == tid)
 			return &g.threads[i];
 	g.threads = grow(g.threads, &g.capthreads, g.nthreads, sizeof(*g.threads));
-	g.threads[g.nthreads] = (struct thread_row){ .pid = pid, .tid = tid };
+	g.threads[g.nthreads] = (struct thread_row){.pid = pid, .tid = tid};
 	return &g.threads[g.nthreads++];
 }
 
@@ -217,16 +217,20 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static int cmp_u64(__u64 a, __u64 b)
+{
+	return a < b ? -1 : a > b;
+}
+
 static int cmp_line(const void *a, const void *b)
 {
 	const struct line_row *x = a, *y = b;
+	int c;
 
-#define CMP(f)                                                                                     \
-	if (x->f != y->f)                                                                          \
-		return x->f < y->f ? -1 : 1;
-	CMP(pid) CMP(tid) CMP(code) CMP(line)
-#undef CMP
-	return 0;
+	if ((c = cmp_u64(x->pid, y->pid)) || (c = cmp_u64(x->tid, y->tid)) ||
+	    (c = cmp_u64(x->code, y->code)))
+		return c;
+	return x->line < y->line ? -1 : x->line > y->line;
 }
 
 static const struct code_row *code_row(__u32 pid, __u32 id)
@@ -269,7 +273,7 @@ static void print_lines(void)
 
 static void native_name(struct trace_test_bpf *skel, __u32 pid, __u64 addr, char *buf, size_t n)
 {
-	struct ls_native_str_key k = { .pid = pid, .addr = addr };
+	struct ls_native_str_key k = {.pid = pid, .addr = addr};
 	char s[LS_NATIVE_STR];
 
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.native_strs), &k, s)) {
@@ -367,7 +371,8 @@ static int attach_all(struct trace_test_bpf *skel, struct links *ls, char **sos,
 		/* pid -1: every process that maps this build, including children; BPF filters */
 		if (attach_usdt(ls, skel->progs.handle_pyusdt_state, -1, sos[i], "linescope",
 				"state") ||
-		    attach_usdt(ls, skel->progs.handle_pyusdt_code, -1, sos[i], "linescope", "code") ||
+		    attach_usdt(ls, skel->progs.handle_pyusdt_code, -1, sos[i], "linescope",
+				"code") ||
 		    attach_usdt(ls, skel->progs.handle_pyusdt_batch, -1, sos[i], "linescope",
 				"batch"))
 			return -1;
@@ -406,19 +411,19 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "usdt", required_argument, NULL, 'u' },
-		{ "native", required_argument, NULL, 'n' },
-		{ "attach-after", required_argument, NULL, 'a' },
-		{ "detach-after", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
+		{"usdt", required_argument, NULL, 'u'},
+		{"native", required_argument, NULL, 'n'},
+		{"attach-after", required_argument, NULL, 'a'},
+		{"detach-after", required_argument, NULL, 'd'},
+		{"output", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0},
 	};
 	char *sos[MAX_SO], *native = NULL;
 	long attach_after = 0, detach_after = -1;
 	struct trace_test_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct links links = { .n = 0 };
-	struct ls_proc proc = { .flags = LS_PF_PENDING };
+	struct links links = {.n = 0};
+	struct ls_proc proc = {.flags = LS_PF_PENDING};
 	int nso = 0, c, go[2], status = 0, err = 1;
 	bool attached = false;
 	__u64 t0;
@@ -484,7 +489,7 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	close(go[0]);
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.procs), &(__u32){ pid }, &proc, BPF_ANY)) {
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.procs), &(__u32){pid}, &proc, BPF_ANY)) {
 		fail(1, "cannot add pid %d to procs", pid);
 		kill(pid, SIGKILL);
 		goto out;
