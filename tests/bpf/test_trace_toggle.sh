@@ -13,7 +13,7 @@ fail=0
 for py in $TRACE_PYTHONS; do
 	echo "-- toggle, $py"
 	if ! PYTHONPATH=$TRACE_SITE $TRACE_LOADER -o "$tmp/out" --attach-after 700 --detach-after 1500 \
-		$(trace_usdt_args) -- "$py" tests/fixtures/trace/toggle.py "$tmp/toggle.json" 2.7; then
+		$(trace_usdt_args) -- "$py" tests/fixtures/trace/toggle.py "$tmp/toggle.json" 4; then
 		echo "FAIL: trace_loader"
 		fail=1
 		continue
