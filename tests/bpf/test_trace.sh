@@ -23,7 +23,8 @@ for py in $TRACE_PYTHONS; do
 		fail=1
 		continue
 	fi
-	/usr/bin/python3.11 tests/bpf/trace_check.py usdt "$tmp/out" tests/fixtures/trace/loops.py || fail=1
+	/usr/bin/python3.11 tests/bpf/trace_check.py usdt "$tmp/out" tests/fixtures/trace/loops.py ||
+		fail=1
 done
 
 # native probes are per process (attached to the command's pid only): no children here

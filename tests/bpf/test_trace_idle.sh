@@ -29,8 +29,8 @@ done
 py310=/root/.pyenv/versions/3.10.13/bin/python3
 if [ -x $py310 ]; then
 	echo "-- $py310 (no build)"
-	out=$(PYTHONPATH=$TRACE_SITE:$tmp/user $py310 -c \
-		'import sys, builtins; print("linescope_usdt" in sys.modules, getattr(builtins, "LS_USER_SITECUSTOMIZE", 0))' 2>&1)
+	out=$(PYTHONPATH=$TRACE_SITE:$tmp/user $py310 -c 'import sys, builtins
+print("linescope_usdt" in sys.modules, getattr(builtins, "LS_USER_SITECUSTOMIZE", 0))' 2>&1)
 	[ "$out" = "False True" ] || { echo "FAIL: python 3.10 with the site directory: $out"; fail=1; }
 fi
 exit $fail

@@ -34,7 +34,8 @@ start_bg() { # command...; sets bg, waits until it printed "ready" (or 1 s for a
 
 echo "-- stand-in 3.14 runtime"
 start_bg $T/fake_python_runtime
-expect "probe" "version 0x30e00f0 enabled 1 path_max 512 free_threaded 0" "$($T/trace_remote probe $bg)"
+expect "probe" "version 0x30e00f0 enabled 1 path_max 512 free_threaded 0" \
+	"$($T/trace_remote probe $bg)"
 $T/trace_remote send $bg /tmp/linescope-remote-test.py
 expect "send" 0 $?
 wait $bg
@@ -76,7 +77,8 @@ import sys
 before = list(sys.path)
 exec(open(sys.argv[1]).read(), {"__name__": "__remote__"})
 m = sys.modules.get("linescope_usdt")
-print(bool(m) and m.__file__.startswith(sys.argv[2] + "/"), sys.path == before, "_linescope_load" in globals())
+print(bool(m) and m.__file__.startswith(sys.argv[2] + "/"), sys.path == before,
+      "_linescope_load" in globals())
 ' "$tmp/loader.py" "$site" 2>&1)
 	expect "loader in $py" "True True False" "$out"
 done
