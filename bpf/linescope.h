@@ -208,11 +208,15 @@ enum ls_native_kind {
 	LS_NK_CALL = 1, /* python:function__entry; line = the function's line at entry */
 };
 
+/*
+ * Names are keyed by a hash of their text, not by the char * the probe passes: CPython frees and
+ * reuses those buffers, so one address can name several files over a run.
+ */
 struct ls_native_key {
 	__u32 pid;
 	__u32 tid;
-	__u64 file; /* filename char * in the process (probe argument 1) */
-	__u64 func; /* function name char * (argument 2) */
+	__u64 file; /* hash of the file name (probe argument 1), a native_strs key */
+	__u64 func; /* hash of the function name (argument 2) */
 	__s32 line;
 	__u32 kind; /* enum ls_native_kind */
 };
@@ -222,11 +226,11 @@ struct ls_native_val {
 	__u64 own_ns; /* wall time from these events to the thread's next native probe event */
 };
 
-/* Key of `native_strs`: a string that a native_lines key points to, read once. */
+/* Key of `native_strs` (value char[LS_NATIVE_STR]): the text behind a name hash. */
 struct ls_native_str_key {
 	__u32 pid;
 	__u32 pad;
-	__u64 addr;
+	__u64 hash;
 };
 
 /* Counters of bpf/pyusdt.bpf.c in .bss (`trace_stats`). */
@@ -237,7 +241,7 @@ struct ls_trace_stats {
 	__u64 read_fail;     /* bpf_probe_read_user of a message failed */
 	__u64 ringbuf_drops; /* `events` full */
 	__u64 native_events; /* native probe events counted */
-	__u64 native_full;   /* native_lines or native_strs full */
+	__u64 native_full;   /* native_lines, native_strs or native_threads full */
 	__u64 native_str_fail;
 };
 

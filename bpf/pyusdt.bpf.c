@@ -9,7 +9,8 @@
  * CPython's native probes (python:line, python:function__entry, python:function__return, on a
  * 3.11 built --with-dtrace) are counted here instead, per (pid, tid, file, function, line) in
  * `native_lines`, with the wall time to the thread's next native event in own_ns; a small
- * per-thread stack gives the time after a return back to the calling line.
+ * per-thread stack gives the time after a return back to the calling line. Names are read on
+ * every event and keyed by a hash of their text, since CPython reuses the buffers they live in.
  */
 #include "maps.bpf.h"
 #include <bpf/usdt.bpf.h>
@@ -131,35 +132,66 @@ struct {
 	__type(value, struct native_thread);
 } native_scratch SEC(".maps");
 
+/* The two names of the current event, read on every event (they are hashed into the key). */
+struct native_names {
+	struct native_str file;
+	struct native_str func;
+	long file_len; /* bpf_probe_read_user_str(): bytes with the NUL, or < 0 */
+	long func_len;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct native_str);
-} native_str_scratch SEC(".maps");
+	__type(value, struct native_names);
+} native_names_scratch SEC(".maps");
 
-/* Keep the string at `addr` once per process, so userspace can name the key after exit. */
-static __always_inline void native_str(__u32 pid, __u64 addr)
+/* FNV-1a over 8-byte words of the first `len` bytes (bytes past the NUL are stale). */
+static __always_inline __u64 str_hash(const struct native_str *s, long len)
 {
-	struct ls_native_str_key k = {.pid = pid, .addr = addr};
-	struct native_str *s;
-	__u32 zero = 0;
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (int i = 0; i < LS_NATIVE_STR / 8; i++) {
+		long off = i * 8, left = len - off;
+		__u64 w;
+
+		if (left <= 0)
+			break;
+		w = *(const __u64 *)&s->s[off];
+		if (left < 8)
+			w &= (1ull << (left * 8)) - 1;
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	return h ^ (__u64)len;
+}
+
+static __always_inline __u64 read_name(struct native_str *s, long *len, const void *p)
+{
+	*len = bpf_probe_read_user_str(s->s, sizeof(s->s), p);
+	if (*len <= 0) {
+		TRACE_STAT_INC(native_str_fail);
+		s->s[0] = '?';
+		s->s[1] = 0;
+		*len = 2;
+	}
+	return str_hash(s, *len);
+}
+
+/* Keep the text of a name once per process, so userspace can name keys after exit. */
+static __always_inline void keep_name(__u32 pid, __u64 hash, const struct native_str *s)
+{
+	struct ls_native_str_key k = {.pid = pid, .hash = hash};
 
 	if (bpf_map_lookup_elem(&native_strs, &k))
 		return;
-	s = bpf_map_lookup_elem(&native_str_scratch, &zero);
-	if (!s)
-		return;
-	if (bpf_probe_read_user_str(s->s, sizeof(s->s), (const void *)addr) < 0) {
-		TRACE_STAT_INC(native_str_fail);
-		s->s[0] = 0;
-	}
 	if (bpf_map_update_elem(&native_strs, &k, s, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&native_strs, &k))
 		TRACE_STAT_INC(native_full);
 }
 
-static __always_inline struct ls_native_val *native_val(struct ls_native_key *k)
+static __always_inline struct ls_native_val *native_val(struct ls_native_key *k,
+							const struct native_names *n)
 {
 	static const struct ls_native_val zero;
 	struct ls_native_val *v = bpf_map_lookup_elem(&native_lines, k);
@@ -171,8 +203,8 @@ static __always_inline struct ls_native_val *native_val(struct ls_native_key *k)
 		TRACE_STAT_INC(native_full);
 		return NULL;
 	}
-	native_str(k->pid, k->file);
-	native_str(k->pid, k->func);
+	keep_name(k->pid, k->file, &n->file);
+	keep_name(k->pid, k->func, &n->func);
 	return bpf_map_lookup_elem(&native_lines, k);
 }
 
@@ -191,8 +223,10 @@ static __always_inline struct native_thread *native_thread(__u32 tid, __u32 tgid
 	th->cur.pid = tgid;
 	th->cur.kind = LS_NK_LINE;
 	th->cur.line = -1; /* no line yet: nothing to charge */
-	if (bpf_map_update_elem(&native_threads, &tid, th, BPF_ANY))
+	if (bpf_map_update_elem(&native_threads, &tid, th, BPF_ANY)) {
+		TRACE_STAT_INC(native_full);
 		return NULL;
+	}
 	return bpf_map_lookup_elem(&native_threads, &tid);
 }
 
@@ -215,8 +249,9 @@ static __always_inline int native_event(enum native_ev ev, const void *file, con
 					int line)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
-	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct ls_native_key key = {};
+	struct native_names *n;
 	struct ls_native_val *v;
 	struct native_thread *th;
 
@@ -225,26 +260,27 @@ static __always_inline int native_event(enum native_ev ev, const void *file, con
 		return 0;
 	}
 	TRACE_STAT_INC(native_events);
+	n = bpf_map_lookup_elem(&native_names_scratch, &zero);
 	th = native_thread(tid, tgid);
-	if (!th)
+	if (!n || !th)
 		return 0;
 	native_close(th, now);
 	key.pid = tgid;
 	key.tid = tid;
-	key.file = (__u64)file;
-	key.func = (__u64)func;
+	key.file = read_name(&n->file, &n->file_len, file);
+	key.func = read_name(&n->func, &n->func_len, func);
 	key.line = line;
 	switch (ev) {
 	case NATIVE_LINE:
 		key.kind = LS_NK_LINE;
-		v = native_val(&key);
+		v = native_val(&key, n);
 		if (v)
 			v->hits++; /* the key holds the tid: only this thread writes it */
 		th->cur = key;
 		break;
 	case NATIVE_ENTRY:
 		key.kind = LS_NK_CALL;
-		v = native_val(&key);
+		v = native_val(&key, n);
 		if (v)
 			v->hits++;
 		if (th->depth < LS_NATIVE_STACK)

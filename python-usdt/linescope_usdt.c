@@ -229,6 +229,8 @@ static PyObject *py_flush(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+/* depth: traced frames on the calling thread's shadow stack (-1: the thread has none yet) */
+/* depth: traced frames on the calling thread's shadow stack (-1: the thread has none yet) */
 static PyObject *py_state(PyObject *self, PyObject *unused)
 {
 	static const char *const mechs[] = {"none", "settrace", "monitoring"};
@@ -238,15 +240,22 @@ static PyObject *py_state(PyObject *self, PyObject *unused)
 	for (struct ls_thread *t = g_ls.threads; t; t = t->next)
 		nthreads++;
 	pthread_mutex_unlock(&g_ls.lock);
-	return Py_BuildValue(
-		"{s:O,s:s,s:i,s:i,s:K,s:i,s:i,s:I,s:O,s:O,s:i}", "enabled",
-		g_ls.enabled ? Py_True : Py_False, "mechanism",
-		mechs[g_ls.mech < 3 ? g_ls.mech : 0], "tool_id",
-		g_ls.enabled ? (int)g_ls.tool_id : -1, "attached", (int)linescope_batch_semaphore,
-		"session", (unsigned long long)g_ls.session, "threads", nthreads, "hooked_threads",
-		ls_hooks_active_threads(), "reason", g_ls.reason, "tsc",
-		g_ls.use_tsc ? Py_True : Py_False, "flusher", g_fl.running ? Py_True : Py_False,
-		"library_prefixes", g_ls.nlib_prefix);
+	/* one key and its value a line */
+	/* clang-format off */
+	return Py_BuildValue("{s:O,s:s,s:i,s:i,s:K,s:i,s:i,s:I,s:O,s:O,s:i,s:i}",
+			     "enabled", g_ls.enabled ? Py_True : Py_False,
+			     "mechanism", mechs[g_ls.mech < 3 ? g_ls.mech : 0],
+			     "tool_id", g_ls.enabled ? (int)g_ls.tool_id : -1,
+			     "attached", (int)linescope_batch_semaphore,
+			     "session", (unsigned long long)g_ls.session,
+			     "threads", nthreads,
+			     "hooked_threads", ls_hooks_active_threads(),
+			     "reason", g_ls.reason,
+			     "tsc", g_ls.use_tsc ? Py_True : Py_False,
+			     "flusher", g_fl.running ? Py_True : Py_False,
+			     "library_prefixes", g_ls.nlib_prefix,
+			     "depth", ls_tls ? ls_tls->depth : -1);
+	/* clang-format on */
 }
 
 static PyObject *py_library_prefixes(PyObject *self, PyObject *unused)

@@ -73,14 +73,20 @@ def check_usdt(rows, fixture, m):
     for (pid, tid, line), (h, _, _) in lines.items():
         if line == m["loop-body"]:
             body[pid][tid] = h
-    # main thread, and each thread on its own tid with exactly its count
-    check(body[main].get(main) == n_main,
-          "main thread loop-body %s, want %d" % (body[main].get(main), n_main))
-    check(hits(main, main, "loop-for") == n_main + 1,
-          "main thread loop-for %d, want %d" % (hits(main, main, "loop-for"), n_main + 1))
+    # main thread (which also runs loop(3) in each fail()), and each thread on its own tid
+    # with exactly its count
+    n_exc = env_int("LS_N_EXC")
+    want = n_main + 3 * n_exc
+    check(body[main].get(main) == want,
+          "main thread loop-body %s, want %d" % (body[main].get(main), want))
+    check(hits(main, main, "loop-for") == want + 1 + n_exc,
+          "main thread loop-for %d, want %d" % (hits(main, main, "loop-for"), want + 1 + n_exc))
+    check(calls.get((main, main, "loop"), (0,))[0] == 1 + n_exc, "main thread: loop() calls")
     others = sorted(h for t, h in body[main].items() if t != main)
     check(others == threads, "thread loop-body counts %s, want %s" % (others, threads))
     for t, h in body[main].items():
+        if t == main:
+            continue
         check(hits(main, t, "loop-for") == h + 1, "tid %d loop-for != loop-body + 1" % t)
         check(calls.get((main, t, "loop"), (0,))[0] == 1, "tid %d: loop() calls != 1" % t)
     # calls, generators
@@ -89,11 +95,23 @@ def check_usdt(rows, fixture, m):
     check(hits(main, main, "square-body") == n_calls, "square-body hits")
     check(calls.get((main, main, "square"), (0,))[0] == n_calls,
           "square() calls %s, want %d" % (calls.get((main, main, "square")), n_calls))
-    check(hits(main, main, "gen-yield") == n_gen, "gen-yield %d, want %d"
-          % (hits(main, main, "gen-yield"), n_gen))
+    check(hits(main, main, "gen-yield") == n_gen + 4 * bool(n_exc), "gen-yield %d, want %d"
+          % (hits(main, main, "gen-yield"), n_gen + 4 * bool(n_exc)))
     check(hits(main, main, "drain-for") == n_gen + 1, "drain-for hits")
-    check(calls.get((main, main, "gen"), (0,))[0] == 1,
-          "gen() calls (starts, not resumes) %s, want 1" % (calls.get((main, main, "gen")),))
+    # gen() also runs once from catch(), left suspended and closed when dropped
+    want_gen = 1 + bool(n_exc)
+    check(calls.get((main, main, "gen"), (0,))[0] == want_gen,
+          "gen() calls (starts, not resumes) %s, want %d"
+          % (calls.get((main, main, "gen")), want_gen))
+    # exceptions through traced frames: counted, and the shadow stack unwinds with them
+    check(hits(main, main, "caught") == n_exc, "caught %d, want %d"
+          % (hits(main, main, "caught"), n_exc))
+    check(calls.get((main, main, "fail"), (0,))[0] == n_exc, "fail() calls")
+    state_out = os.environ.get("LS_STATE_OUT")
+    if state_out:
+        st = eval(open(state_out).read(), {})
+        check(st.get("depth") == 2, "shadow stack depth at the end of main() %s, want 2 "
+              "(<module>, main)" % st.get("depth"))
     # times: the callee's time is inside the calling line's total, not its own
     cb = lines.get((main, main, m["calls-body"]))
     sq = lines.get((main, main, m["square-body"]))
@@ -143,19 +161,29 @@ def check_native(rows, fixture, m):
     if not check(len(pids) == 1, "native: expected one process, got %s" % sorted(pids)):
         return
     main = pids.pop()
+    n_exc = env_int("LS_N_EXC")
     body = {k[1]: v[0] for k, v in lines.items() if k[2] == m["loop-body"]}
-    check(body.get(main) == n_main, "native main loop-body %s, want %d" % (body.get(main), n_main))
+    want = n_main + 3 * n_exc
+    check(body.get(main) == want, "native main loop-body %s, want %d" % (body.get(main), want))
+    check(lines.get((main, main, m["loop-for"]), (0,))[0] == want + 1 + n_exc,
+          "native main loop-for")
     others = sorted(h for t, h in body.items() if t != main)
     check(others == threads, "native thread loop-body %s, want %s" % (others, threads))
     for t, h in body.items():
-        check(lines.get((main, t, m["loop-for"]), (0,))[0] == h + 1, "native loop-for, tid %d" % t)
+        if t != main:
+            check(lines.get((main, t, m["loop-for"]), (0,))[0] == h + 1,
+                  "native loop-for, tid %d" % t)
     check(lines.get((main, main, m["square-body"]), (0,))[0] == n_calls, "native square-body")
     check(entries.get((main, main, "square", m["square-def"])) == n_calls,
           "native square() entries %s, want %d"
           % (entries.get((main, main, "square", m["square-def"])), n_calls))
-    # function__entry also fires at each resumption, with the line it resumes at
-    check(entries.get((main, main, "gen", m["gen-def"])) == 1, "native gen() starts")
-    check(entries.get((main, main, "gen", m["gen-yield"])) == n_gen, "native gen() resumes")
+    # function__entry also fires at each resumption, with the line it resumes at: drain()
+    # resumes gen() n_gen times; catch()'s generator 3 times and once more to close it
+    check(entries.get((main, main, "gen", m["gen-def"])) == 1 + bool(n_exc), "native gen() starts")
+    check(entries.get((main, main, "gen", m["gen-yield"])) == n_gen + 4 * bool(n_exc),
+          "native gen() resumes %s" % entries.get((main, main, "gen", m["gen-yield"])))
+    check(lines.get((main, main, m["caught"]), (0,))[0] == n_exc, "native caught")
+    check(entries.get((main, main, "fail", m["fail-def"])) == n_exc, "native fail() entries")
     check(lines.get((main, main, m["loop-body"]), (0, 0))[1] > 0, "native loop-body own time")
 
 

@@ -271,9 +271,9 @@ static void print_lines(void)
 			g.threads[i].batches, g.threads[i].ended);
 }
 
-static void native_name(struct trace_test_bpf *skel, __u32 pid, __u64 addr, char *buf, size_t n)
+static void native_name(struct trace_test_bpf *skel, __u32 pid, __u64 hash, char *buf, size_t n)
 {
-	struct ls_native_str_key k = {.pid = pid, .addr = addr};
+	struct ls_native_str_key k = {.pid = pid, .hash = hash};
 	char s[LS_NATIVE_STR];
 
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.native_strs), &k, s)) {
