@@ -579,7 +579,6 @@ static void frame_push(struct ls_thread *t, struct ls_tcode *tc, bool fresh, uin
 	f->code = tc->code;
 	f->tc = tc;
 	f->cur = &t->sink;
-	f->t_line = now;
 	f->t_enter = now;
 	t->top = f;
 	tc->calls.hits += fresh;
@@ -591,12 +590,13 @@ static void frames_pop_to(struct ls_thread *t, int k, uint64_t now)
 {
 	while (t->depth > k) {
 		struct ls_sframe *f = &t->stack[t->depth - 1];
+		uint64_t dt = now - f->t_enter;
 
 		f->cur->own += now - t->last;
-		f->cur->total += now - f->t_line;
-		f->tc->calls.total += now - f->t_enter;
+		f->tc->calls.total += dt;
 		t->last = now;
-		t->depth--;
+		if (--t->depth)
+			t->stack[t->depth - 1].cur->total += dt;
 	}
 	t->top = t->depth ? &t->stack[t->depth - 1] : NULL;
 }
@@ -659,10 +659,8 @@ int ls_ev_line_slow(struct ls_thread *t, PyObject *code, int line, uint64_t now)
 	if (!e)
 		e = &t->sink;
 	f->cur->own += now - t->last;
-	f->cur->total += now - f->t_line;
 	e->hits++;
 	f->cur = e;
-	f->t_line = now;
 	t->last = now;
 	if (now >= t->flush_at)
 		ls_thread_flush_self(t, now);
@@ -725,7 +723,9 @@ static void batch_add(struct batch *b, struct ls_tcode *tc, int line, struct ls_
 	l->line = line;
 	l->hits = e->hits;
 	l->own_ns = (uint64_t)(e->own * b->ns_per_tick);
-	l->total_ns = (uint64_t)(e->total * b->ns_per_tick);
+	/* a line's total is its own time plus its callees'; a calls entry's is its duration */
+	l->total_ns = (uint64_t)((line == LS_TRACE_CALLS ? e->total : e->own + e->total) *
+				 b->ns_per_tick);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -740,12 +740,13 @@ static void thread_flush_locked(struct ls_thread *t, uint64_t now, uint32_t flag
 	if (t->top)
 		t->top->cur->own += now - t->last;
 	t->last = now;
-	for (int i = 0; i < t->depth; i++) {
+	for (int i = t->depth - 1; i >= 0; i--) {
 		struct ls_sframe *f = &t->stack[i];
+		uint64_t dt = now - f->t_enter;
 
-		f->cur->total += now - f->t_line;
-		f->t_line = now;
-		f->tc->calls.total += now - f->t_enter;
+		f->tc->calls.total += dt;
+		if (i > 0)
+			t->stack[i - 1].cur->total += dt;
 		f->t_enter = now;
 	}
 	memset(&t->sink, 0, sizeof(t->sink));
@@ -905,10 +906,8 @@ void ls_core_after_fork_child(void)
 	}
 	memset(&t->sink, 0, sizeof(t->sink));
 	t->last = ls_now();
-	for (int i = 0; i < t->depth; i++) {
-		t->stack[i].t_line = t->last;
+	for (int i = 0; i < t->depth; i++)
 		t->stack[i].t_enter = t->last;
-	}
 	t->flushed_last = t->last;
 	t->flush_at = t->last + g_ls.flush_ticks;
 }

@@ -10,9 +10,10 @@
  * ended).
  *
  * Time: each event closes the interval since the thread's previous traced event and adds it to
- * the line being executed by the innermost traced frame (own time), and to that frame's line
- * since its own previous line (total time, callees included). Library code is not traced at all,
- * so its time lands on the project line that called it. Counters hold clock ticks; flushes convert.
+ * the line being executed by the innermost traced frame (own time). When a traced activation
+ * ends, its duration is added to the line of the traced frame below it (callee time), so a line's
+ * total time is own + callee time. Library code is not traced at all, so its time lands on the
+ * project line that called it. Counters hold clock ticks; flushes convert.
  */
 #ifndef LS_PYUSDT_H
 #define LS_PYUSDT_H
@@ -41,7 +42,7 @@
 struct ls_ent {
 	uint64_t hits;
 	uint64_t own;
-	uint64_t total;
+	uint64_t total; /* line: time in traced callees it started; calls: time inside the code */
 };
 
 /* A code object as the process knows it. Lives in the registry, under g_ls.lock. */
@@ -72,7 +73,6 @@ struct ls_sframe {
 	PyObject *code;
 	struct ls_tcode *tc;
 	struct ls_ent *cur; /* the line being executed; the thread's sink before the first one */
-	uint64_t t_line;    /* when cur became current */
 	uint64_t t_enter;   /* when the activation started or resumed */
 };
 
@@ -183,10 +183,8 @@ static inline int ls_ev_line(PyObject *code, int line)
 			struct ls_ent *e = &tc->lines[idx], *c = f->cur;
 
 			c->own += now - t->last;
-			c->total += now - f->t_line;
 			e->hits++;
 			f->cur = e;
-			f->t_line = now;
 			t->last = now;
 			if (ls_unlikely(now >= t->flush_at))
 				ls_thread_flush_self(t, now);
@@ -217,7 +215,6 @@ static inline int ls_ev_start(PyObject *code, bool fresh)
 	f->code = code;
 	f->tc = tc;
 	f->cur = &t->sink;
-	f->t_line = now;
 	f->t_enter = now;
 	t->top = f;
 	tc->calls.hits += fresh;
@@ -233,12 +230,17 @@ static inline int ls_ev_end(PyObject *code)
 	struct ls_sframe *f;
 
 	if (ls_likely(t && (f = t->top) && f->code == code)) {
+		uint64_t dt = now - f->t_enter;
+
 		f->cur->own += now - t->last;
-		f->cur->total += now - f->t_line;
-		f->tc->calls.total += now - f->t_enter;
-		t->depth--;
-		t->top = t->depth ? f - 1 : NULL;
+		f->tc->calls.total += dt;
 		t->last = now;
+		if (--t->depth) {
+			t->top = f - 1;
+			t->top->cur->total += dt; /* callee time of the calling line */
+		} else {
+			t->top = NULL;
+		}
 		return LS_EV_OK;
 	}
 	return ls_ev_end_slow(t, code, now);
