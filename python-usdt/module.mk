@@ -9,6 +9,9 @@
 #
 #	make pyusdt                      every build and the site directory
 #	make pyusdt PYUSDT_PYTHONS=/x/bin/python3.14
+#	make pyusdt PYUSDT_PYTHONS=/srv/sid:/usr/bin/python3.14
+#	                                 ROOT:PYTHON: an interpreter that runs in the chroot ROOT
+#	                                 (asked with chroot; its headers are read under ROOT)
 #	make test-trace                  the exact-count tests (root)
 #	make bench-trace                 bench/trace
 
@@ -22,8 +25,12 @@ PYUSDT_CFLAGS := -g -O2 -fPIC -fvisibility=hidden -std=gnu11 -D_GNU_SOURCE \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Ibpf -Ipython-usdt
 
+# An entry is PYTHON or ROOT:PYTHON; how to run it, and where its files are seen from here
+pyusdt_root = $(if $(findstring :,$(1)),$(firstword $(subst :, ,$(1))))
+pyusdt_run = $(if $(call pyusdt_root,$(1)),chroot $(call pyusdt_root,$(1)) )$(lastword $(subst :, ,$(1)))
+
 # "<tag> <include dir> <EXT_SUFFIX>" of an interpreter; the tag names the build directory
-pyusdt_info = $(shell $(1) -c 'import sys, sysconfig as s; \
+pyusdt_info = $(shell $(call pyusdt_run,$(1)) -c 'import sys, sysconfig as s; \
 	tag = "%s-%d.%d.%d" % ((sys.implementation.name,) + tuple(sys.version_info[:3])); \
 	path = "".join(c if c.isalnum() or c in "._" else "_" for c in sys.executable.strip("/")); \
 	print(tag + "_" + path, s.get_paths()["include"], s.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
@@ -48,10 +55,14 @@ $(PYUSDT_SITE)/linescope_usdt$(4): $(PYUSDT_OUT)/build/$(2)/linescope_usdt$(4)
 endif
 endef
 
-$(foreach py,$(PYUSDT_PYTHONS),$(eval PYUSDT_INFO_$(py) := $(call pyusdt_info,$(py))))
-$(foreach py,$(PYUSDT_PYTHONS),$(if $(word 3,$(PYUSDT_INFO_$(py))),\
-	$(eval $(call pyusdt_rules,$(py),$(word 1,$(PYUSDT_INFO_$(py))),\
-		$(word 2,$(PYUSDT_INFO_$(py))),$(word 3,$(PYUSDT_INFO_$(py))))),\
+# the arguments below are continued over lines, which leaves spaces in front of them
+pyusdt_rules_s = $(call pyusdt_rules,$(strip $(1)),$(strip $(2)),$(strip $(3)),$(strip $(4)))
+pyusdt_key = PYUSDT_INFO_$(subst :,_,$(1))
+$(foreach py,$(PYUSDT_PYTHONS),$(eval $(call pyusdt_key,$(py)) := $(call pyusdt_info,$(py))))
+$(foreach py,$(PYUSDT_PYTHONS),$(if $(word 3,$($(call pyusdt_key,$(py)))),\
+	$(eval $(call pyusdt_rules_s,$(py),$(word 1,$($(call pyusdt_key,$(py)))),\
+		$(call pyusdt_root,$(py))$(word 2,$($(call pyusdt_key,$(py)))),\
+		$(word 3,$($(call pyusdt_key,$(py)))))),\
 	$(warning python-usdt: skipping $(py): not a usable interpreter)))
 
 $(PYUSDT_SITE)/sitecustomize.py: python-usdt/sitecustomize.py
