@@ -18,8 +18,6 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-int ls_hooks_active_threads(void);
-
 /*
  * The flush thread. It sleeps on a condition variable so that it can be stopped at once: around
  * os.fork() it is stopped and started again, because CPython 3.12+ warns about forking a

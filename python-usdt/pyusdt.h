@@ -254,11 +254,15 @@ void ls_core_flush_stale(void);		/* threads with events older than a flush perio
 bool ls_core_has_stale(void);		/* no GIL needed */
 void ls_core_after_fork_child(void);
 void ls_core_emit_state(uint32_t state, uint32_t reason);
+
+/* library.c: library code classification, decided once at import (GIL held) */
+void ls_library_init(void);
 bool ls_core_is_library(const char *filename);
 
 /* hooks311.c / hooks312.c: install or remove the interpreter hooks (GIL held). 0 or -errno. */
 int ls_hooks_init(PyObject *module);
 int ls_hooks_enable(void); /* sets g_ls.reason on failure */
 void ls_hooks_disable(void);
+int ls_hooks_active_threads(void); /* threads with the hook installed; -1: per interpreter */
 
 #endif /* LS_PYUSDT_H */
