@@ -84,7 +84,7 @@ struct ls_sample {
 	__u16 xflags; /* enum ls_sample_xflags */
 	__u32 pad1;
 	char comm[LS_COMM_LEN]; /* thread name */
-				/* followed by nframes struct ls_frame, innermost first */
+	/* followed by nframes struct ls_frame, innermost first */
 };
 
 enum ls_proc_event_kind {
@@ -149,6 +149,156 @@ struct ls_rss_event {
 	__u64 ts;
 	__u64 rss_bytes;
 };
+
+/*
+ * Exact line tracing (python-usdt/, bpf/pyusdt.bpf.c; python-usdt/README.md has the semantics).
+ * The extension builds a message in its own memory and fires a USDT probe with (pointer, length);
+ * BPF prepends ls_trace_rec and copies the message into `events` unchanged. Messages come from
+ * the traced process: userspace checks every count against ls_trace_rec.size.
+ */
+#ifndef LS_TRACE_MAX_MSG
+#define LS_TRACE_MAX_MSG 8192 /* largest message; the extension splits batches to fit */
+#endif
+#define LS_TRACE_CALLS (-1) /* ls_trace_line.line of a code object's calls entry */
+
+enum ls_trace_msg_kind {
+	LS_TM_STATE = 1, /* ls_trace_state: tracing turned on or off, or cannot start */
+	LS_TM_CODE = 2,	 /* ls_trace_code + file name + qualname: names a code id */
+	LS_TM_BATCH = 3, /* ls_trace_batch + nlines * ls_trace_line: one thread's counts */
+};
+
+struct ls_trace_rec {
+	__u32 type; /* LS_REC_TRACE */
+	__u32 pid;  /* tgid that fired the probe */
+	__u32 tid;  /* thread that fired it (a batch names the thread it counts) */
+	__u32 size; /* bytes of message that follow, at most LS_TRACE_MAX_MSG */
+	__u64 ts;   /* bpf_ktime_get_ns() */
+	/* followed by the message, which starts with __u32 kind (enum ls_trace_msg_kind) */
+};
+
+enum ls_trace_state_kind {
+	LS_TRACE_ON = 1,
+	LS_TRACE_OFF = 2,
+	LS_TRACE_UNAVAILABLE = 3, /* the tracer is attached but this process cannot trace */
+};
+
+enum ls_trace_reason {
+	LS_TR_NONE = 0,
+	LS_TR_BUSY = 1,		 /* another tracer holds sys.settrace / every sys.monitoring id */
+	LS_TR_FREE_THREADED = 2, /* free-threaded builds are not supported */
+	LS_TR_ERROR = 3,	 /* an interpreter call failed (out of memory, API error) */
+	LS_TR_DETACHED = 4,	 /* OFF: the last tracer detached */
+};
+
+enum ls_trace_mech {
+	LS_TMECH_SETTRACE = 1,	 /* 3.11: a C trace function on every thread */
+	LS_TMECH_MONITORING = 2, /* 3.12+: sys.monitoring callbacks */
+};
+
+struct ls_trace_state {
+	__u32 kind;	  /* LS_TM_STATE */
+	__u32 state;	  /* enum ls_trace_state_kind */
+	__u32 reason;	  /* enum ls_trace_reason */
+	__u32 hexversion; /* PY_VERSION_HEX of the interpreter */
+	__u32 mech;	  /* enum ls_trace_mech */
+	__u32 tool_id;	  /* sys.monitoring tool id (3.12+), else 0 */
+	__u64 session;	  /* counts the times tracing turned on in this process */
+};
+
+enum ls_trace_code_flags {
+	LS_TCF_LIBRARY = 1 << 0, /* library code: not traced, its time folds into the caller line */
+	LS_TCF_TRUNCATED = 1 << 1, /* a name was cut to fit LS_TRACE_MAX_MSG */
+};
+
+struct ls_trace_code {
+	__u32 kind;	    /* LS_TM_CODE */
+	__u32 code;	    /* id used by ls_trace_line.code, unique within the process */
+	__s32 firstlineno;  /* co_firstlineno */
+	__u32 flags;	    /* enum ls_trace_code_flags */
+	__u16 filename_len; /* bytes of co_filename (UTF-8, no NUL) right after this struct */
+	__u16 qualname_len; /* bytes of co_qualname right after the file name */
+	__u32 pad;
+	__u64 addr; /* address of the code object (matches sampled ls_frame.code) */
+};
+
+enum ls_trace_batch_flags {
+	LS_TBF_THREAD_END = 1 << 0,  /* the thread's last batch */
+	LS_TBF_PROCESS_END = 1 << 1, /* flushed at interpreter exit */
+};
+
+struct ls_trace_batch {
+	__u32 kind;   /* LS_TM_BATCH */
+	__u32 tid;    /* thread whose events are counted */
+	__u32 nlines; /* ls_trace_line entries that follow */
+	__u32 flags;  /* enum ls_trace_batch_flags */
+	__u64 seq;    /* per-process batch number from 0; a gap means batches were lost */
+};
+
+/* Counts since the previous batch of the same thread; userspace adds them up. */
+struct ls_trace_line {
+	__u32 code;	/* id from an LS_TM_CODE message of the same process */
+	__s32 line;	/* source line, or LS_TRACE_CALLS */
+	__u64 hits;	/* line events; for LS_TRACE_CALLS, calls (starts, not resumes) */
+	__u64 own_ns;	/* wall time from the line's events to the thread's next traced event */
+	__u64 total_ns; /* wall time to the frame's next line (callees included); for
+			 * LS_TRACE_CALLS, time spent inside the code object */
+};
+
+/* Native CPython probes (python:line, function__entry/return): the `native_lines` map. */
+#ifndef LS_NATIVE_STR
+#define LS_NATIVE_STR 256 /* bytes kept of a file or function name */
+#endif
+
+enum ls_native_kind {
+	LS_NK_LINE = 0, /* python:line */
+	LS_NK_CALL = 1, /* python:function__entry; line = the function's line at entry */
+};
+
+/*
+ * Names are keyed by a hash of their text, not by the char * the probe passes: CPython frees and
+ * reuses those buffers, so one address can name several files over a run.
+ */
+struct ls_native_key {
+	__u32 pid;
+	__u32 tid;
+	__u64 file; /* hash of the file name (probe argument 1), a native_strs key */
+	__u64 func; /* hash of the function name (argument 2) */
+	__s32 line;
+	__u32 kind; /* enum ls_native_kind */
+};
+
+struct ls_native_val {
+	__u64 hits;
+	__u64 own_ns; /* wall time from these events to the thread's next native probe event */
+};
+
+/* Key of `native_strs` (value char[LS_NATIVE_STR]): the text behind a name hash. */
+struct ls_native_str_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 hash;
+};
+
+/* Counters of bpf/pyusdt.bpf.c in .bss (`trace_stats`). */
+struct ls_trace_stats {
+	__u64 msgs;	     /* messages copied into `events` */
+	__u64 not_target;    /* probes fired by processes outside `procs` */
+	__u64 bad_size;	     /* messages shorter than 4 bytes or over LS_TRACE_MAX_MSG */
+	__u64 read_fail;     /* bpf_probe_read_user of a message failed */
+	__u64 ringbuf_drops; /* `events` full */
+	__u64 native_events; /* native probe events counted */
+	__u64 native_full;   /* native_lines, native_strs or native_threads full */
+	__u64 native_str_fail;
+};
+
+_Static_assert(sizeof(struct ls_trace_rec) == 24, "ls_trace_rec layout");
+_Static_assert(sizeof(struct ls_trace_state) == 32, "ls_trace_state layout");
+_Static_assert(sizeof(struct ls_trace_code) == 32, "ls_trace_code layout");
+_Static_assert(sizeof(struct ls_trace_batch) == 24, "ls_trace_batch layout");
+_Static_assert(sizeof(struct ls_trace_line) == 32, "ls_trace_line layout");
+_Static_assert(sizeof(struct ls_native_key) == 32, "ls_native_key layout");
+_Static_assert(sizeof(struct ls_native_val) == 16, "ls_native_val layout");
+_Static_assert(sizeof(struct ls_native_str_key) == 16, "ls_native_str_key layout");
 
 /*
  * Where CPython keeps what the walker needs, for one interpreter build. Userspace fills it from a

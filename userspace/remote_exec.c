@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/* PEP 768 remote execution in a running CPython 3.14+; remote_exec.h has the protocol. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
+#include "log.h"
+#include "remote_exec.h"
+
+/* _PY_EVAL_PLEASE_STOP_BIT in Include/internal/pycore_ceval.h */
+#define EVAL_PLEASE_STOP (1ull << 5)
+#define DEBUG_COOKIE	 "xdebugpy"
+/* words of _Py_DebugOffsets read: more than any version has */
+#define OFFSETS_WORDS 192
+/* word indexes in _Py_DebugOffsets that every version with remote execution shares */
+#define W_VERSION	1
+#define W_FREE_THREADED 2
+#define W_INTERPRETERS	5  /* runtime_state.interpreters_head */
+#define W_THREADS_MAIN	10 /* interpreter_state.threads_main */
+
+static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t n = pread(fd, buf, len, off);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/*
+ * Where the section .PyRuntime of the ELF file `path`, mapped from its start at `start`, is.
+ * 0 and *out set; -ENOENT when the file has no such section.
+ */
+static int elf_runtime_addr(const char *path, uint64_t start, uint64_t *out)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+	Elf64_Phdr ph;
+	char name[16];
+	int fd, err, i;
+	uint64_t load = UINT64_MAX;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = pread_all(fd, &eh, sizeof(eh), 0);
+	if (err)
+		goto out;
+	err = -ENOENT;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(sh) || eh.e_phentsize != sizeof(ph) ||
+	    eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	err = pread_all(fd, &strsh, sizeof(strsh), eh.e_shoff + (off_t)eh.e_shstrndx * sizeof(sh));
+	if (err)
+		goto out;
+	for (i = 0; i < eh.e_shnum; i++) {
+		err = pread_all(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh));
+		if (err)
+			goto out;
+		if (sh.sh_name >= strsh.sh_size)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (pread(fd, name, sizeof(name) - 1, strsh.sh_offset + sh.sh_name) < 0)
+			continue;
+		if (!strcmp(name, ".PyRuntime"))
+			break;
+	}
+	err = -ENOENT;
+	if (i == eh.e_shnum)
+		goto out;
+	for (i = 0; i < eh.e_phnum; i++) {
+		err = pread_all(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * sizeof(ph));
+		if (err)
+			goto out;
+		if (ph.p_type == PT_LOAD) {
+			load = ph.p_vaddr - (ph.p_align ? ph.p_vaddr % ph.p_align : 0);
+			break;
+		}
+	}
+	err = -ENOENT;
+	if (load == UINT64_MAX)
+		goto out;
+	*out = start + sh.sh_addr - load;
+	err = 0;
+out:
+	close(fd);
+	return err;
+}
+
+/* The first mapping of a file named like python that has a .PyRuntime section. */
+static int find_runtime(pid_t pid, uint64_t *out)
+{
+	char maps[64], line[4096 + 128], path[4096 + 64];
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, offset;
+		const char *file, *base;
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*u %n", &start, &offset, &pos) < 2 || !pos)
+			continue;
+		file = line + pos;
+		line[strcspn(line, "\n")] = 0;
+		base = strrchr(file, '/');
+		if (offset != 0 || file[0] != '/' || !strstr(base ? base + 1 : file, "python"))
+			continue;
+		/* through the target's root, in case it lives in another mount namespace */
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, file);
+		err = elf_runtime_addr(path, start, out);
+		if (err == -ENOENT || err == -EACCES)
+			err = elf_runtime_addr(file, start, out);
+		if (!err)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+/*
+ * debugger_support is the last group of _Py_DebugOffsets in 3.14 and 3.15, but the groups
+ * before it differ between versions. Find it by what it must hold: debugger_pending_call at 0
+ * and debugger_script_path at 4 in _PyRemoteDebuggerSupport ({int32_t; char[N]}), N a sane size.
+ */
+static int find_debugger_support(const uint64_t *w, int n)
+{
+	for (int i = W_THREADS_MAIN + 1; i + 6 <= n; i++) {
+		if (w[i + 3] == 0 && w[i + 4] == 4 && w[i + 5] >= 256 && w[i + 5] <= 65536 &&
+		    w[i] >= 8 && w[i] < 65536 && w[i + 1] >= 8 && w[i + 1] < 65536 &&
+		    w[i + 2] >= 8 && w[i + 2] < (1u << 24))
+			return i;
+	}
+	return -1;
+}
+
+int ls_remote_exec__probe(pid_t pid, struct ls_remote_info *info)
+{
+	uint64_t w[OFFSETS_WORDS], runtime, interp, tstate;
+	unsigned int major, minor;
+	int32_t enabled;
+	int err, ds;
+
+	err = find_runtime(pid, &runtime);
+	if (err == -ENOENT)
+		return ls_err(err, "pid %d: no CPython runtime (.PyRuntime) in its mappings", pid);
+	if (err)
+		return ls_err(err, "pid %d: cannot read its mappings: %s", pid, strerror(-err));
+	err = mem_read(pid, runtime, w, sizeof(w));
+	if (err)
+		return ls_err(err, "pid %d: cannot read _PyRuntime at %#" PRIx64 ": %s", pid,
+			      runtime, strerror(-err));
+	if (memcmp(w, DEBUG_COOKIE, 8))
+		return ls_err(-EPROTONOSUPPORT,
+			      "pid %d: no debug offsets in _PyRuntime (CPython older than 3.13)",
+			      pid);
+	major = (w[W_VERSION] >> 24) & 0xff;
+	minor = (w[W_VERSION] >> 16) & 0xff;
+	if (major != 3 || minor < 14)
+		return ls_err(
+			-EPROTONOSUPPORT,
+			"pid %d runs Python %u.%u; remote loading needs 3.14 or newer (PEP 768); "
+			"start it with linescope-bpf --trace -- CMD, or import linescope_usdt in it",
+			pid, major, minor);
+	ds = find_debugger_support(w, OFFSETS_WORDS);
+	if (ds < 0)
+		return ls_err(-EPROTONOSUPPORT,
+			      "pid %d: Python %u.%u debug offsets have no remote-execution fields",
+			      pid, major, minor);
+	err = mem_read(pid, runtime + w[W_INTERPRETERS], &interp, sizeof(interp));
+	if (!err && !interp)
+		err = -ESRCH;
+	if (!err)
+		err = mem_read(pid, interp + w[W_THREADS_MAIN], &tstate, sizeof(tstate));
+	if (!err && !tstate)
+		err = -ESRCH;
+	if (!err)
+		err = mem_read(pid, interp + w[ds + 2], &enabled, sizeof(enabled));
+	if (err)
+		return ls_err(err, "pid %d: cannot find its main thread state: %s", pid,
+			      strerror(-err));
+	memset(info, 0, sizeof(*info));
+	info->runtime = runtime;
+	info->version = w[W_VERSION];
+	info->free_threaded = w[W_FREE_THREADED] != 0;
+	info->enabled = enabled == 1;
+	info->tstate = tstate;
+	info->path_max = w[ds + 5];
+	info->off_eval_breaker = w[ds];
+	info->off_pending = w[ds + 1] + w[ds + 3];
+	info->off_path = w[ds + 1] + w[ds + 4];
+	return 0;
+}
+
+int ls_remote_exec__send(pid_t pid, const char *script_path)
+{
+	struct ls_remote_info info;
+	size_t len = strlen(script_path);
+	uint64_t breaker;
+	int32_t one = 1;
+	int err;
+
+	err = ls_remote_exec__probe(pid, &info);
+	if (err)
+		return err;
+	if (!info.enabled)
+		return ls_err(-EACCES,
+			      "pid %d has remote execution disabled (-X disable_remote_debug "
+			      "or PYTHON_DISABLE_REMOTE_DEBUG)",
+			      pid);
+	if (len + 1 > info.path_max)
+		return ls_err(-ENAMETOOLONG, "script path longer than %u bytes: %s",
+			      info.path_max - 1, script_path);
+	/* path first, then the flag that makes it valid, then wake the eval loop */
+	err = mem_write(pid, info.tstate + info.off_path, script_path, len + 1);
+	if (!err)
+		err = mem_write(pid, info.tstate + info.off_pending, &one, sizeof(one));
+	if (!err)
+		err = mem_read(pid, info.tstate + info.off_eval_breaker, &breaker, sizeof(breaker));
+	if (!err) {
+		breaker |= EVAL_PLEASE_STOP;
+		err = mem_write(pid, info.tstate + info.off_eval_breaker, &breaker,
+				sizeof(breaker));
+	}
+	if (err)
+		return ls_err(err, "pid %d: cannot write the remote-execution request: %s", pid,
+			      strerror(-err));
+	return 0;
+}
+
+int ls_remote_exec__loader_source(const char *site_dir, char *buf, size_t len)
+{
+	char lit[4096 * 2 + 3], *p = lit;
+	int n;
+
+	/* site_dir as a Python string literal */
+	*p++ = '\'';
+	for (const char *s = site_dir; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return ls_err(-EINVAL, "control character in %s", site_dir);
+		if (p - lit > (long)sizeof(lit) - 4)
+			return ls_err(-ENAMETOOLONG, "path too long: %s", site_dir);
+		if (*s == '\\' || *s == '\'')
+			*p++ = '\\';
+		*p++ = *s;
+	}
+	*p++ = '\'';
+	*p = 0;
+	n = snprintf(
+		buf, len,
+		"# linescope-bpf --trace -p: load linescope_usdt into this interpreter (PEP 768)\n"
+		"def _linescope_load(site):\n"
+		"    import importlib.machinery, importlib.util, os, sys\n"
+		"    if 'linescope_usdt' in sys.modules:\n"
+		"        return\n"
+		"    for suffix in importlib.machinery.EXTENSION_SUFFIXES:\n"
+		"        path = os.path.join(site, 'linescope_usdt' + suffix)\n"
+		"        if os.path.exists(path):\n"
+		"            spec = importlib.util.spec_from_file_location('linescope_usdt', path)\n"
+		"            module = importlib.util.module_from_spec(spec)\n"
+		"            sys.modules['linescope_usdt'] = module\n"
+		"            spec.loader.exec_module(module)\n"
+		"            return\n"
+		"\n"
+		"_linescope_load(%s)\n"
+		"del _linescope_load\n",
+		lit);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	return 0;
+}
