@@ -12,7 +12,7 @@
  * per-thread stack gives the time after a return back to the calling line. Names are read on
  * every event and keyed by a hash of their text, since CPython reuses the buffers they live in.
  */
-#include "maps.bpf.h"
+#include "track.bpf.h" /* maps, and targets found in the --cgroup group */
 #include <bpf/usdt.bpf.h>
 
 #ifndef LS_NATIVE_MAX_LINES
@@ -43,7 +43,7 @@ static __always_inline int copy_msg(const void *msg, long len)
 	__u32 tgid = id >> 32, zero = 0, size;
 	struct trace_buf *b;
 
-	if (!bpf_map_lookup_elem(&procs, &tgid)) {
+	if (!ls_current_target(tgid, (__u32)id)) {
 		TRACE_STAT_INC(not_target);
 		return 0;
 	}

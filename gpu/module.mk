@@ -10,7 +10,8 @@ GPU_OUT := $(OUTPUT)/gpu
 GPU_TOUT := $(OUTPUT)/tests/gpu
 GPU_LIB := $(GPU_OUT)/liblinescope_cupti.so
 GPU_HDRS := $(wildcard gpu/*.h) bpf/linescope.h
-GPU_CFLAGS := $(ALL_CFLAGS) -I$(CUDA_INC) -I$(GPU_OUT)
+# the generated probes.h first: python-usdt/ has a probes.h of its own
+GPU_CFLAGS := -I$(GPU_OUT) $(ALL_CFLAGS) -I$(CUDA_INC)
 
 # The collector links the join; everything else here is for the injection library and its tests.
 LIB_OBJS += $(GPU_OUT)/gpu_agg.o

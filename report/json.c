@@ -112,15 +112,21 @@ static json_t *run_object(const struct ls_model *m)
 				      (json_int_t)m->lost_unresolved));
 	json_object_set_new(run, "processes", json_integer(m->nprocs));
 	json_object_set_new(run, "threads", json_integer(m->threads));
-	json_object_set_new(caps, "samples", json_true());
-	json_object_set_new(caps, "hits", json_false());
-	json_object_set_new(caps, "calls", json_false());
+	json_object_set_new(caps, "samples", json_boolean(m->sampled));
+	json_object_set_new(caps, "hits", json_boolean(m->traced));
+	json_object_set_new(caps, "calls", json_boolean(m->traced));
 	json_object_set_new(caps, "cpu_split", json_true());
 	json_object_set_new(caps, "wait", json_boolean(m->wall));
 	json_object_set_new(caps, "memory", json_boolean(m->memory));
 	json_object_set_new(caps, "gpu", json_boolean(m->gpu || m->gpu_requested));
 	json_object_set_new(caps, "spark", json_false());
 	json_object_set_new(run, "capabilities", caps);
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].trace && strncmp(m->procs[i].trace, "on", 2) &&
+		    strcmp(m->procs[i].trace, "off"))
+			json_array_append_new(notes,
+					      json_sprintf("pid %d: %s; its samples still count",
+							   m->procs[i].pid, m->procs[i].trace));
 	if (m->gpu_requested && !gpu_loaded(m))
 		json_array_append_new(
 			notes, json_string("GPU collection was requested but no process loaded "
@@ -159,6 +165,7 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 		json_object_set_new(o, "python", json_null());
 	}
 	json_object_set_new(o, "note", ls_json__str(p->note));
+	json_object_set_new(o, "trace", ls_json__str(p->trace));
 	json_object_set_new(o, "threads", json_integer(p->threads));
 	json_object_set_new(o, "samples", json_integer(p->samples));
 	json_object_set_new(o, "native_samples", json_integer(p->native_samples));
@@ -232,8 +239,13 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 	COL(b, "line", n, i, ls_jbuf__int(b, L[i].line));
 	COL(b, "time_s", n, i, ls_jbuf__secs(b, L[i].own_ns));
 	COL(b, "total_s", n, i, ls_jbuf__secs(b, L[i].total_ns));
-	COL(b, "samples", n, i, ls_jbuf__int(b, L[i].own_count));
-	COL(b, "samples_total", n, i, ls_jbuf__int(b, L[i].total_count));
+	if (m->sampled) {
+		COL(b, "samples", n, i, ls_jbuf__int(b, L[i].own_count));
+		COL(b, "samples_total", n, i, ls_jbuf__int(b, L[i].total_count));
+	} else {
+		null_col(b, "samples"); /* tracing omits the sample column */
+		null_col(b, "samples_total");
+	}
 	COL(b, "python_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[0]));
 	COL(b, "native_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[1]));
 	COL(b, "kernel_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[2]));
@@ -269,8 +281,17 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		null_col(b, "mem_change");
 		null_col(b, "peak_mem");
 	}
-	null_col(b, "hits");
-	null_col(b, "avg_hit_s");
+	if (m->traced) {
+		COL(b, "hits", n, i,
+		    L[i].hits >= 0 ? ls_jbuf__int(b, L[i].hits) : ls_jbuf__str(b, "null"));
+		/* Avg / hit: Time divided by hits, when both exist */
+		COL(b, "avg_hit_s", n, i,
+		    L[i].hits > 0 ? ls_jbuf__secs(b, L[i].own_ns / L[i].hits)
+				  : ls_jbuf__str(b, "null"));
+	} else {
+		null_col(b, "hits");
+		null_col(b, "avg_hit_s");
+	}
 	ls_jbuf__raw(b, "}", 1);
 }
 
@@ -299,7 +320,10 @@ static void functions_table(struct ls_jbuf *b, const struct ls_model *m)
 		    : ls_jbuf__str(b, "null"));
 	COL(b, "time_s", n, i, ls_jbuf__secs(b, F[i].own_ns));
 	COL(b, "total_s", n, i, ls_jbuf__secs(b, F[i].total_ns));
-	COL(b, "samples", n, i, ls_jbuf__int(b, F[i].own_count));
+	if (m->sampled)
+		COL(b, "samples", n, i, ls_jbuf__int(b, F[i].own_count));
+	else
+		null_col(b, "samples");
 	if (m->wall) {
 		COL(b, "cpu_s", n, i, ls_jbuf__secs(b, F[i].cpu_ns));
 		COL(b, "wait_s", n, i, ls_jbuf__secs(b, F[i].wait_ns + F[i].gil_ns + F[i].runq_ns));
@@ -307,7 +331,11 @@ static void functions_table(struct ls_jbuf *b, const struct ls_model *m)
 		null_col(b, "cpu_s");
 		null_col(b, "wait_s");
 	}
-	null_col(b, "calls");
+	if (m->traced)
+		COL(b, "calls", n, i,
+		    F[i].calls >= 0 ? ls_jbuf__int(b, F[i].calls) : ls_jbuf__str(b, "null"));
+	else
+		null_col(b, "calls");
 	ls_jbuf__raw(b, "}", 1);
 }
 
@@ -688,7 +716,8 @@ json_t *ls_json__lines(const struct ls_model *m)
 				    l->func >= 0 ? ls_json__str(m->funcs[l->func].qualname)
 						 : json_null());
 		json_object_set_new(r, "kind", json_string(f->kind));
-		json_object_set_new(r, "samples", json_integer(l->self_count));
+		json_object_set_new(r, "samples",
+				    m->sampled ? json_integer(l->self_count) : json_null());
 		json_object_set_new(r, "self_time_s", secs(l->self_ns));
 		json_object_set_new(r, "total_time_s", secs(l->total_ns));
 		json_object_set_new(r, "time_s", secs(l->own_ns));
@@ -701,8 +730,11 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "wait_time_s", m->wall ? secs(l->wait_ns) : json_null());
 		json_object_set_new(r, "gil_wait_time_s", m->wall ? secs(l->gil_ns) : json_null());
 		json_object_set_new(r, "runq_time_s", m->wall ? secs(l->runq_ns) : json_null());
-		json_object_set_new(r, "hits", json_null());
-		json_object_set_new(r, "avg_hit_s", json_null());
+		json_object_set_new(r, "hits", l->hits >= 0 ? json_integer(l->hits) : json_null());
+		json_object_set_new(r, "avg_hit_s",
+				    l->hits > 0 ? secs(l->own_ns / l->hits) : json_null());
+		json_object_set_new(r, "traced_time_s",
+				    l->hits >= 0 ? secs(l->trace_own_ns) : json_null());
 		json_object_set_new(r, "mem_change_bytes",
 				    m->memory && l->peak_mem >= 0 ? json_integer(l->mem_change)
 								  : json_null());
@@ -723,14 +755,26 @@ json_t *ls_json__lines(const struct ls_model *m)
 		const struct ls_mfstat *fs = &m->fstats[i];
 		const struct ls_mfunc *f = &m->funcs[fs->func];
 
-		json_array_append_new(funcs, json_pack("{s:i, s:o, s:o, s:i, s:I, s:f, s:f, s:n}",
-						       "pid", m->procs[fs->proc].pid, "path",
-						       ls_json__str(m->files[f->file].path),
-						       "function", ls_json__str(f->qualname),
-						       "first_line", f->firstlineno, "samples",
-						       (json_int_t)fs->own_count, "time_s",
-						       fs->own_ns / 1e9, "total_time_s",
-						       fs->total_ns / 1e9, "calls"));
+		json_t *fo = json_object();
+
+		json_object_set_new(fo, "pid", json_integer(m->procs[fs->proc].pid));
+		json_object_set_new(fo, "path", ls_json__str(m->files[f->file].path));
+		json_object_set_new(fo, "function", ls_json__str(f->qualname));
+		json_object_set_new(fo, "first_line", json_integer(f->def_line));
+		json_object_set_new(fo, "lines",
+				    f->end_line ? json_integer(f->end_line - f->def_line + 1)
+						: json_null());
+		json_object_set_new(fo, "samples",
+				    m->sampled ? json_integer(fs->own_count) : json_null());
+		json_object_set_new(fo, "time_s", secs(fs->own_ns));
+		json_object_set_new(fo, "total_time_s", secs(fs->total_ns));
+		json_object_set_new(fo, "cpu_time_s", m->wall ? secs(fs->cpu_ns) : json_null());
+		json_object_set_new(fo, "wait_time_s",
+				    m->wall ? secs(fs->wait_ns + fs->gil_ns + fs->runq_ns)
+					    : json_null());
+		json_object_set_new(fo, "calls",
+				    fs->calls >= 0 ? json_integer(fs->calls) : json_null());
+		json_array_append_new(funcs, fo);
 	}
 	json_object_set_new(o, "functions", funcs);
 	json_object_set_new(o, "files", files_array(m));

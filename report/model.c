@@ -6,46 +6,30 @@
 #include "hashmap.h"
 #include "log.h"
 #include "model.h"
+#include "model_int.h"
 #include "pyindex.h"
 #include "store.h"
 
-struct stack {
-	uint32_t *frames; /* function id, line; innermost first */
-	int depth;
-};
-
-struct loader {
-	struct ls_model *m;
-	sqlite3 *db;
-	struct ls_hashmap file_idx, func_idx, proc_idx, line_idx, fstat_idx, edge_idx;
-	struct stack *stacks;
-	size_t nstacks;
-	size_t lcap, fcap, ecap;
-	/* scratch for one stack */
-	int *own_line;
-	size_t scratch;
-};
-
-static char *col_dup(sqlite3_stmt *st, int i)
+char *lsm_col_dup(sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 
 	return t ? strdup((const char *)t) : NULL;
 }
 
-static int64_t col_id(sqlite3_stmt *st, int i)
+int64_t lsm_col_id(sqlite3_stmt *st, int i)
 {
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
 }
 
-static int prepare(struct loader *L, const char *sql, sqlite3_stmt **st)
+int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(L->db, sql, -1, st, NULL) != SQLITE_OK)
 		return ls_err(-EINVAL, "profile query failed: %s", sqlite3_errmsg(L->db));
 	return 0;
 }
 
-static void *grow(void *p, size_t *cap, size_t n, size_t elem)
+void *lsm_grow(void *p, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
 		return p;
@@ -58,12 +42,12 @@ static int load_meta(struct loader *L)
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
-	int err = prepare(L, "SELECT key, value FROM meta", &st);
+	int err = lsm_prepare(L, "SELECT key, value FROM meta", &st);
 
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		char **k = grow(m->meta_keys, &cap, m->nmeta, sizeof(char *)), **v;
+		char **k = lsm_grow(m->meta_keys, &cap, m->nmeta, sizeof(char *)), **v;
 
 		if (!k)
 			break;
@@ -72,8 +56,8 @@ static int load_meta(struct loader *L)
 		if (!v)
 			break;
 		m->meta_vals = v;
-		m->meta_keys[m->nmeta] = col_dup(st, 0);
-		m->meta_vals[m->nmeta] = col_dup(st, 1);
+		m->meta_keys[m->nmeta] = lsm_col_dup(st, 0);
+		m->meta_vals[m->nmeta] = lsm_col_dup(st, 1);
 		m->nmeta++;
 	}
 	sqlite3_finalize(st);
@@ -93,7 +77,7 @@ static int64_t stat_of(struct loader *L, const char *key)
 	sqlite3_stmt *st;
 	int64_t v = 0;
 
-	if (prepare(L, "SELECT value FROM stats WHERE key = ?", &st))
+	if (lsm_prepare(L, "SELECT value FROM stats WHERE key = ?", &st))
 		return 0;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -107,18 +91,18 @@ static int load_procs(struct loader *L)
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
-	int err = prepare(
+	int err = lsm_prepare(
 		L,
 		"SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
 		" start_ns, end_ns, exit_code, python, python_build, note,"
-		" (SELECT count(*) FROM threads t WHERE t.process_id = p.id), parent_wait_ns"
+		" (SELECT count(*) FROM threads t WHERE t.process_id = p.id), parent_wait_ns, trace"
 		" FROM processes p ORDER BY id",
 		&st);
 
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mproc *v = grow(m->procs, &cap, m->nprocs, sizeof(*v)), *p;
+		struct ls_mproc *v = lsm_grow(m->procs, &cap, m->nprocs, sizeof(*v)), *p;
 
 		if (!v) {
 			err = -ENOMEM;
@@ -131,19 +115,20 @@ static int load_procs(struct loader *L)
 		p->pid = sqlite3_column_int(st, 1);
 		p->ppid = sqlite3_column_int(st, 2);
 		p->nspid = sqlite3_column_int(st, 3);
-		p->parent = (int)col_id(st, 4); /* resolved to an index below */
-		p->spawn_stack = col_id(st, 5);
-		p->comm = col_dup(st, 6);
-		p->argv = col_dup(st, 7);
-		p->exe = col_dup(st, 8);
+		p->parent = (int)lsm_col_id(st, 4); /* resolved to an index below */
+		p->spawn_stack = lsm_col_id(st, 5);
+		p->comm = lsm_col_dup(st, 6);
+		p->argv = lsm_col_dup(st, 7);
+		p->exe = lsm_col_dup(st, 8);
 		p->start_ns = sqlite3_column_int64(st, 9);
-		p->end_ns = col_id(st, 10);
-		p->exit_code = (int)col_id(st, 11);
-		p->python = col_dup(st, 12);
-		p->python_build = col_dup(st, 13);
-		p->note = col_dup(st, 14);
+		p->end_ns = lsm_col_id(st, 10);
+		p->exit_code = (int)lsm_col_id(st, 11);
+		p->python = lsm_col_dup(st, 12);
+		p->python_build = lsm_col_dup(st, 13);
+		p->note = lsm_col_dup(st, 14);
 		p->threads = sqlite3_column_int(st, 15);
 		p->parent_wait_ns = sqlite3_column_int64(st, 16);
+		p->trace = lsm_col_dup(st, 17);
 		p->spawn_file = -1;
 		ls_hashmap__set(&L->proc_idx, p->id, m->nprocs);
 		m->threads += p->threads;
@@ -176,15 +161,16 @@ static int load_files(struct loader *L)
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
-	int err = prepare(L,
-			  "SELECT f.id, f.path, f.kind, f.unavailable, s.text"
-			  " FROM files f LEFT JOIN sources s ON s.id = f.source_id ORDER BY f.id",
-			  &st);
+	int err =
+		lsm_prepare(L,
+			    "SELECT f.id, f.path, f.kind, f.unavailable, s.text"
+			    " FROM files f LEFT JOIN sources s ON s.id = f.source_id ORDER BY f.id",
+			    &st);
 
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mfile *v = grow(m->files, &cap, m->nfiles, sizeof(*v)), *f;
+		struct ls_mfile *v = lsm_grow(m->files, &cap, m->nfiles, sizeof(*v)), *f;
 		const void *text;
 		const char *slash;
 
@@ -196,7 +182,7 @@ static int load_files(struct loader *L)
 		f = &m->files[m->nfiles];
 		memset(f, 0, sizeof(*f));
 		f->id = sqlite3_column_int64(st, 0);
-		f->path = col_dup(st, 1);
+		f->path = lsm_col_dup(st, 1);
 		if (!f->path)
 			f->path = strdup("<unknown>");
 		slash = strrchr(f->path, '/');
@@ -206,7 +192,7 @@ static int load_files(struct loader *L)
 
 			f->kind = kind && !strcmp(kind, "library") ? "library" : "python";
 		}
-		f->unavailable = col_dup(st, 3);
+		f->unavailable = lsm_col_dup(st, 3);
 		text = sqlite3_column_blob(st, 4);
 		if (text) {
 			f->len = sqlite3_column_bytes(st, 4);
@@ -240,13 +226,13 @@ static int load_funcs(struct loader *L)
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
-	int err = prepare(L, "SELECT id, file_id, qualname, firstlineno FROM functions ORDER BY id",
-			  &st);
+	int err = lsm_prepare(
+		L, "SELECT id, file_id, qualname, firstlineno FROM functions ORDER BY id", &st);
 
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mfunc *v = grow(m->funcs, &cap, m->nfuncs, sizeof(*v)), *f;
+		struct ls_mfunc *v = lsm_grow(m->funcs, &cap, m->nfuncs, sizeof(*v)), *f;
 		uint64_t fi;
 
 		if (!v) {
@@ -258,7 +244,7 @@ static int load_funcs(struct loader *L)
 		f->id = sqlite3_column_int64(st, 0);
 		f->file = ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 1), &fi) ? (int)fi
 											  : -1;
-		f->qualname = col_dup(st, 2);
+		f->qualname = lsm_col_dup(st, 2);
 		f->firstlineno = sqlite3_column_int(st, 3);
 		if (f->file < 0 || !f->qualname) {
 			free(f->qualname);
@@ -275,7 +261,7 @@ static int load_stacks(struct loader *L)
 {
 	sqlite3_stmt *st;
 	int64_t max = 0;
-	int err = prepare(L, "SELECT max(id) FROM stacks", &st);
+	int err = lsm_prepare(L, "SELECT max(id) FROM stacks", &st);
 
 	if (err)
 		return err;
@@ -289,7 +275,7 @@ static int load_stacks(struct loader *L)
 	L->stacks = calloc(L->nstacks, sizeof(*L->stacks));
 	if (!L->stacks)
 		return -ENOMEM;
-	err = prepare(L, "SELECT id, depth, frames FROM stacks", &st);
+	err = lsm_prepare(L, "SELECT id, depth, frames FROM stacks", &st);
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -315,7 +301,7 @@ static int load_stacks(struct loader *L)
 	return err;
 }
 
-static struct ls_mline *line_slot(struct loader *L, int proc, int file, int line)
+struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line)
 {
 	struct ls_model *m = L->m;
 	uint64_t key = ((uint64_t)proc << 44) ^ ((uint64_t)file << 22) ^ (uint32_t)line, *slot;
@@ -330,7 +316,7 @@ static struct ls_mline *line_slot(struct loader *L, int proc, int file, int line
 			return l;
 	}
 	if (m->nlines == L->lcap) {
-		struct ls_mline *v = grow(m->lines, &L->lcap, m->nlines, sizeof(*v));
+		struct ls_mline *v = lsm_grow(m->lines, &L->lcap, m->nlines, sizeof(*v));
 
 		if (!v)
 			return NULL;
@@ -344,6 +330,7 @@ static struct ls_mline *line_slot(struct loader *L, int proc, int file, int line
 	l->func = -1;
 	l->peak_mem = -1;
 	l->gpu_peak = -1;
+	l->hits = -1;
 	if (*slot == UINT64_MAX)
 		*slot = m->nlines;
 	m->nlines++;
@@ -351,7 +338,7 @@ static struct ls_mline *line_slot(struct loader *L, int proc, int file, int line
 	return l;
 }
 
-static struct ls_mfstat *fstat_slot(struct loader *L, int proc, int func)
+struct ls_mfstat *lsm_fstat_slot(struct loader *L, int proc, int func)
 {
 	struct ls_model *m = L->m;
 	uint64_t key = ((uint64_t)proc << 32) | (uint32_t)func, *slot;
@@ -363,7 +350,7 @@ static struct ls_mfstat *fstat_slot(struct loader *L, int proc, int func)
 	if (*slot != UINT64_MAX)
 		return &m->fstats[*slot];
 	if (m->nfstats == L->fcap) {
-		struct ls_mfstat *v = grow(m->fstats, &L->fcap, m->nfstats, sizeof(*v));
+		struct ls_mfstat *v = lsm_grow(m->fstats, &L->fcap, m->nfstats, sizeof(*v));
 
 		if (!v)
 			return NULL;
@@ -373,6 +360,7 @@ static struct ls_mfstat *fstat_slot(struct loader *L, int proc, int func)
 	memset(f, 0, sizeof(*f));
 	f->proc = proc;
 	f->func = func;
+	f->calls = -1;
 	*slot = m->nfstats++;
 	return f;
 }
@@ -394,7 +382,7 @@ static struct ls_medge *edge_slot(struct loader *L, int proc, int file, int line
 			return e;
 	}
 	if (m->nedges == L->ecap) {
-		struct ls_medge *v = grow(m->edges, &L->ecap, m->nedges, sizeof(*v));
+		struct ls_medge *v = lsm_grow(m->edges, &L->ecap, m->nedges, sizeof(*v));
 
 		if (!v)
 			return NULL;
@@ -412,7 +400,7 @@ static struct ls_medge *edge_slot(struct loader *L, int proc, int file, int line
 	return e;
 }
 
-static int func_at(struct loader *L, uint32_t id)
+int lsm_func_at(struct loader *L, uint32_t id)
 {
 	uint64_t idx;
 
@@ -420,10 +408,10 @@ static int func_at(struct loader *L, uint32_t id)
 }
 
 /* Index of the own frame: the innermost frame in project code, else the innermost frame. */
-static int own_frame(struct loader *L, const struct stack *s)
+int lsm_own_frame(struct loader *L, const struct stack *s)
 {
 	for (int i = 0; i < s->depth; i++) {
-		int f = func_at(L, s->frames[2 * i]);
+		int f = lsm_func_at(L, s->frames[2 * i]);
 
 		if (f >= 0 && !strcmp(L->m->files[L->m->funcs[f].file].kind, "python"))
 			return i;
@@ -466,17 +454,17 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 			p->idle_wait_ns += weight;
 		return 0;
 	}
-	own = own_frame(L, s);
+	own = lsm_own_frame(L, s);
 
 	for (int i = 0; i < s->depth; i++) {
-		int f = func_at(L, s->frames[2 * i]), line = (int)s->frames[2 * i + 1];
+		int f = lsm_func_at(L, s->frames[2 * i]), line = (int)s->frames[2 * i + 1];
 		bool seen_line = false, seen_func = false;
 
 		if (f < 0)
 			continue;
 		/* recursion: count each line and function once per sample for total */
 		for (int j = 0; j < i; j++) {
-			int g = func_at(L, s->frames[2 * j]);
+			int g = lsm_func_at(L, s->frames[2 * j]);
 
 			if (g < 0)
 				continue;
@@ -486,7 +474,7 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 			if (g == f)
 				seen_func = true;
 		}
-		l = line_slot(L, proc, m->funcs[f].file, line);
+		l = lsm_line_slot(L, proc, m->funcs[f].file, line);
 		if (!l)
 			return -ENOMEM;
 		if (i == 0) {
@@ -494,7 +482,7 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 			l->self_ns += weight;
 		}
 		if (i == own) {
-			struct ls_mfstat *fs = fstat_slot(L, proc, f);
+			struct ls_mfstat *fs = lsm_fstat_slot(L, proc, f);
 
 			if (!fs)
 				return -ENOMEM;
@@ -523,7 +511,7 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 			l->total_ns += weight;
 		}
 		if (!seen_func) {
-			struct ls_mfstat *fs = fstat_slot(L, proc, f);
+			struct ls_mfstat *fs = lsm_fstat_slot(L, proc, f);
 
 			if (!fs)
 				return -ENOMEM;
@@ -538,7 +526,7 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 			l->best_func_ns += weight;
 		}
 		if (i + 1 < s->depth) {
-			int caller = func_at(L, s->frames[2 * (i + 1)]);
+			int caller = lsm_func_at(L, s->frames[2 * (i + 1)]);
 			struct ls_medge *e;
 
 			if (caller < 0)
@@ -556,11 +544,11 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 static int load_samples(struct loader *L)
 {
 	sqlite3_stmt *st;
-	int err = prepare(L,
-			  "SELECT process_id, stack_id, kind, mode, sum(count), sum(weight_ns)"
-			  " FROM samples GROUP BY process_id, stack_id, kind, mode"
-			  " ORDER BY kind, process_id, stack_id, mode",
-			  &st);
+	int err = lsm_prepare(L,
+			      "SELECT process_id, stack_id, kind, mode, sum(count), sum(weight_ns)"
+			      " FROM samples GROUP BY process_id, stack_id, kind, mode"
+			      " ORDER BY kind, process_id, stack_id, mode",
+			      &st);
 
 	if (err)
 		return err;
@@ -577,230 +565,6 @@ static int load_samples(struct loader *L)
 	return err;
 }
 
-static int rss_grow(struct ls_mrss *r, size_t cap)
-{
-	int64_t *t = realloc(r->t_ns, cap * sizeof(*t)), *v;
-	int *f, *l;
-	bool *e;
-
-	if (!t)
-		return -ENOMEM;
-	r->t_ns = t;
-	if (!(v = realloc(r->rss, cap * sizeof(*v))))
-		return -ENOMEM;
-	r->rss = v;
-	if (!(f = realloc(r->file, cap * sizeof(*f))))
-		return -ENOMEM;
-	r->file = f;
-	if (!(l = realloc(r->line, cap * sizeof(*l))))
-		return -ENOMEM;
-	r->line = l;
-	if (!(e = realloc(r->event, cap * sizeof(*e))))
-		return -ENOMEM;
-	r->event = e;
-	return 0;
-}
-
-/*
- * --memory: each growth event's change since the process's previous event is the Mem Change of
- * the line active in the thread that caused it; every reading raises the Peak Mem of its line.
- */
-static int load_rss(struct loader *L)
-{
-	struct ls_model *m = L->m;
-	struct ls_mrss *cur = NULL;
-	int64_t cur_proc = -1, last_event = -1;
-	size_t cap = 0, rcap = 0;
-	sqlite3_stmt *st;
-	int err = prepare(L,
-			  "SELECT process_id, t_ns, rss, stack_id, event FROM rss"
-			  " ORDER BY process_id, t_ns",
-			  &st);
-
-	if (err)
-		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t pid = sqlite3_column_int64(st, 0), rss = sqlite3_column_int64(st, 2);
-		int64_t stack_id = sqlite3_column_int64(st, 3);
-		bool event = sqlite3_column_int(st, 4);
-		const struct stack *s = NULL;
-		struct ls_mline *l = NULL;
-		uint64_t proc;
-		size_t i;
-
-		if (!ls_hashmap__get(&L->proc_idx, pid, &proc))
-			continue;
-		if (pid != cur_proc) {
-			struct ls_mrss *v = grow(m->rss, &rcap, m->nrss, sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			m->rss = v;
-			cur = &m->rss[m->nrss++];
-			memset(cur, 0, sizeof(*cur));
-			cur->proc = proc;
-			cur_proc = pid;
-			cap = 0;
-			last_event = -1;
-		}
-		if (cur->n == cap) {
-			cap = cap ? cap * 2 : 256;
-			if ((err = rss_grow(cur, cap)))
-				break;
-		}
-		i = cur->n++;
-		cur->t_ns[i] = sqlite3_column_int64(st, 1);
-		cur->rss[i] = rss;
-		cur->event[i] = event;
-		cur->file[i] = -1;
-		cur->line[i] = 0;
-		if (rss > cur->peak)
-			cur->peak = rss;
-		if (stack_id > 0 && (size_t)stack_id < L->nstacks)
-			s = &L->stacks[stack_id];
-		if (s && s->depth) {
-			int k = own_frame(L, s), f = func_at(L, s->frames[2 * k]);
-
-			if (f >= 0) {
-				cur->file[i] = m->funcs[f].file;
-				cur->line[i] = (int)s->frames[2 * k + 1];
-				l = line_slot(L, proc, cur->file[i], cur->line[i]);
-				if (!l) {
-					err = -ENOMEM;
-					break;
-				}
-				if (l->func < 0)
-					l->func = f;
-			}
-		}
-		if (l && rss > l->peak_mem)
-			l->peak_mem = rss;
-		if (event) {
-			/* the first event is the baseline: nothing before it was attributed */
-			if (l && last_event >= 0)
-				l->mem_change += rss - last_event;
-			last_event = rss;
-		}
-	}
-	sqlite3_finalize(st);
-	return err;
-}
-
-static int load_gpu(struct loader *L)
-{
-	struct ls_model *m = L->m;
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int err = prepare(L,
-			  "SELECT process_id, stack_id, gpu_ns, api_ns, mem_peak FROM gpu"
-			  " ORDER BY process_id, stack_id",
-			  &st);
-
-	if (err)
-		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t stack_id = sqlite3_column_int64(st, 1), gpu = sqlite3_column_int64(st, 2);
-		int64_t api = sqlite3_column_int64(st, 3), peak = sqlite3_column_int64(st, 4);
-		const struct stack *s = NULL;
-		struct ls_mproc *p;
-		uint64_t proc;
-
-		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
-			continue;
-		p = &m->procs[proc];
-		m->gpu = true;
-		p->gpu_ns += gpu;
-		p->driver_ns += api;
-		if (peak > p->gpu_peak)
-			p->gpu_peak = peak;
-		if (stack_id == 0xffffffff) {
-			p->gpu_unseen_ns += gpu;
-			continue;
-		}
-		if (stack_id > 0 && (size_t)stack_id < L->nstacks)
-			s = &L->stacks[stack_id];
-		if (!s || !s->depth) {
-			p->gpu_nopy_ns += gpu;
-			continue;
-		}
-		{
-			int k = own_frame(L, s), f = func_at(L, s->frames[2 * k]);
-			struct ls_mline *l;
-
-			if (f < 0)
-				continue;
-			l = line_slot(L, proc, m->funcs[f].file, (int)s->frames[2 * k + 1]);
-			if (!l) {
-				err = -ENOMEM;
-				break;
-			}
-			if (l->func < 0)
-				l->func = f;
-			l->gpu_ns += gpu;
-			l->driver_ns += api;
-			if (peak > l->gpu_peak)
-				l->gpu_peak = peak;
-		}
-	}
-	sqlite3_finalize(st);
-	if (err)
-		return err;
-	err = prepare(
-		L,
-		"SELECT process_id, hello, status, message, nvml_note, launches, dropped, lost"
-		" FROM gpu_processes",
-		&st);
-	if (err)
-		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mproc *p;
-		uint64_t proc;
-
-		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
-			continue;
-		p = &m->procs[proc];
-		p->gpu_hello = sqlite3_column_int(st, 1);
-		p->gpu_status = sqlite3_column_int(st, 2);
-		p->gpu_message = col_dup(st, 3);
-		p->gpu_nvml_note = col_dup(st, 4);
-		p->gpu_launches = sqlite3_column_int64(st, 5);
-		p->gpu_dropped = sqlite3_column_int64(st, 6);
-		p->gpu_lost = sqlite3_column_int64(st, 7);
-		if (p->gpu_hello)
-			m->gpu = true;
-	}
-	sqlite3_finalize(st);
-	err = prepare(L,
-		      "SELECT process_id, ordinal, name, mem_total, driver, cuda_driver, cc, uuid"
-		      " FROM gpu_devices ORDER BY process_id, ordinal",
-		      &st);
-	if (err)
-		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mgpu_dev *v = grow(m->gpu_devs, &cap, m->ngpu_devs, sizeof(*v)), *d;
-		uint64_t proc;
-
-		if (!v)
-			break;
-		m->gpu_devs = v;
-		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
-			continue;
-		d = &m->gpu_devs[m->ngpu_devs++];
-		d->proc = proc;
-		d->ordinal = sqlite3_column_int64(st, 1);
-		d->name = col_dup(st, 2);
-		d->mem_total = sqlite3_column_int64(st, 3);
-		d->driver = col_dup(st, 4);
-		d->cuda_driver = sqlite3_column_int64(st, 5);
-		d->cc = sqlite3_column_int64(st, 6);
-		d->uuid = col_dup(st, 7);
-	}
-	sqlite3_finalize(st);
-	return 0;
-}
-
 /* The line that started each child: the innermost project frame of its parent's spawn stack. */
 static void resolve_spawns(struct loader *L)
 {
@@ -814,7 +578,7 @@ static void resolve_spawns(struct loader *L)
 			continue;
 		s = &L->stacks[p->spawn_stack];
 		for (int k = 0; k < s->depth; k++) {
-			int f = func_at(L, s->frames[2 * k]);
+			int f = lsm_func_at(L, s->frames[2 * k]);
 
 			if (f < 0)
 				continue;
@@ -916,9 +680,15 @@ int ls_model__load(const char *path, struct ls_model **out)
 	if (!err)
 		err = load_samples(&L);
 	if (!err)
-		err = load_rss(&L);
+		err = lsm_load_rss(&L);
 	if (!err)
-		err = load_gpu(&L);
+		err = lsm_load_gpu(&L);
+	if (!err) {
+		const char *method = ls_model__meta(L.m, "method");
+
+		L.m->sampled = !method || strcmp(method, "Tracing");
+		err = lsm_load_trace(&L);
+	}
 	if (!err)
 		err = index_sources(L.m);
 	if (!err)
@@ -969,6 +739,7 @@ void ls_model__free(struct ls_model *m)
 		free(p->python_build);
 		free(p->note);
 		free(p->gpu_message);
+		free(p->trace);
 		free(p->gpu_nvml_note);
 	}
 	free(m->procs);

@@ -30,6 +30,7 @@ struct ls_mproc {
 	int64_t wait_ns, gil_ns, runq_ns; /* off-CPU time of all its threads */
 	int64_t idle_wait_ns;		  /* off-CPU time of threads with no Python frame */
 	int64_t parent_wait_ns;		  /* its parent's wait4/waitid time for it */
+	char *trace; /* --trace: "on", or why exact line tracing was unavailable */
 	/* --gpu: the library's state; GPU work per process */
 	bool gpu_hello; /* the injection library reported in */
 	int gpu_status; /* enum ls_gpu_status_code */
@@ -73,7 +74,9 @@ struct ls_mline {
 	int64_t mem_change;	   /* --memory: RSS change while this line was active (bytes) */
 	int64_t gpu_ns, driver_ns; /* --gpu: device time and CUDA API time of work it launched */
 	int64_t gpu_peak;	   /* highest device memory while it launched work; -1: none */
-	int64_t peak_mem;	   /* highest RSS read while it was active; -1: never read */
+	int64_t hits;		   /* --trace: executions; -1 when not traced */
+	int64_t trace_own_ns, trace_total_ns; /* the tracer's own and inclusive wall time */
+	int64_t peak_mem; /* highest RSS read while it was active; -1: never read */
 	int64_t best_func_ns;
 };
 
@@ -84,6 +87,8 @@ struct ls_mfstat {
 	int proc, func;
 	int64_t own_count, own_ns, total_count, total_ns;
 	int64_t cpu_ns, wait_ns, gil_ns, runq_ns; /* split of own_ns */
+	int64_t calls; /* --trace: starts of the function; -1 when not traced */
+	int64_t trace_own_ns, trace_total_ns;
 };
 
 struct ls_medge {
@@ -131,6 +136,8 @@ struct ls_model {
 	struct ls_mgpu_dev *gpu_devs;
 	size_t ngpu_devs;
 	bool gpu_requested; /* --gpu */
+	bool traced;	    /* --trace: hits and calls exist */
+	bool sampled;	    /* on-CPU sampling ran (not --trace alone) */
 	bool gpu;	    /* some GPU work was recorded */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;

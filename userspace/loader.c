@@ -4,7 +4,9 @@
  * frequency), so every sample weighs exactly the period and times are exact multiples of it.
  * The online CPU list is parsed here: libbpf 1.1's shared library does not export its parser.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,8 @@ struct ls_loader {
 	int ncpus;
 	uint64_t period_ns;
 	struct bpf_link *gpu_links[2];
+	struct bpf_link **trace_links; /* python-usdt builds and native probes */
+	size_t ntrace;
 };
 
 /* Parses a CPU list like "0-3,5,7-8" into mask[0..max). Returns the count or -EINVAL. */
@@ -135,6 +139,112 @@ static int attach_sampling(struct ls_loader *l)
 	return 0;
 }
 
+static int add_trace_link(struct ls_loader *l, struct bpf_link *link)
+{
+	struct bpf_link **v = realloc(l->trace_links, (l->ntrace + 1) * sizeof(*v));
+
+	if (!v) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	l->trace_links = v;
+	l->trace_links[l->ntrace++] = link;
+	return 0;
+}
+
+/*
+ * python-usdt's probes in every build of the site directory, for every process (pid -1): each
+ * process that loads one gets its semaphore set, and `procs` decides whose messages count.
+ */
+static int attach_trace(struct ls_loader *l, const char *site)
+{
+	struct bpf_program *progs[] = { l->skel->progs.handle_pyusdt_state,
+					l->skel->progs.handle_pyusdt_code,
+					l->skel->progs.handle_pyusdt_batch };
+	const char *probes[] = { "state", "code", "batch" };
+	struct dirent *de;
+	int n = 0, err = 0;
+	DIR *d = opendir(site);
+
+	if (!d)
+		return ls_err(-errno, "--trace: cannot read %s: %s", site, strerror(errno));
+	while (!err && (de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (strncmp(de->d_name, "linescope_usdt", 14) || !strstr(de->d_name, ".so"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", site, de->d_name);
+		for (int i = 0; i < 3 && !err; i++) {
+			struct bpf_link *link = bpf_program__attach_usdt(progs[i], -1, path,
+									 "linescope", probes[i], NULL);
+
+			if (!link)
+				err = ls_err(-errno, "--trace: cannot attach to %s: %s", path,
+					     strerror(errno));
+			else
+				err = add_trace_link(l, link);
+		}
+		n++;
+	}
+	closedir(d);
+	if (!err && !n)
+		err = ls_err(-ENOENT, "--trace: no python-usdt build in %s; build it (make)", site);
+	return err;
+}
+
+int ls_loader__attach_native_trace(struct ls_loader *l, pid_t pid, const char *binary)
+{
+	struct bpf_program *progs[] = { l->skel->progs.handle_py_line, l->skel->progs.handle_py_entry,
+					l->skel->progs.handle_py_return };
+	const char *probes[] = { "line", "function__entry", "function__return" };
+
+	for (int i = 0; i < 3; i++) {
+		struct bpf_link *link =
+			bpf_program__attach_usdt(progs[i], pid, binary, "python", probes[i], NULL);
+		int err;
+
+		if (!link)
+			return ls_err(-errno, "pid %d: cannot attach python:%s in %s: %s", pid,
+				      probes[i], binary, strerror(errno));
+		err = add_trace_link(l, link);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ls_loader__native_drain(struct ls_loader *l, pid_t pid,
+			    void (*cb)(void *ctx, const struct ls_native_key *k,
+				       const struct ls_native_val *v, const char *file,
+				       const char *func),
+			    void *ctx)
+{
+	int lines = bpf_map__fd(l->skel->maps.native_lines);
+	int strs = bpf_map__fd(l->skel->maps.native_strs);
+	struct ls_native_key key, next, *prev = NULL;
+	int n = 0;
+
+	while (bpf_map_get_next_key(lines, prev, &next) == 0) {
+		struct ls_native_val v;
+
+		key = next;
+		prev = &key;
+		if ((pid_t)key.pid != pid || bpf_map_lookup_elem(lines, &key, &v))
+			continue;
+		{
+			struct ls_native_str_key fk = { .pid = key.pid, .hash = key.file };
+			struct ls_native_str_key qk = { .pid = key.pid, .hash = key.func };
+			char file[LS_NATIVE_STR + 1] = "", func[LS_NATIVE_STR + 1] = "";
+
+			bpf_map_lookup_elem(strs, &fk, file);
+			bpf_map_lookup_elem(strs, &qk, func);
+			cb(ctx, &key, &v, file, func);
+			n++;
+		}
+	}
+	return n;
+}
+
 /* The GPU library's probes, in every process that maps it (pid -1; `procs` filters). */
 static int attach_gpu(struct ls_loader *l, const char *lib)
 {
@@ -187,6 +297,12 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_api, opts->gpu_lib != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_record, opts->gpu_lib != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_pyusdt_state, opts->trace_site != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_pyusdt_code, opts->trace_site != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_pyusdt_batch, opts->trace_site != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_py_line, opts->trace_site != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_py_entry, opts->trace_site != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_py_return, opts->trace_site != NULL);
 
 	err = linescope_bpf__load(l->skel);
 	if (err) {
@@ -211,7 +327,9 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 		ls_loader__free(l);
 		return ls_err(err, "cannot attach the BPF tracepoints: %s", strerror(-err));
 	}
-	err = attach_sampling(l);
+	err = opts->no_sampling ? 0 : attach_sampling(l);
+	if (!err && opts->trace_site)
+		err = attach_trace(l, opts->trace_site);
 	if (!err && opts->gpu_lib)
 		err = attach_gpu(l, opts->gpu_lib);
 	if (err) {
@@ -235,6 +353,9 @@ void ls_loader__free(struct ls_loader *l)
 	free(l->pfds);
 	bpf_link__destroy(l->gpu_links[0]);
 	bpf_link__destroy(l->gpu_links[1]);
+	for (size_t i = 0; i < l->ntrace; i++)
+		bpf_link__destroy(l->trace_links[i]);
+	free(l->trace_links);
 	linescope_bpf__destroy(l->skel);
 	free(l);
 }

@@ -20,6 +20,8 @@ struct ls_loader_opts {
 	bool memory;             /* --memory: RSS readings and growth events */
 	uint64_t mem_threshold;  /* bytes of RSS change per growth event */
 	const char *gpu_lib;     /* --gpu: liblinescope_cupti.so whose probes to attach, or NULL */
+	const char *trace_site;  /* --trace: python-usdt site directory whose builds to attach */
+	bool no_sampling;        /* --trace without --sample: no cpu-clock sampler */
 	int cgroup_fd;	/* -1 unless profiling a cgroup */
 	pid_t self_pid; /* never sampled */
 };
@@ -34,6 +36,21 @@ int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pyla
 /* The events ring buffer; sample_cb(ctx, data, len) is called for each record on poll. */
 int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t len), void *ctx,
 		    struct ring_buffer **out);
+
+/*
+ * Counts CPython's own line and function probes in pid (Debian-style builds with SDT probes,
+ * for a running process that cannot load python-usdt). Drain with ls_loader__native_drain().
+ */
+int ls_loader__attach_native_trace(struct ls_loader *l, pid_t pid, const char *binary);
+
+/* Hands every native-probe count of pid (cumulative totals) to cb; returns how many. */
+struct ls_native_key;
+struct ls_native_val;
+int ls_loader__native_drain(struct ls_loader *l, pid_t pid,
+			    void (*cb)(void *ctx, const struct ls_native_key *k,
+				       const struct ls_native_val *v, const char *file,
+				       const char *func),
+			    void *ctx);
 
 /* Copy of the BPF counters. */
 void ls_loader__stats(const struct ls_loader *l, struct ls_stats *st);

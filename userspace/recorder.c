@@ -17,6 +17,7 @@
 #include "recorder.h"
 #include "sources.h"
 #include "stacks.h"
+#include "tracerec.h"
 
 enum py_state {
 	PY_UNKNOWN,	/* not looked at yet */
@@ -103,7 +104,8 @@ struct ls_recorder {
 	unsigned nlayouts;
 
 	struct ls_recorder_stats st;
-	struct ls_gpurec *gpu; /* NULL without --gpu */
+	struct ls_gpurec *gpu;     /* NULL without --gpu */
+	struct ls_tracerec *trace; /* NULL without --trace */
 	uint32_t frames[2 * LS_MAX_FRAMES];
 };
 
@@ -177,6 +179,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	free(r->threads);
 	free(r->readings);
 	ls_gpurec__free(r->gpu);
+	ls_tracerec__free(r->trace);
 	ls_hashmap_release(&r->by_pid);
 	ls_hashmap_release(&r->func_index);
 	ls_hashmap_release(&r->agg_index);
@@ -258,6 +261,17 @@ static struct rproc *proc_get(struct ls_recorder *r, pid_t pid)
 	uint64_t idx;
 
 	return ls_hashmap__get(&r->by_pid, pid, &idx) ? r->procs[idx] : NULL;
+}
+
+/* The live process pid, else the last one that had that pid (records may outlive a process). */
+static struct rproc *proc_any(struct ls_recorder *r, pid_t pid)
+{
+	struct rproc *p = proc_get(r, pid);
+
+	for (size_t i = r->nprocs; !p && i-- > 0;)
+		if (r->procs[i]->pid == pid)
+			p = r->procs[i];
+	return p;
 }
 
 static uint32_t layout_id(struct ls_recorder *r, const struct ls_pylayout *L)
@@ -757,6 +771,17 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 		}
 		handle_code(r, data);
 		break;
+	case LS_REC_TRACE:
+		if (r->trace && len >= 8) {
+			const struct ls_sample *h = data; /* pid follows type in every record */
+			struct rproc *p = proc_get(r, h->pid);
+
+			if (p) {
+				ls_tracerec__record(r->trace, p->id, data, len);
+				p->dirty = true; /* its tracing state may have changed */
+			}
+		}
+		break;
 	case LS_REC_GPU:
 		if (r->gpu) {
 			const struct ls_sample *h = data; /* pid follows type in every record */
@@ -839,6 +864,7 @@ static int flush_procs(struct ls_recorder *r)
 			.python_build = p->py_state == PY_READY ? p->py.build : NULL,
 			.note = py_note(p),
 			.parent_wait_ns = p->parent_wait_ns,
+			.trace = r->trace ? ls_tracerec__state(r->trace, p->id) : NULL,
 		};
 		int err;
 
@@ -910,6 +936,8 @@ int ls_recorder__flush(struct ls_recorder *r)
 	}
 	if (!err && r->gpu)
 		err = ls_gpurec__flush(r->gpu, r->store);
+	if (!err && r->trace)
+		err = ls_tracerec__flush(r->trace, r->store);
 	for (size_t i = 0; !err && i < r->nreadings; i++)
 		err = ls_store__put_rss(r->store, &r->readings[i]);
 	if (!err)
@@ -930,6 +958,63 @@ int ls_recorder__flush(struct ls_recorder *r)
 void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st)
 {
 	*st = r->st;
+}
+
+/* Names a traced code object through the same registry as sampled ones. */
+static int64_t trace_name(void *ctx, int64_t proc_id, const char *filename, const char *qualname,
+			  int firstlineno)
+{
+	struct ls_recorder *r = ctx;
+	struct rproc *p = proc_id >= 1 && (size_t)proc_id <= r->nprocs ? r->procs[proc_id - 1] : NULL;
+	int64_t fid;
+
+	if (!p)
+		return -ENOENT;
+	fid = file_of(r, p, filename);
+	return fid < 0 ? fid : func_intern(r, fid, qualname, firstlineno);
+}
+
+int ls_recorder__enable_trace(struct ls_recorder *r)
+{
+	return r->trace ? 0 : ls_tracerec__new(trace_name, r, &r->trace);
+}
+
+const struct ls_pyinfo *ls_recorder__python(struct ls_recorder *r, pid_t pid)
+{
+	struct rproc *p = proc_get(r, pid);
+
+	return p && p->py_state == PY_READY ? &p->py : NULL;
+}
+
+void ls_recorder__trace_note(struct ls_recorder *r, pid_t pid, const char *note)
+{
+	struct rproc *p = proc_get(r, pid);
+
+	if (p && r->trace) {
+		ls_tracerec__set_state(r->trace, p->id, note);
+		p->dirty = true;
+	}
+}
+
+void ls_recorder__native_count(void *ctx, const struct ls_native_key *k,
+			       const struct ls_native_val *v, const char *file, const char *func)
+{
+	struct ls_recorder *r = ctx;
+	struct rproc *p = proc_any(r, k->pid);
+	int64_t fid, func_id;
+
+	if (!p || !r->trace || !file[0])
+		return;
+	fid = file_of(r, p, file);
+	/* the probes name functions by co_name only: no qualified name, no first line */
+	func_id = fid < 0 ? fid : func_intern(r, fid, func, 0);
+	if (func_id <= 0)
+		return;
+	ls_tracerec__native(r->trace, p->id, k->tid, func_id,
+			    k->kind == LS_NK_CALL ? LS_TRACE_CALLS : k->line, v->hits, v->own_ns,
+			    k->line);
+	if (!ls_tracerec__state(r->trace, p->id))
+		ls_tracerec__set_state(r->trace, p->id, "on (CPython's own probes)");
 }
 
 int ls_recorder__enable_gpu(struct ls_recorder *r)

@@ -16,6 +16,8 @@
 #include "linescope.h"
 #include "store.h"
 
+struct ls_pyinfo;
+
 struct ls_recorder;
 
 struct ls_recorder_ops {
@@ -64,6 +66,21 @@ void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *s
 
 /* Collects GPU work (--gpu): launch samples and GPU records are joined and attributed. */
 int ls_recorder__enable_gpu(struct ls_recorder *r);
+
+/* Collects python-usdt's exact line counts (--trace). */
+int ls_recorder__enable_trace(struct ls_recorder *r);
+
+/* The interpreter found in pid, or NULL (not Python, not yet known). Valid until the next call. */
+const struct ls_pyinfo *ls_recorder__python(struct ls_recorder *r, pid_t pid);
+
+/* Why a running process cannot be traced exactly (shown in the report). */
+void ls_recorder__trace_note(struct ls_recorder *r, pid_t pid, const char *note);
+
+/* Takes the native-probe totals of pid (see ls_loader__native_drain()). */
+struct ls_native_key;
+struct ls_native_val;
+void ls_recorder__native_count(void *ctx, const struct ls_native_key *k,
+			       const struct ls_native_val *v, const char *file, const char *func);
 
 /* The run is over: attribute whatever is still held back (GPU activity without an exit). */
 void ls_recorder__finish(struct ls_recorder *r);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "procfs.h"
 #include "python.h"
+#include "remote_exec.h"
 #include "recorder.h"
 #include "render.h"
 #include "session.h"
@@ -51,6 +53,9 @@ static uint64_t mono_ns(void)
 
 struct session {
 	const struct ls_opts *o;
+	char trace_site[PATH_MAX]; /* --trace: python-usdt's site directory */
+	pid_t native_pids[64];     /* -p --trace: processes counted with CPython's own probes */
+	int nnative;
 	struct ls_loader *loader;
 	struct ls_recorder *rec;
 	struct ls_store *store;
@@ -144,8 +149,13 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta(s->store, "profiler_command", buf);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	ls_store__put_meta(s->store, "started_at", buf);
-	ls_store__put_meta(s->store, "method", "Sampling");
-	ls_store__put_meta(s->store, "collector", "bpf-sampling");
+	ls_store__put_meta(s->store, "method",
+			   !o->trace ? "Sampling" : o->sample ? "Mixed collection" : "Tracing");
+	ls_store__put_meta(s->store, "collector",
+			   !o->trace ? "bpf-sampling" :
+			   o->sample ? "bpf-sampling+usdt-tracing" :
+				       "usdt-tracing");
+	ls_store__put_meta(s->store, "trace", o->trace ? "1" : "0");
 	ls_store__put_meta(s->store, "mode", o->mode == LS_TIME_WALL ? "wall" : "cpu");
 	ls_store__put_meta(s->store, "memory", o->memory ? "1" : "0");
 	ls_store__put_meta(s->store, "gpu", o->gpu ? "1" : "0");
@@ -199,7 +209,12 @@ static void write_progress(struct session *s, uint64_t now)
 
 static int flush(struct session *s, uint64_t now)
 {
-	int err = ls_recorder__flush(s->rec);
+	int err;
+
+	for (int i = 0; i < s->nnative; i++)
+		ls_loader__native_drain(s->loader, s->native_pids[i], ls_recorder__native_count,
+					s->rec);
+	err = ls_recorder__flush(s->rec);
 
 	if (err)
 		return err;
@@ -282,18 +297,19 @@ static int start_targets(struct session *s)
 }
 
 /*
- * The GPU injection library: $LINESCOPE_CUPTI_LIB, else beside the build (.output/gpu/), else
- * where `make install` puts it (PREFIX/lib/linescope-bpf/).
+ * A file this tool ships: $env, else in the build tree beside the binary (.output/<built>), else
+ * where `make install` puts it (PREFIX/lib/linescope-bpf/<installed>).
  */
-static int find_gpu_lib(char *buf, size_t len)
+static int find_asset(const char *env_name, const char *built, const char *installed,
+		      const char *what, char *buf, size_t len)
 {
-	const char *env = getenv("LINESCOPE_CUPTI_LIB");
-	char exe[PATH_MAX - 64], *slash;
+	const char *env = getenv(env_name);
+	char exe[PATH_MAX - 64], real[PATH_MAX], *slash;
 	ssize_t n;
 
 	if (env) {
 		if (access(env, R_OK))
-			return ls_err(-errno, "LINESCOPE_CUPTI_LIB=%s: %s", env, strerror(errno));
+			return ls_err(-errno, "%s=%s: %s", env_name, env, strerror(errno));
 		snprintf(buf, len, "%s", env);
 		return 0;
 	}
@@ -304,19 +320,84 @@ static int find_gpu_lib(char *buf, size_t len)
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = 0;
-	snprintf(buf, len, "%s/.output/gpu/liblinescope_cupti.so", exe);
+	snprintf(buf, len, "%s/.output/%s", exe, built);
 	if (!access(buf, R_OK))
 		return 0;
-	snprintf(buf, len, "%s/../lib/linescope-bpf/liblinescope_cupti.so", exe);
+	snprintf(buf, len, "%s/../lib/linescope-bpf/%s", exe, installed);
 	if (!access(buf, R_OK)) {
-		char real[PATH_MAX];
-
 		if (realpath(buf, real))
 			snprintf(buf, len, "%s", real);
 		return 0;
 	}
-	return ls_err(-ENOENT, "--gpu: liblinescope_cupti.so not found beside %s; build it (make) or "
-			       "set LINESCOPE_CUPTI_LIB", exe);
+	return ls_err(-ENOENT, "%s not found beside %s; build it (make) or set %s", what, exe,
+		      env_name);
+}
+
+static int find_gpu_lib(char *buf, size_t len)
+{
+	return find_asset("LINESCOPE_CUPTI_LIB", "gpu/liblinescope_cupti.so",
+			  "liblinescope_cupti.so", "--gpu: liblinescope_cupti.so", buf, len);
+}
+
+static int find_trace_site(char *buf, size_t len)
+{
+	return find_asset("LINESCOPE_PYUSDT_SITE", "python-usdt/site", "python",
+			  "--trace: the python-usdt site directory", buf, len);
+}
+
+/*
+ * -p --trace: a running process cannot be restarted with python-usdt on its path. 3.14+ loads it
+ * through PEP 768 remote execution; a CPython with its own SDT probes (Debian's) is counted with
+ * those; anything else is profiled by sampling, with a note saying why it has no hits.
+ */
+static void trace_running(struct session *s, pid_t pid)
+{
+	const struct ls_pyinfo *pi = ls_recorder__python(s->rec, pid);
+	char note[256], path[PATH_MAX + 64];
+	int err;
+
+	if (!pi)
+		return;
+	if (pi->version_hex >= 0x030e0000) {
+		char script[PATH_MAX + 32], src[8192];
+		FILE *f;
+
+		snprintf(script, sizeof(script), "%s/.linescope-load-%d.py", s->trace_site, pid);
+		err = ls_remote_exec__loader_source(s->trace_site, src, sizeof(src));
+		f = err ? NULL : fopen(script, "we");
+		if (f) {
+			fputs(src, f);
+			fclose(f);
+			chmod(script, 0644);
+			err = ls_remote_exec__send(pid, script);
+			if (!err)
+				return; /* its state message says whether it took */
+		}
+		snprintf(note, sizeof(note),
+			 "exact line tracing unavailable: remote loading into CPython %s failed (%s)",
+			 pi->version, strerror(err < 0 ? -err : EIO));
+	} else if (pi->usdt && s->nnative < (int)(sizeof(s->native_pids) / sizeof(pid_t))) {
+		ls_procfs__resolve(pid, pi->path, path, sizeof(path));
+		if (!ls_loader__attach_native_trace(s->loader, pid, path)) {
+			s->native_pids[s->nnative++] = pid;
+			ls_info("pid %d: exact line counts from CPython's own probes (slow)", pid);
+			return;
+		}
+		snprintf(note, sizeof(note), "exact line tracing unavailable: cannot attach to "
+					     "CPython's probes");
+	} else {
+		snprintf(note, sizeof(note),
+			 "exact line tracing unavailable for a running CPython %s without SDT "
+			 "probes: start it under linescope-bpf --trace -- or import linescope_usdt",
+			 pi->version);
+	}
+	ls_warn(0, "pid %d: %s; its samples still count", pid, note);
+	ls_recorder__trace_note(s->rec, pid, note);
+}
+
+static void trace_running_cb(void *ctx, pid_t pid, pid_t ppid)
+{
+	trace_running(ctx, pid);
 }
 
 static int owner_ids(int *uid, int *gid)
@@ -407,6 +488,21 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	owner_ids(&s.uid, &s.gid);
 	if (o->npids && check_pids(o))
 		return 1;
+	if (o->trace) {
+		char pp[PATH_MAX * 2];
+		const char *old = getenv("PYTHONPATH");
+
+		if (find_trace_site(s.trace_site, sizeof(s.trace_site)))
+			return 1;
+		lo.trace_site = s.trace_site;
+		lo.no_sampling = !o->sample;
+		lo.offcpu = lo.offcpu && o->sample;
+		/* the launched command imports linescope_usdt through the site's sitecustomize */
+		snprintf(pp, sizeof(pp), "%s%s%s", s.trace_site, old && *old ? ":" : "",
+			 old ? old : "");
+		if (o->command)
+			setenv("PYTHONPATH", pp, 1);
+	}
 	if (o->gpu) {
 		if (find_gpu_lib(gpu_lib, sizeof(gpu_lib)))
 			return 1;
@@ -435,6 +531,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	if (err)
 		goto out;
 	if (o->gpu && (err = ls_recorder__enable_gpu(s.rec)))
+		goto out;
+	if (o->trace && (err = ls_recorder__enable_trace(s.rec)))
 		goto out;
 	err = ls_loader__ring(s.loader, ls_recorder__handle, s.rec, &s.rb);
 	if (err)
@@ -469,6 +567,11 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		}
 		goto out;
 	}
+	if (o->trace && o->npids)
+		for (int i = 0; i < o->npids; i++) {
+			trace_running(&s, o->pids[i]);
+			ls_targets__descendants(o->pids[i], trace_running_cb, &s);
+		}
 	ls_status__init(!o->quiet);
 	srandom(s.t0 ^ getpid());
 	last_flush = mono_ns();

@@ -26,6 +26,7 @@ enum stmt_id {
 	ST_GPU,
 	ST_GPU_PROC,
 	ST_GPU_DEV,
+	ST_TRACE,
 	ST__N
 };
 
@@ -35,7 +36,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_PROC] =
 		"INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
-		" note, cgroup, parent_wait_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" note, cgroup, parent_wait_ns, trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
 	[ST_FILE] = "INSERT OR REPLACE INTO files(id, path, source_id, kind, unavailable)"
@@ -53,6 +54,8 @@ static const char *const stmt_sql[ST__N] = {
 			" gpu_ns, api_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_GPU_DEV] = "INSERT OR REPLACE INTO gpu_devices(process_id, ordinal, name, mem_total,"
 		       " driver, cuda_driver, cc, uuid) VALUES (?,?,?,?,?,?,?,?)",
+	[ST_TRACE] = "INSERT OR REPLACE INTO trace(process_id, tid, function_id, line, hits, own_ns,"
+		     " total_ns) VALUES (?,?,?,?,?,?,?)",
 };
 
 static const char schema_sql[] =
@@ -61,7 +64,7 @@ static const char schema_sql[] =
 	"CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER,"
 	" nspid INTEGER, parent_id INTEGER, spawn_stack INTEGER, spawn_tid INTEGER, comm TEXT,"
 	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
-	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER);"
+	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER, trace TEXT);"
 	"CREATE TABLE threads(process_id INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT,"
 	" PRIMARY KEY(process_id, tid)) WITHOUT ROWID;"
 	"CREATE TABLE sources(id INTEGER PRIMARY KEY, hash TEXT UNIQUE NOT NULL, size INTEGER,"
@@ -87,7 +90,11 @@ static const char schema_sql[] =
 	" peak_alloc INTEGER, peak_nvml INTEGER, launches INTEGER, gpu_ns INTEGER, api_ns INTEGER);"
 	"CREATE TABLE gpu_devices(process_id INTEGER NOT NULL, ordinal INTEGER NOT NULL, name TEXT,"
 	" mem_total INTEGER, driver TEXT, cuda_driver INTEGER, cc INTEGER, uuid TEXT,"
-	" PRIMARY KEY(process_id, ordinal)) WITHOUT ROWID;";
+	" PRIMARY KEY(process_id, ordinal)) WITHOUT ROWID;"
+	"CREATE TABLE trace(process_id INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	" function_id INTEGER NOT NULL, line INTEGER NOT NULL, hits INTEGER NOT NULL,"
+	" own_ns INTEGER NOT NULL, total_ns INTEGER NOT NULL,"
+	" PRIMARY KEY(process_id, tid, function_id, line)) WITHOUT ROWID;";
 
 struct ls_store {
 	sqlite3 *db;
@@ -335,6 +342,7 @@ int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p)
 	bind_text(st, 16, p->note);
 	bind_text(st, 17, p->cgroup);
 	sqlite3_bind_int64(st, 18, p->parent_wait_ns);
+	bind_text(st, 19, p->trace);
 	return step(s, ST_PROC);
 }
 
@@ -470,4 +478,18 @@ int ls_store__put_gpu_device(struct ls_store *s, const struct ls_store_gpu_devic
 	sqlite3_bind_int64(st, 7, x->cc);
 	bind_text(st, 8, x->uuid);
 	return step(s, ST_GPU_DEV);
+}
+
+int ls_store__put_trace(struct ls_store *s, const struct ls_store_trace *x)
+{
+	sqlite3_stmt *st = s->st[ST_TRACE];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int(st, 2, x->tid);
+	sqlite3_bind_int64(st, 3, x->func_id);
+	sqlite3_bind_int(st, 4, x->line);
+	sqlite3_bind_int64(st, 5, x->hits);
+	sqlite3_bind_int64(st, 6, x->own_ns);
+	sqlite3_bind_int64(st, 7, x->total_ns);
+	return step(s, ST_TRACE);
 }

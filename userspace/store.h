@@ -44,6 +44,7 @@ struct ls_store_proc {
 	const char *python, *python_build, *note; /* NULL when not applicable */
 	const char *cgroup;
 	int64_t parent_wait_ns; /* time the parent spent in wait4/waitid for this process */
+	const char *trace;      /* --trace: "on", or why exact tracing was unavailable; NULL */
 };
 int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p);
 
@@ -116,6 +117,18 @@ struct ls_store_gpu_device {
 	const char *uuid;
 };
 int ls_store__put_gpu_device(struct ls_store *s, const struct ls_store_gpu_device *x);
+
+/* Exact line tracing totals of one (process, thread, function, line); line -1: the calls. */
+struct ls_store_trace {
+	int64_t proc_id;
+	int tid;
+	int64_t func_id;
+	int line;      /* LS_TRACE_CALLS (-1): hits are calls, total_ns the time inside it */
+	int64_t hits;
+	int64_t own_ns;   /* the line's own wall time (callees in other project code excluded) */
+	int64_t total_ns; /* including everything it called */
+};
+int ls_store__put_trace(struct ls_store *s, const struct ls_store_trace *x);
 
 /* samples.kind: what the weight is */
 enum ls_sample_class {

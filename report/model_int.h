@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by report/model.c (profile loading, sample attribution) and
+ * report/model_aux.c (memory, GPU and tracing data). Not part of the model's API.
+ */
+#ifndef LS_MODEL_INT_H
+#define LS_MODEL_INT_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include "hashmap.h"
+#include "model.h"
+
+struct stack {
+	uint32_t *frames; /* function id, line; innermost first */
+	int depth;
+};
+
+struct loader {
+	struct ls_model *m;
+	sqlite3 *db;
+	struct ls_hashmap file_idx, func_idx, proc_idx, line_idx, fstat_idx, edge_idx;
+	struct stack *stacks;
+	size_t nstacks;
+	size_t lcap, fcap, ecap;
+	/* scratch for one stack */
+	int *own_line;
+	size_t scratch;
+};
+
+char *lsm_col_dup(sqlite3_stmt *st, int i);
+int64_t lsm_col_id(sqlite3_stmt *st, int i);
+int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st);
+/* p grown to hold n + 1 elements of elem bytes (cap updated); NULL on -ENOMEM */
+void *lsm_grow(void *p, size_t *cap, size_t n, size_t elem);
+/* The model line (proc, file, line), created on first use; NULL on -ENOMEM. */
+struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line);
+struct ls_mfstat *lsm_fstat_slot(struct loader *L, int proc, int func);
+/* Model index of a function id, or -1. */
+int lsm_func_at(struct loader *L, uint32_t id);
+/* Index of a stack's own frame: innermost in project code, else the innermost. */
+int lsm_own_frame(struct loader *L, const struct stack *s);
+
+int lsm_load_rss(struct loader *L);
+int lsm_load_gpu(struct loader *L);
+int lsm_load_trace(struct loader *L);
+
+#endif
