@@ -5,7 +5,8 @@ UNIT_TESTS += $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(wildcard tests/
 test-bpf: $(APP) ls-all
 	$(Q)tests/run-root.sh bpf
 
-test-e2e: $(APP) ls-all
+# test_gpu.sh drives the real injection library through the fake CUDA driver and CUPTI
+test-e2e: $(APP) ls-all $(GPU_FAKE)
 	$(Q)tests/run-root.sh e2e
 
 

@@ -19,7 +19,7 @@ struct row {
 
 struct pstate {
 	int64_t proc_id;
-	char state[128];
+	char state[256];
 	uint64_t next_seq;
 	struct ls_hashmap codes; /* code id -> function id */
 };

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# --gpu through the real CLI, without a GPU: the fake CUDA driver and CUPTI (tests/gpu/fake) drive
+# the real injection library in a real Python process whose threads launch kernels of known device
+# time from known lines (tests/gpu/gpu_app.py). Each launching line must be charged exactly its
+# kernels' device time; a native thread's kernels go to the process's "no Python frame" entry; the
+# child process (which inherits CUDA_INJECTION64_PATH) has its own line; GPU time is never added
+# to Time; the GPU view has its device card.
+source "$(dirname "$0")/lib.sh"
+need_python "$DEB_PY"
+fake="$ROOT/.output/tests/gpu/fake"
+[ -e "$fake/libcupti.so.13" ] || { echo "FAIL: fake CUDA not built (make test builds it)"; exit 1; }
+export FAKECUDA_LIB="$fake/libcupti.so.13"
+export LD_LIBRARY_PATH="$fake" # the fake libnvidia-ml.so.1
+
+prof="$WORK/gpu.lsprof"
+"$LS" -q --gpu --profile "$prof" -o "$WORK/gpu.html" -- "$DEB_PY" "$ROOT/tests/gpu/gpu_app.py" \
+	"$WORK/exp.json" || fail "exit $?"
+j=$(json_of "$prof") || { fail "report"; finish; }
+out=$("$PYQ" - "$j" "$WORK/exp.json" "$WORK/gpu.html" <<'PYEOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+exp = json.load(open(sys.argv[2]))
+child = json.load(open(sys.argv[2] + ".child"))
+def line_gpu(pid, line):
+    return sum(l["gpu_time_s"] or 0 for l in d["lines"] if l["pid"] == pid and l["path"].endswith("gpu_app.py") and l["line"] == line)
+for t in exp["threads"].values():
+    if not t["line"] or not t["gpu_ns"]:
+        continue
+    want = t["gpu_ns"] / 1e9
+    got = line_gpu(exp["pid"], t["line"])
+    ok = abs(got - want) <= 0.01 * want
+    print("%s %s line %d: GPU %.4f s (kernels' total %.4f s)" % ("ok" if ok else "FAIL", t["label"], t["line"], got, want))
+c = child["threads"].popitem()[1]
+got = line_gpu(child["pid"], c["line"])
+print("%s child process line %d: GPU %.4f s (want %.4f)" % ("ok" if abs(got - c["gpu_ns"] / 1e9) < 1e-4 else "FAIL", c["line"], got, c["gpu_ns"] / 1e9))
+h = open(sys.argv[3]).read()
+r = json.loads(re.search(r'id="ls-data">(.*?)</script>', h, re.S).group(1))
+g = r["gpu"]
+nopy = [p["no_python_gpu_s"] for p in g["procs"] if r["processes"][p["proc"]]["pid"] == exp["pid"]]
+want = exp["native"]["gpu_ns"] / 1e9
+print("%s native thread's kernels in the no-Python-frame entry: %s s (want %.3f)" % ("ok" if nopy and abs(nopy[0] - want) < 1e-4 else "FAIL", nopy, want))
+print("%s device card: %s" % ("ok" if g["devices"] and g["devices"][0]["name"] else "FAIL", g["devices"][:1]))
+sync = [t for t in exp["threads"].values() if t["label"] == "main"]
+drv = sum(l["driver_time_s"] or 0 for l in d["lines"] if l["pid"] == exp["pid"] and l["path"].endswith("gpu_app.py") and l["line"] == exp["lines"]["sync"])
+print("%s sync line driver time %.3f s (busy %.3f s)" % ("ok" if drv >= exp["sync_busy_ns"] / 1e9 * 0.9 else "FAIL", drv, exp["sync_busy_ns"] / 1e9))
+# GPU time is device time: never in Time
+fw = [l for l in d["lines"] if l["pid"] == exp["pid"] and l["path"].endswith("gpu_app.py") and l["line"] == exp["lines"]["forward"]][0]
+print("%s forward line Time %.4f s excludes its GPU time %.4f s" % ("ok" if fw["time_s"] < fw["gpu_time_s"] else "FAIL", fw["time_s"], fw["gpu_time_s"]))
+PYEOF
+)
+while read -r st rest; do [ "$st" = ok ] && pass "$rest" || fail "$rest"; done <<<"$out"
+
+# --gpu for a job that never loads the library: the report says so
+prof="$WORK/nogpu.lsprof"
+"$LS" -q --gpu --profile "$prof" -o "$WORK/nogpu.html" -- "$DEB_PY" -c "pass" || fail "exit $?"
+j=$(json_of "$prof")
+note=$(pyq "$j" '" ".join(d["run"]["notes"])')
+case "$note" in *"no process loaded liblinescope_cupti.so"*) pass "no library loaded: noted" ;; *) fail "note: $note" ;; esac
+finish
