@@ -44,7 +44,7 @@ static __always_inline int ls_emit_sample(const struct ls_proc *p, __u8 kind, __
 		n = LS_MAX_FRAMES;
 	b->hdr.nframes = n;
 	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
-			       0)) {
+			       ls_rb_flags())) {
 		LS_STAT_INC(ringbuf_drops);
 		return -1;
 	}

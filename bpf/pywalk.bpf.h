@@ -218,7 +218,7 @@ static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 
 		r->flags |= LS_CF_READ_FAIL;
 	}
 	r->ltab_size = size;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, ls_rb_flags());
 	bpf_map_update_elem(&codes_seen, &k, &one, BPF_ANY);
 	LS_STAT_INC(code_records);
 }

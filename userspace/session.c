@@ -32,7 +32,7 @@
 #define STATUS_NS 250000000ULL
 #define TICK_NS	  20000000ULL
 #define REAP_NS	  500000000ULL
-#define JITTER_NS 20000000ULL
+#define JITTER_NS 100000000ULL
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t stop_from_user; /* sent with kill(), not by the terminal */
