@@ -37,6 +37,7 @@ struct rproc {
 	int64_t start_ns, end_ns;
 	int exit_code;
 	bool exited, dirty;
+	bool vanished; /* gone from /proc at the last reap: its exit record may still be in flight */
 	enum py_state py_state;
 	bool codes_released; /* exited: the interpreter is known but its memory is gone */
 	char note[256];
@@ -817,12 +818,36 @@ void ls_recorder__tick(struct ls_recorder *r, uint64_t now_ns)
 	}
 }
 
+uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		if (p->exited || p->py_state != PY_PENDING)
+			continue;
+		if (now_ns >= p->next_try_ns)
+			discover(r, p, now_ns);
+		if (p->py_state == PY_PENDING && p->next_try_ns < next)
+			next = p->next_try_ns;
+	}
+	return next;
+}
+
 void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = r->procs[i];
 
-		if (!p->exited && !ls_procfs__alive(p->pid)) {
+		if (p->exited)
+			continue;
+		if (ls_procfs__alive(p->pid)) {
+			p->vanished = false;
+		} else if (!p->vanished) {
+			/* records still in the ring buffer may hold its exit: decide next time */
+			p->vanished = true;
+		} else {
 			proc_exited(r, p, now_ns, -1);
 			r->ops->set_proc(r->ctx, p->pid, NULL);
 		}

@@ -53,8 +53,15 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
 /* ring_buffer__new() callback shape; ctx is the recorder. */
 int ls_recorder__handle(void *ctx, void *data, size_t len);
 
-/* Retries discovery of pending processes whose retry time has come. */
+/* Retries discovery of pending processes whose time has come; re-checks known thread states. */
 void ls_recorder__tick(struct ls_recorder *r, uint64_t now_ns);
+
+/*
+ * Retries discovery of pending processes whose time has come (only that: cheap enough to call
+ * every loop). Returns the earliest next retry time, or UINT64_MAX when nothing is pending: the
+ * consumer must not sleep past it, or a fresh interpreter's first frames go unwalked.
+ */
+uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns);
 
 /* Writes everything new or changed since the last flush in one transaction. */
 int ls_recorder__flush(struct ls_recorder *r);

@@ -480,6 +480,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	};
 	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
 	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, last_jitter = 0;
+	uint64_t next_try;
 	uint64_t deadline = 0, now;
 	bool stopping = false;
 	char gpu_lib[PATH_MAX];
@@ -579,7 +580,18 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		deadline = s.t0 + (uint64_t)(o->duration * 1e9);
 
 	for (;;) {
-		err = ring_buffer__poll(s.rb, 50);
+		int wait_ms = 50;
+
+		now = mono_ns();
+		next_try = ls_recorder__retry(s.rec, now);
+		if (next_try <= now)
+			wait_ms = 0;
+		else if (next_try - now < 50000000ULL)
+			wait_ms = (int)((next_try - now + 999999) / 1000000);
+		err = ring_buffer__poll(s.rb, wait_ms);
+		/* frequent records do not wake us (maps.bpf.h): read what arrived since, too */
+		if (err >= 0)
+			err = ring_buffer__consume(s.rb);
 		if (err < 0 && err != -EINTR) {
 			ls_err(err, "reading the ring buffer: %s", strerror(-err));
 			break;
