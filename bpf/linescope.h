@@ -92,6 +92,7 @@ enum ls_proc_event_kind {
 	LS_PE_EXEC = 2, /* pid replaced its image; re-discover Python */
 	LS_PE_EXIT = 3, /* last thread of pid exited; exit_code as in wait(2) */
 	LS_PE_SEEN = 4, /* pid found in the target cgroup on its first sample */
+	LS_PE_THREAD_EXIT = 5, /* thread tid of pid exited; cpu_ns is its CPU time as accounted */
 };
 
 struct ls_proc_event {
@@ -103,6 +104,7 @@ struct ls_proc_event {
 	__s32 exit_code;
 	__u64 ts;
 	__u64 cgroup_id;
+	__u64 cpu_ns; /* LS_PE_THREAD_EXIT: the thread's se.sum_exec_runtime */
 	char comm[LS_COMM_LEN];
 };
 
@@ -399,7 +401,7 @@ struct ls_stats {
 
 _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
 _Static_assert(sizeof(struct ls_sample) == 72, "ls_sample layout");
-_Static_assert(sizeof(struct ls_proc_event) == 56, "ls_proc_event layout");
+_Static_assert(sizeof(struct ls_proc_event) == 64, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");

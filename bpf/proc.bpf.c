@@ -47,11 +47,17 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
 
-	if (!group_dead)
-		return 0;
 	if (!bpf_map_lookup_elem(&procs, &tgid))
+		return 0;
+	/*
+	 * Every thread's CPU time as the scheduler accounted it (up to one tick stale): userspace
+	 * scales the thread's samples to it, so that timer and scheduling noise cancels out.
+	 */
+	emit_proc_event_cpu(LS_PE_THREAD_EXIT, tgid, 0, tid, 0,
+			    BPF_CORE_READ(task, se.sum_exec_runtime));
+	if (!group_dead)
 		return 0;
 	emit_proc_event(LS_PE_EXIT, tgid, BPF_CORE_READ(task, real_parent, tgid),
 			BPF_CORE_READ(task, pid), BPF_CORE_READ(task, exit_code));

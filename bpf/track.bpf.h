@@ -6,8 +6,8 @@
 
 #include "maps.bpf.h"
 
-static __always_inline void emit_proc_event(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
-					    __s32 exit_code)
+static __always_inline void emit_proc_event_cpu(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
+						__s32 exit_code, __u64 cpu_ns)
 {
 	struct ls_proc_event *e;
 
@@ -24,9 +24,16 @@ static __always_inline void emit_proc_event(__u32 kind, __u32 pid, __u32 ppid, _
 	e->exit_code = exit_code;
 	e->ts = bpf_ktime_get_ns();
 	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cpu_ns = cpu_ns;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	LS_STAT_INC(proc_events);
+}
+
+static __always_inline void emit_proc_event(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
+					    __s32 exit_code)
+{
+	emit_proc_event_cpu(kind, pid, ppid, tid, exit_code, 0);
 }
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* /proc readers and target memory access. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -143,6 +144,47 @@ bool ls_procfs__alive(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	return access(path, F_OK) == 0;
+}
+
+int ls_procfs__thread_cpu(pid_t pid, pid_t tid, uint64_t *ns)
+{
+	char path[96];
+	unsigned long long v;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return -EINVAL;
+	*ns = v;
+	return 0;
+}
+
+int ls_procfs__each_thread(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		char *end;
+		long tid = strtol(d->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		fn(ctx, (pid_t)tid);
+	}
+	closedir(dir);
+	return 0;
 }
 
 int ls_procmaps__load(pid_t pid, struct ls_procmaps *maps)

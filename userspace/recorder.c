@@ -44,7 +44,14 @@ struct rproc {
 	struct ls_pyinfo py;
 	struct ls_pycode_cache codes; /* valid while py_state == PY_READY */
 	struct ls_hashmap files;      /* XXH64(path) -> file id, for this process's view */
-	struct ls_hashmap threads;    /* tid -> 1 once stored */
+	struct ls_hashmap threads;    /* tid -> index in recorder threads + 1 */
+	/*
+	 * CPU time of each thread that existed when the process became a target (tid -> ns + 1).
+	 * Threads it starts later begin at zero. Only for processes watched from their start or
+	 * from attach: a process that joins a cgroup later has no exact baseline.
+	 */
+	struct ls_hashmap cpu_base;
+	bool cpu_tracked;
 	uint64_t next_try_ns;
 	int tries;
 };
@@ -68,9 +75,23 @@ struct agg {
 	bool dirty;
 };
 
+/*
+ * CPU accounting per thread: its samples are scaled to what the scheduler accounted for it over
+ * the recording (exit record or schedstat at the end, less its use before the recording).
+ */
+enum thread_cpu {
+	TCPU_UNKNOWN, /* no exact baseline: the process joined a cgroup mid-run */
+	TCPU_OPEN,    /* baseline known; waiting for the thread's end */
+	TCPU_DIRTY,   /* cpu_ns known, not yet stored */
+	TCPU_STORED,
+};
+
 struct thread_row {
 	int64_t proc_id;
 	int tid;
+	enum thread_cpu cpu;
+	uint64_t base_ns; /* its CPU time when the recording started watching it */
+	uint64_t cpu_ns;
 	char name[LS_COMM_LEN + 1];
 };
 
@@ -167,6 +188,7 @@ void ls_recorder__free(struct ls_recorder *r)
 		proc_drop_python(p, false);
 		ls_hashmap_release(&p->files);
 		ls_hashmap_release(&p->threads);
+		ls_hashmap_release(&p->cpu_base);
 		free(p->comm);
 		free(p->argv);
 		free(p->exe);
@@ -243,6 +265,7 @@ static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint
 	p->start_ns = rel_ns(r, ts);
 	ls_hashmap_init(&p->files);
 	ls_hashmap_init(&p->threads);
+	ls_hashmap_init(&p->cpu_base);
 	if (ppid && ls_hashmap__get(&r->by_pid, ppid, &idx))
 		p->parent_id = r->procs[idx]->id;
 	r->procs[r->nprocs] = p;
@@ -346,6 +369,15 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	p->next_try_ns = now + 100000000ULL;
 }
 
+static void snapshot_thread_cpu(void *ctx, pid_t tid)
+{
+	struct rproc *p = ctx;
+	uint64_t ns;
+
+	if (ls_procfs__thread_cpu(p->pid, tid, &ns) == 0)
+		ls_hashmap__set(&p->cpu_base, tid, ns + 1);
+}
+
 int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 {
 	struct rproc *p = proc_get(r, pid);
@@ -356,6 +388,8 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 		p = proc_new(r, pid, parent, now_mono());
 		if (!p)
 			return -ENOMEM;
+		/* BPF is attached already: a thread started from now on is seen from its start */
+		p->cpu_tracked = ls_procfs__each_thread(pid, snapshot_thread_cpu, p) == 0;
 	}
 	/* register before discovery so that BPF samples it (and follows its forks) at once */
 	push_proc(r, p);
@@ -432,11 +466,10 @@ static int64_t unknown_func(struct ls_recorder *r, struct rproc *p)
 static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const char *comm)
 {
 	struct thread_row *t;
-	uint64_t *seen = ls_hashmap__slot(&p->threads, tid, 0);
+	uint64_t *seen = ls_hashmap__slot(&p->threads, tid, 0), base;
 
 	if (!seen || *seen)
 		return;
-	*seen = 1;
 	if (r->nthreads == r->tcap) {
 		size_t cap = r->tcap ? r->tcap * 2 : 64;
 		struct thread_row *v = realloc(r->threads, cap * sizeof(*v));
@@ -447,8 +480,12 @@ static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const c
 		r->tcap = cap;
 	}
 	t = &r->threads[r->nthreads++];
+	*seen = r->nthreads;
 	t->proc_id = p->id;
 	t->tid = tid;
+	t->cpu = p->cpu_tracked ? TCPU_OPEN : TCPU_UNKNOWN;
+	t->base_ns = ls_hashmap__get(&p->cpu_base, tid, &base) ? base - 1 : 0;
+	t->cpu_ns = 0;
 	snprintf(t->name, sizeof(t->name), "%.*s", LS_COMM_LEN, comm);
 	r->st.threads++;
 }
@@ -615,8 +652,8 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 		/* the forking thread's stack: the line that started the child */
 		struct rproc *child = proc_get(r, (pid_t)s->aux);
 
-		if (!child)
-			child = proc_new(r, (pid_t)s->aux, s->pid, s->ts);
+		if (!child && (child = proc_new(r, (pid_t)s->aux, s->pid, s->ts)))
+			child->cpu_tracked = true; /* seen from its birth */
 		if (child) {
 			child->spawn_stack = stack;
 			child->spawn_tid = s->tid;
@@ -679,6 +716,25 @@ static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int
 	ls_hashmap__del(&r->by_pid, p->pid);
 }
 
+/* A thread's CPU time as accounted at its end: what the recording saw is that less its baseline. */
+static void thread_ended(struct ls_recorder *r, struct rproc *p, pid_t tid, uint64_t cpu_ns)
+{
+	struct thread_row *t;
+	uint64_t idx;
+
+	if (!ls_hashmap__get(&p->threads, tid, &idx) || !idx || idx > r->nthreads)
+		return; /* never sampled: nothing to scale */
+	t = &r->threads[idx - 1];
+	if (t->cpu != TCPU_OPEN)
+		return;
+	if (cpu_ns < t->base_ns) {
+		t->cpu = TCPU_UNKNOWN; /* a reused tid */
+		return;
+	}
+	t->cpu_ns = cpu_ns - t->base_ns;
+	t->cpu = TCPU_DIRTY;
+}
+
 static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 {
 	struct rproc *p = proc_get(r, e->pid);
@@ -691,6 +747,7 @@ static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event 
 			p = proc_new(r, e->pid, e->ppid, e->ts);
 			if (!p)
 				return;
+			p->cpu_tracked = true; /* seen from its birth */
 		}
 		/* same image as the parent until it execs: reuse the parent's discovery */
 		{
@@ -731,6 +788,10 @@ static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event 
 	case LS_PE_EXIT:
 		if (p)
 			proc_exited(r, p, e->ts, e->exit_code);
+		break;
+	case LS_PE_THREAD_EXIT:
+		if (p)
+			thread_ended(r, p, e->tid, e->cpu_ns);
 		break;
 	default:
 		r->st.bad_records++;
@@ -917,6 +978,15 @@ int ls_recorder__flush(struct ls_recorder *r)
 
 		err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name);
 	}
+	for (size_t i = 0; !err && i < r->threads_flushed; i++) {
+		struct thread_row *t = &r->threads[i];
+
+		if (t->cpu != TCPU_DIRTY)
+			continue;
+		err = ls_store__put_thread_cpu(r->store, t->proc_id, t->tid, (int64_t)t->cpu_ns);
+		if (!err)
+			t->cpu = TCPU_STORED;
+	}
 	for (; !err && s->srcs_flushed < s->nsrcs; s->srcs_flushed++) {
 		const struct ls_source *src = &s->srcs[s->srcs_flushed];
 
@@ -1049,6 +1119,21 @@ int ls_recorder__enable_gpu(struct ls_recorder *r)
 
 void ls_recorder__finish(struct ls_recorder *r)
 {
+	/* threads still running: their CPU time so far */
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		if (p->exited)
+			continue;
+		for (size_t k = 0; k < r->nthreads; k++) {
+			struct thread_row *t = &r->threads[k];
+			uint64_t ns;
+
+			if (t->proc_id == p->id && t->cpu == TCPU_OPEN &&
+			    ls_procfs__thread_cpu(p->pid, t->tid, &ns) == 0)
+				thread_ended(r, p, t->tid, ns);
+		}
+	}
 	if (r->gpu)
 		ls_gpurec__finish(r->gpu);
 }

@@ -17,6 +17,7 @@ enum stmt_id {
 	ST_STAT,
 	ST_PROC,
 	ST_THREAD,
+	ST_THREAD_CPU,
 	ST_SOURCE,
 	ST_FILE,
 	ST_FUNC,
@@ -38,6 +39,7 @@ static const char *const stmt_sql[ST__N] = {
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
 		" note, cgroup, parent_wait_ns, trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
+	[ST_THREAD_CPU] = "UPDATE threads SET cpu_ns = ? WHERE process_id = ? AND tid = ?",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
 	[ST_FILE] = "INSERT OR REPLACE INTO files(id, path, source_id, kind, unavailable)"
 		    " VALUES (?, ?, ?, ?, ?)",
@@ -66,7 +68,7 @@ static const char schema_sql[] =
 	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
 	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER, trace TEXT);"
 	"CREATE TABLE threads(process_id INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT,"
-	" PRIMARY KEY(process_id, tid)) WITHOUT ROWID;"
+	" cpu_ns INTEGER, PRIMARY KEY(process_id, tid)) WITHOUT ROWID;"
 	"CREATE TABLE sources(id INTEGER PRIMARY KEY, hash TEXT UNIQUE NOT NULL, size INTEGER,"
 	" text BLOB);"
 	"CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL, source_id INTEGER,"
@@ -352,6 +354,14 @@ int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const cha
 	sqlite3_bind_int(s->st[ST_THREAD], 2, tid);
 	bind_text(s->st[ST_THREAD], 3, name);
 	return step(s, ST_THREAD);
+}
+
+int ls_store__put_thread_cpu(struct ls_store *s, int64_t proc_id, int tid, int64_t cpu_ns)
+{
+	sqlite3_bind_int64(s->st[ST_THREAD_CPU], 1, cpu_ns);
+	sqlite3_bind_int64(s->st[ST_THREAD_CPU], 2, proc_id);
+	sqlite3_bind_int(s->st[ST_THREAD_CPU], 3, tid);
+	return step(s, ST_THREAD_CPU);
 }
 
 int ls_store__put_source(struct ls_store *s, int64_t id, const char *hash, const void *text,

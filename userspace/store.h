@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define LS_SCHEMA_VERSION 1
+#define LS_SCHEMA_VERSION 2
 
 struct ls_store;
 
@@ -49,6 +49,8 @@ struct ls_store_proc {
 int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p);
 
 int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name);
+/* The thread's CPU time during the recording as the kernel accounted it (after put_thread). */
+int ls_store__put_thread_cpu(struct ls_store *s, int64_t proc_id, int tid, int64_t cpu_ns);
 int ls_store__put_source(struct ls_store *s, int64_t id, const char *hash, const void *text,
 			 size_t len);
 int ls_store__put_file(struct ls_store *s, int64_t id, const char *path, int64_t source_id,

@@ -27,14 +27,21 @@ print("info nominal 1:2:3:4 shares measured by the profiler: %s" %
 for n in sorted(truth):
     r = got[n] / truth[n] if truth[n] else 0
     print("%s %s: profiled %.3fs, used %.3fs (x%.3f)" % ("ok" if abs(r - 1) <= 0.10 else "FAIL", n, got[n], truth[n], r))
-# by thread id: the four busiest non-main threads, matched to the workers by rank of CPU used
+# by thread id: the four busiest non-main threads, matched to the workers by rank of CPU used.
+# The raw timer samples (noisy at every GIL hand-off: 20%) and the kernel-accounted CPU time the
+# profile stores per thread, to which the report scales them (the thread's whole life, a little
+# more than the measured loop: 3%).
 db = sqlite3.connect(sys.argv[3])
-rows = db.execute("SELECT sum(s.weight_ns) FROM samples s JOIN processes p ON p.id = s.process_id"
-                  " WHERE s.kind = 0 AND s.tid != p.pid GROUP BY s.tid ORDER BY 1").fetchall()
-by_tid = [r[0] / 1e9 for r in rows][-4:]
-for (n, used), prof in zip(sorted(truth.items(), key=lambda kv: kv[1]), by_tid):
-    r = prof / used if used else 0
-    print("%s thread of %s: samples %.3fs, used %.3fs (x%.3f)" % ("ok" if abs(r - 1) <= 0.10 else "FAIL", n, prof, used, r))
+rows = db.execute("SELECT sum(s.weight_ns), t.cpu_ns FROM samples s JOIN processes p ON p.id = s.process_id"
+                  " JOIN threads t ON t.process_id = s.process_id AND t.tid = s.tid"
+                  " WHERE s.kind = 0 AND s.tid != p.pid GROUP BY s.process_id, s.tid ORDER BY 1").fetchall()
+ranked = sorted(truth.items(), key=lambda kv: kv[1])
+for (n, used), (w, cpu) in zip(ranked, rows[-4:]):
+    r = w / 1e9 / used if used else 0
+    print("%s thread of %s: samples %.3fs, used %.3fs (x%.3f)" % ("ok" if abs(r - 1) <= 0.20 else "FAIL", n, w / 1e9, used, r))
+for (n, used), (w, cpu) in zip(ranked, sorted(rows, key=lambda r: r[1] or 0)[-4:]):
+    r = (cpu or 0) / 1e9 / used if used else 0
+    print("%s thread of %s: accounted %.3fs, used %.3fs (x%.3f)" % ("ok" if abs(r - 1) <= 0.03 else "FAIL", n, (cpu or 0) / 1e9, used, r))
 PYEOF
 )
 	while read -r status rest; do

@@ -134,6 +134,67 @@ static void test_round_trip(void **state)
 	ls_model__free(m);
 }
 
+/*
+ * A thread's on-CPU samples are scaled to its kernel-accounted CPU time when that is known, large
+ * enough to trust (100 ms) and within 2x of the sampled time; otherwise they stay as sampled.
+ */
+static int64_t scaled_line5_ns(int64_t cpu_ns)
+{
+	struct ls_store *s;
+	struct ls_store_proc p = {.id = 1, .pid = 100, .parent_id = -1, .spawn_stack = -1,
+				  .spawn_tid = -1, .comm = "python3", .exit_code = 0};
+	const char *text = "def f():\n    x = 1\n    return x\n\nf()\n";
+	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5};
+	struct ls_store_sample x = {
+		.proc_id = 1, .tid = 100, .stack_id = 1, .count = 150, .weight_ns = 150000000};
+	struct ls_model *m;
+	const struct ls_mline *l2, *l5;
+	int64_t total;
+
+	unlink(path);
+	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_process(s, &p), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
+	if (cpu_ns >= 0)
+		assert_int_equal(ls_store__put_thread_cpu(s, 1, 100, cpu_ns), 0);
+	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);
+	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
+	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);
+	assert_int_equal(ls_store__put_function(s, 2, 1, "<module>", 1), 0);
+	assert_int_equal(ls_store__put_stack(s, 1, st1, 2, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 2, st2, 1, false), 0);
+	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	x.stack_id = 2;
+	x.count = 50;
+	x.weight_ns = 50000000;
+	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	assert_int_equal(ls_store__commit(s), 0);
+	ls_store__free(s);
+
+	assert_int_equal(ls_model__load(path, &m), 0);
+	l2 = find_line(m, 2);
+	l5 = find_line(m, 5);
+	assert_non_null(l2);
+	assert_non_null(l5);
+	/* shares and sample counts do not change */
+	assert_int_equal(l5->total_count, 200);
+	assert_int_equal(l2->self_count, 150);
+	assert_true(l2->self_ns * 4 >= l5->total_ns * 3 - 4 && l2->self_ns * 4 <= l5->total_ns * 3 + 4);
+	total = l5->total_ns;
+	ls_model__free(m);
+	return total;
+}
+
+static void test_cpu_scaled_to_accounting(void **state)
+{
+	assert_int_equal(scaled_line5_ns(-1), 200000000);	  /* no accounting */
+	assert_int_equal(scaled_line5_ns(300000000), 300000000); /* 1.5x */
+	assert_int_equal(scaled_line5_ns(150000000), 150000000); /* 0.75x */
+	assert_int_equal(scaled_line5_ns(50000000), 200000000);  /* under 100 ms: as sampled */
+	assert_int_equal(scaled_line5_ns(900000000), 200000000); /* 4.5x: does not match */
+}
+
 static void test_rejects_newer_schema(void **state)
 {
 	struct ls_model *m = NULL;
@@ -190,6 +251,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_scaled_to_accounting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rejects_newer_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_writer_is_readable, setup, teardown),
 	};
