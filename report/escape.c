@@ -76,108 +76,85 @@ int ls_utf8_sanitize(const char *in, size_t len, char **out, size_t *out_len)
 	return bad;
 }
 
-/* Writes s[start..i) when non-empty; the caller then writes its substitute. */
-static int flush(FILE *out, const char *s, size_t start, size_t i)
+/*
+ * What replaces the character at s (k = its byte length, negative for an invalid sequence, as
+ * ls_utf8_seq), or NULL to copy it as it is.
+ */
+typedef const char *(*subst_fn)(const unsigned char *s, size_t left, int *k);
+
+/* Copies text[0..len) to out, unchanged runs in one write, with subst's replacements. */
+static inline __attribute__((always_inline)) int escape_with(FILE *out, const char *text,
+							     size_t len, subst_fn subst)
 {
-	if (i > start && fwrite(s + start, 1, i - start, out) != i - start)
-		return -EIO;
-	return 0;
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, start = 0, run;
+	const char *sub;
+	int k;
+
+	while (i < len) {
+		sub = subst(s + i, len - i, &k);
+		if (!sub) {
+			i += k;
+			continue;
+		}
+		run = i - start;
+		if ((run && fwrite(text + start, 1, run, out) != run) || fputs(sub, out) < 0)
+			return -EIO;
+		i += k < 0 ? (size_t)-k : (size_t)k;
+		start = i;
+	}
+	run = i - start;
+	return run && fwrite(text + start, 1, run, out) != run ? -EIO : 0;
 }
 
-static int put(FILE *out, const char *str)
+/* Inside <script>: no "<", ">", "&" (no closing tag or comment), no line separators. */
+static const char *json_script_subst(const unsigned char *s, size_t left, int *k)
 {
-	return fputs(str, out) < 0 ? -EIO : 0;
+	unsigned char c = s[0];
+
+	*k = 1;
+	if (c < 0x80 && c != '<' && c != '>' && c != '&')
+		return NULL;
+	if (c == '<')
+		return "\\u003c";
+	if (c == '>')
+		return "\\u003e";
+	if (c == '&')
+		return "\\u0026";
+	*k = ls_utf8_seq(s, left);
+	if (*k == 3 && c == 0xe2 && s[1] == 0x80 && s[2] == 0xa8)
+		return "\\u2028";
+	if (*k == 3 && c == 0xe2 && s[1] == 0x80 && s[2] == 0xa9)
+		return "\\u2029";
+	return *k < 0 ? "\\ufffd" : NULL;
+}
+
+static const char *html_subst(const unsigned char *s, size_t left, int *k)
+{
+	*k = 1;
+	switch (s[0]) {
+	case '&':
+		return "&amp;";
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&#39;";
+	default:
+		*k = ls_utf8_seq(s, left);
+		return *k < 0 ? replacement : NULL;
+	}
 }
 
 int ls_escape__json_script(FILE *out, const char *json, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)json;
-	size_t i = 0, start = 0;
-	const char *sub;
-	int k, err;
-
-	while (i < len) {
-		unsigned char c = s[i];
-
-		if (c < 0x80 && c != '<' && c != '>' && c != '&') {
-			i++;
-			continue;
-		}
-		k = c < 0x80 ? 1 : ls_utf8_seq(s + i, len - i);
-		if (c == '<')
-			sub = "\\u003c";
-		else if (c == '>')
-			sub = "\\u003e";
-		else if (c == '&')
-			sub = "\\u0026";
-		else if (k == 3 && c == 0xe2 && s[i + 1] == 0x80 && s[i + 2] == 0xa8)
-			sub = "\\u2028";
-		else if (k == 3 && c == 0xe2 && s[i + 1] == 0x80 && s[i + 2] == 0xa9)
-			sub = "\\u2029";
-		else if (k < 0)
-			sub = "\\ufffd";
-		else
-			sub = NULL;
-		if (!sub) {
-			i += k;
-			continue;
-		}
-		err = flush(out, json, start, i);
-		if (!err)
-			err = put(out, sub);
-		if (err)
-			return err;
-		i += k < 0 ? (size_t)-k : (size_t)k;
-		start = i;
-	}
-	return flush(out, json, start, i);
+	return escape_with(out, json, len, json_script_subst);
 }
 
 int ls_escape__html(FILE *out, const char *text)
 {
-	const unsigned char *s = (const unsigned char *)text;
-	size_t len = strlen(text), i = 0, start = 0;
-	const char *sub;
-	int k, err;
-
-	while (i < len) {
-		switch (s[i]) {
-		case '&':
-			sub = "&amp;";
-			k = 1;
-			break;
-		case '<':
-			sub = "&lt;";
-			k = 1;
-			break;
-		case '>':
-			sub = "&gt;";
-			k = 1;
-			break;
-		case '"':
-			sub = "&quot;";
-			k = 1;
-			break;
-		case '\'':
-			sub = "&#39;";
-			k = 1;
-			break;
-		default:
-			k = ls_utf8_seq(s + i, len - i);
-			sub = k < 0 ? replacement : NULL;
-			break;
-		}
-		if (!sub) {
-			i += k;
-			continue;
-		}
-		err = flush(out, text, start, i);
-		if (!err)
-			err = put(out, sub);
-		if (err)
-			return err;
-		i += k < 0 ? (size_t)-k : (size_t)k;
-		start = i;
-	}
-	return flush(out, text, start, i);
+	return escape_with(out, text, strlen(text), html_subst);
 }

@@ -202,11 +202,12 @@ static json_t *source_object(const struct ls_mfile *f)
 
 /*
  * The big column tables are written as text directly: one jansson node per cell would dominate
- * the render time of a large profile. COL(name, expr) writes "name":[expr for every row].
+ * the render time of a large profile. COL(name, expr) writes ,"name":[expr for every row];
+ * FIRST_COL opens the table's object with its first column instead.
  */
-#define COL(b, name, n, i, expr)                         \
+#define COL_AFTER(b, sep, name, n, i, expr)              \
 	do {                                             \
-		ls_jbuf__str(b, ",\"" name "\":[");      \
+		ls_jbuf__str(b, sep "\"" name "\":[");   \
 		for (size_t i = 0; i < (n); i++) {       \
 			if (i)                           \
 				ls_jbuf__raw(b, ",", 1); \
@@ -214,6 +215,8 @@ static json_t *source_object(const struct ls_mfile *f)
 		}                                        \
 		ls_jbuf__raw(b, "]", 1);                 \
 	} while (0)
+#define COL(b, name, n, i, expr)       COL_AFTER(b, ",", name, n, i, expr)
+#define FIRST_COL(b, name, n, i, expr) COL_AFTER(b, "{", name, n, i, expr)
 
 static void null_col(struct ls_jbuf *b, const char *name)
 {
@@ -228,13 +231,7 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 	size_t n = m->nlines;
 	bool gpu = m->gpu || m->gpu_requested;
 
-	ls_jbuf__str(b, "{\"proc\":[");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			ls_jbuf__raw(b, ",", 1);
-		ls_jbuf__int(b, L[i].proc);
-	}
-	ls_jbuf__raw(b, "]", 1);
+	FIRST_COL(b, "proc", n, i, ls_jbuf__int(b, L[i].proc));
 	COL(b, "src", n, i, ls_jbuf__int(b, L[i].file));
 	COL(b, "line", n, i, ls_jbuf__int(b, L[i].line));
 	COL(b, "time_s", n, i, ls_jbuf__secs(b, L[i].own_ns));
@@ -301,13 +298,7 @@ static void functions_table(struct ls_jbuf *b, const struct ls_model *m)
 	const struct ls_mfunc *fn = m->funcs;
 	size_t n = m->nfstats;
 
-	ls_jbuf__str(b, "{\"proc\":[");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			ls_jbuf__raw(b, ",", 1);
-		ls_jbuf__int(b, F[i].proc);
-	}
-	ls_jbuf__raw(b, "]", 1);
+	FIRST_COL(b, "proc", n, i, ls_jbuf__int(b, F[i].proc));
 	COL(b, "src", n, i, ls_jbuf__int(b, fn[F[i].func].file));
 	COL(b, "name", n, i, ls_jbuf__json(b, ls_json__str(fn[F[i].func].qualname)));
 	COL(b, "def_line", n, i, ls_jbuf__int(b, fn[F[i].func].def_line));
@@ -344,13 +335,7 @@ static void edges_table(struct ls_jbuf *b, const struct ls_model *m)
 	const struct ls_medge *E = m->edges;
 	size_t n = m->nedges;
 
-	ls_jbuf__str(b, "{\"proc\":[");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			ls_jbuf__raw(b, ",", 1);
-		ls_jbuf__int(b, E[i].proc);
-	}
-	ls_jbuf__raw(b, "]", 1);
+	FIRST_COL(b, "proc", n, i, ls_jbuf__int(b, E[i].proc));
 	COL(b, "src", n, i, ls_jbuf__int(b, E[i].file));
 	COL(b, "line", n, i, ls_jbuf__int(b, E[i].line));
 	COL(b, "callee_src", n, i, ls_jbuf__int(b, m->funcs[E[i].callee].file));

@@ -627,6 +627,7 @@ H.test('dark theme follows the system and the toggle', async (page) => {
 	await H.open(page, 'fixture.html');
 	const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
 	const dark = await bg();
+	eq(dark, 'rgb(13, 20, 24)', 'the system dark preference gives the dark palette');
 	await page.click('#theme-toggle');
 	const light = await bg();
 	assert(dark !== light, 'toggle switches the theme');

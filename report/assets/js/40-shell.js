@@ -163,16 +163,25 @@ function setProcess(p) {
 
 // ---- theme --------------------------------------------------------------------------------
 
-function effectiveTheme() {
-	var t = document.documentElement.getAttribute("data-theme");
-	if (t)
-		return t;
-	return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark"
-											     : "light";
+// <html data-theme> always names the theme (the dark palette is defined once, for it): the
+// system preference, followed live until the toggle makes it the user's choice.
+var themeChosen = false;
+
+function initTheme() {
+	var mq = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+	var follow = function () {
+		if (!themeChosen)
+			document.documentElement.setAttribute("data-theme", mq && mq.matches ? "dark" : "light");
+	};
+	if (mq && mq.addEventListener)
+		mq.addEventListener("change", follow);
+	follow();
 }
 
 function toggleTheme() {
-	document.documentElement.setAttribute("data-theme", effectiveTheme() === "dark" ? "light" : "dark");
+	var root = document.documentElement;
+	themeChosen = true;
+	root.setAttribute("data-theme", root.getAttribute("data-theme") === "dark" ? "light" : "dark");
 }
 
 // ---- sidebar ------------------------------------------------------------------------------

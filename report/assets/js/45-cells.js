@@ -238,6 +238,22 @@ function colCode(getSrc, getLine, minW) {
 		}};
 }
 
+// A Location column sized to the longest label among rows.
+function colLocFor(rows, getSrc, getLine, label) {
+	var loc = colLoc(getSrc, getLine, label);
+	loc.w = locWidth(rows, getSrc, getLine);
+	return loc;
+}
+
+// Source and line getters of a selection model's line rows.
+function lineGetters(m) {
+	return {src: function (r) {
+		return m.src[r];
+	}, line: function (r) {
+		return m.line[r];
+	}};
+}
+
 // Location column width that fits the longest label among rows (within reason).
 function locWidth(rows, getSrc, getLine) {
 	var w = 8;

@@ -66,17 +66,11 @@ function sumOf(arr) {
 // Columns of a table of lines (rows of the selection model): Time, Location, Samples, Source.
 function lineIndexColumns(m, rows) {
 	var T = timeArr(m), S = sampleArr(m);
-	var gs = function (r) {
-		return m.src[r];
-	}, gl = function (r) {
-		return m.line[r];
-	};
+	var g = lineGetters(m), gs = g.src, gl = g.line;
 	var cols = [colTime("time", timeLabel(), function (r) {
 		return T ? T[r] : NaN;
 	})];
-	var loc = colLoc(gs, gl);
-	loc.w = locWidth(rows, gs, gl);
-	cols.push(loc);
+	cols.push(colLocFor(rows, gs, gl));
 	if (m.has.samples)
 		cols.push(colCount("samples", UI.mode === "total" ? "Total samples" : "Samples", function (r) {
 			return S[r];
@@ -125,7 +119,7 @@ function renderOverview(root, r) {
 
 	UI.heat.hot = UI.heat.hot || "none";
 	var maxT = UI.mode === "total" ? m.maxTotal || m.maxTime : m.maxTime;
-	var t = null;
+	var t = null, g = lineGetters(m);
 	root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Most expensive lines"),
 			    el("div", {class: "vtools"}, el("a", {href: href("files"), class: "more"}, "Explore all sources \u2192"),
 			       heatSwitch("hot", TIME_HEAT, function () {
@@ -135,11 +129,7 @@ function renderOverview(root, r) {
 			   heat: function (x) {
 				   return UI.heat.hot === "time" && T ? heatLevel(T[x], maxT) : 0;
 			   },
-			   minW: sourceMinW(hot, function (x) {
-				   return m.src[x];
-			   }, function (x) {
-				   return m.line[x];
-			   }),
+			   minW: sourceMinW(hot, g.src, g.line),
 			   cls: "index hot", empty: "No line has a measured time in this selection."});
 	root.appendChild(t.root);
 	t.draw(true);

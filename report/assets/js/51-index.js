@@ -163,8 +163,7 @@ function renderFunctions(root, r) {
 	}, gl = function (f) {
 		return F.def_line[f];
 	};
-	var loc = colLoc(gs, gl, "Location");
-	loc.w = locWidth(rows, gs, gl);
+	var loc = colLocFor(rows, gs, gl, "Location");
 	var cols = [colTime("time", timeLabel(), function (f) {
 		return FT ? FT[f] : NaN;
 	}, "Own time: the function's own lines, excluding other project functions it calls"), loc];

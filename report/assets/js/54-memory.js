@@ -69,13 +69,7 @@ function renderMemory(root, r) {
 			rows.push(i);
 	root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Largest accumulated memory growth"),
 			    el("span", {class: "sub"}, fmtCount(rows.length) + " lines")));
-	var gs = function (x) {
-		return m.src[x];
-	}, gl = function (x) {
-		return m.line[x];
-	};
-	var loc = colLoc(gs, gl);
-	loc.w = locWidth(rows, gs, gl);
+	var g = lineGetters(m), gs = g.src, gl = g.line, loc = colLocFor(rows, gs, gl);
 	var t = new Table({
 		columns: [colBytes("memchange", "Mem Change", function (x) {
 			return m.mem_change[x];

@@ -51,13 +51,7 @@ function renderGpu(root, r) {
 			rows.push(i);
 	root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Lines with device work"),
 			    el("span", {class: "sub"}, fmtCount(rows.length) + " lines")));
-	var gs = function (x) {
-		return m.src[x];
-	}, gl = function (x) {
-		return m.line[x];
-	};
-	var loc = colLoc(gs, gl);
-	loc.w = locWidth(rows, gs, gl);
+	var g = lineGetters(m), gs = g.src, gl = g.line, loc = colLocFor(rows, gs, gl);
 	var cols = [colTime("gpu", "GPU time", function (x) {
 		return m.gpu_s ? m.gpu_s[x] : NaN;
 	}, "Sampled device work attributed to the launching line"), loc,

@@ -47,13 +47,7 @@ function renderChild(root, r) {
 		var m = selOf(ch.proc), hot = topRows(m, m.time_s, 15);
 		root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Its hottest lines"),
 				    el("a", {href: "#overview?p=" + ch.proc, class: "more"}, "Show this process \u2192")));
-		var gs = function (x) {
-			return m.src[x];
-		}, gl = function (x) {
-			return m.line[x];
-		};
-		var loc = colLoc(gs, gl);
-		loc.w = locWidth(hot, gs, gl);
+		var g = lineGetters(m), gs = g.src, gl = g.line, loc = colLocFor(hot, gs, gl);
 		var cols = [colTime("time", "Time", function (x) {
 			return m.time_s ? m.time_s[x] : NaN;
 		}), loc];

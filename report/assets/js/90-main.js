@@ -9,6 +9,7 @@ function mark(name) {
 function boot() {
 	var app = document.getElementById("app");
 	mark("ls-start");
+	initTheme();
 	try {
 		loadData();
 		mark("ls-parsed");
