@@ -29,14 +29,6 @@ int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st)
 	return 0;
 }
 
-void *lsm_grow(void *p, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return p;
-	*cap = *cap ? *cap * 2 : 256;
-	return realloc(p, *cap * elem);
-}
-
 static int load_meta(struct loader *L)
 {
 	struct ls_model *m = L->m;
@@ -47,7 +39,7 @@ static int load_meta(struct loader *L)
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		char **k = lsm_grow(m->meta_keys, &cap, m->nmeta, sizeof(char *)), **v;
+		char **k = ls_array_grow(m->meta_keys, &cap, m->nmeta, sizeof(char *), 256), **v;
 
 		if (!k)
 			break;
@@ -102,7 +94,7 @@ static int load_procs(struct loader *L)
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mproc *v = lsm_grow(m->procs, &cap, m->nprocs, sizeof(*v)), *p;
+		struct ls_mproc *v = ls_array_grow(m->procs, &cap, m->nprocs, sizeof(*v), 256), *p;
 
 		if (!v) {
 			err = -ENOMEM;
@@ -170,7 +162,7 @@ static int load_files(struct loader *L)
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mfile *v = lsm_grow(m->files, &cap, m->nfiles, sizeof(*v)), *f;
+		struct ls_mfile *v = ls_array_grow(m->files, &cap, m->nfiles, sizeof(*v), 256), *f;
 		const void *text;
 		const char *slash;
 
@@ -232,7 +224,7 @@ static int load_funcs(struct loader *L)
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mfunc *v = lsm_grow(m->funcs, &cap, m->nfuncs, sizeof(*v)), *f;
+		struct ls_mfunc *v = ls_array_grow(m->funcs, &cap, m->nfuncs, sizeof(*v), 256), *f;
 		uint64_t fi;
 
 		if (!v) {
@@ -316,7 +308,7 @@ struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line)
 			return l;
 	}
 	if (m->nlines == L->lcap) {
-		struct ls_mline *v = lsm_grow(m->lines, &L->lcap, m->nlines, sizeof(*v));
+		struct ls_mline *v = ls_array_grow(m->lines, &L->lcap, m->nlines, sizeof(*v), 256);
 
 		if (!v)
 			return NULL;
@@ -350,7 +342,8 @@ struct ls_mfstat *lsm_fstat_slot(struct loader *L, int proc, int func)
 	if (*slot != UINT64_MAX)
 		return &m->fstats[*slot];
 	if (m->nfstats == L->fcap) {
-		struct ls_mfstat *v = lsm_grow(m->fstats, &L->fcap, m->nfstats, sizeof(*v));
+		struct ls_mfstat *v =
+			ls_array_grow(m->fstats, &L->fcap, m->nfstats, sizeof(*v), 256);
 
 		if (!v)
 			return NULL;
@@ -382,7 +375,7 @@ static struct ls_medge *edge_slot(struct loader *L, int proc, int file, int line
 			return e;
 	}
 	if (m->nedges == L->ecap) {
-		struct ls_medge *v = lsm_grow(m->edges, &L->ecap, m->nedges, sizeof(*v));
+		struct ls_medge *v = ls_array_grow(m->edges, &L->ecap, m->nedges, sizeof(*v), 256);
 
 		if (!v)
 			return NULL;
@@ -548,27 +541,27 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
  * thread's samples. Left as sampled: threads under 100 ms (the exit value can be one scheduler
  * tick stale) and factors outside [0.5, 2] (something does not match, e.g. a reused tid).
  */
-#define CPU_SCALE_SQL                                                                              \
-	"SELECT t.process_id AS c_proc, t.tid AS c_tid, t.cpu_ns * 1.0 / w.w AS f"                \
-	" FROM threads t JOIN (SELECT process_id, tid, sum(weight_ns) AS w FROM samples"           \
-	" WHERE kind = 0 GROUP BY process_id, tid) w"                                              \
-	" ON w.process_id = t.process_id AND w.tid = t.tid"                                        \
-	" WHERE t.cpu_ns >= 100000000 AND w.w >= 100000000"                                        \
+#define CPU_SCALE_SQL                                                                    \
+	"SELECT t.process_id AS c_proc, t.tid AS c_tid, t.cpu_ns * 1.0 / w.w AS f"       \
+	" FROM threads t JOIN (SELECT process_id, tid, sum(weight_ns) AS w FROM samples" \
+	" WHERE kind = 0 GROUP BY process_id, tid) w"                                    \
+	" ON w.process_id = t.process_id AND w.tid = t.tid"                              \
+	" WHERE t.cpu_ns >= 100000000 AND w.w >= 100000000"                              \
 	" AND t.cpu_ns BETWEEN w.w / 2 AND w.w * 2"
 
 static int load_samples(struct loader *L)
 {
 	sqlite3_stmt *st;
-	int err = lsm_prepare(
-		L,
-		"SELECT s.process_id, s.stack_id, s.kind, s.mode, sum(s.count),"
-		" sum(CASE WHEN s.kind = 0 AND c.f IS NOT NULL"
-		" THEN CAST(round(s.weight_ns * c.f) AS INTEGER) ELSE s.weight_ns END)"
-		" FROM samples s LEFT JOIN (" CPU_SCALE_SQL ") c"
-		" ON c.c_proc = s.process_id AND c.c_tid = s.tid"
-		" GROUP BY s.process_id, s.stack_id, s.kind, s.mode"
-		" ORDER BY s.kind, s.process_id, s.stack_id, s.mode",
-		&st);
+	int err =
+		lsm_prepare(L,
+			    "SELECT s.process_id, s.stack_id, s.kind, s.mode, sum(s.count),"
+			    " sum(CASE WHEN s.kind = 0 AND c.f IS NOT NULL"
+			    " THEN CAST(round(s.weight_ns * c.f) AS INTEGER) ELSE s.weight_ns END)"
+			    " FROM samples s LEFT JOIN (" CPU_SCALE_SQL ") c"
+			    " ON c.c_proc = s.process_id AND c.c_tid = s.tid"
+			    " GROUP BY s.process_id, s.stack_id, s.kind, s.mode"
+			    " ORDER BY s.kind, s.process_id, s.stack_id, s.mode",
+			    &st);
 
 	if (err)
 		return err;

@@ -60,7 +60,7 @@ int lsm_load_rss(struct loader *L)
 		if (!ls_hashmap__get(&L->proc_idx, pid, &proc))
 			continue;
 		if (pid != cur_proc) {
-			struct ls_mrss *v = lsm_grow(m->rss, &rcap, m->nrss, sizeof(*v));
+			struct ls_mrss *v = ls_array_grow(m->rss, &rcap, m->nrss, sizeof(*v), 256);
 
 			if (!v) {
 				err = -ENOMEM;
@@ -209,7 +209,8 @@ int lsm_load_gpu(struct loader *L)
 	if (err)
 		return err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ls_mgpu_dev *v = lsm_grow(m->gpu_devs, &cap, m->ngpu_devs, sizeof(*v)), *d;
+		struct ls_mgpu_dev *d,
+			*v = ls_array_grow(m->gpu_devs, &cap, m->ngpu_devs, sizeof(*v), 256);
 		uint64_t proc;
 
 		if (!v)

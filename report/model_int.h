@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include "array.h"
 #include "hashmap.h"
 #include "model.h"
 
@@ -31,8 +32,6 @@ struct loader {
 char *lsm_col_dup(sqlite3_stmt *st, int i);
 int64_t lsm_col_id(sqlite3_stmt *st, int i);
 int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st);
-/* p grown to hold n + 1 elements of elem bytes (cap updated); NULL on -ENOMEM */
-void *lsm_grow(void *p, size_t *cap, size_t n, size_t elem);
 /* The model line (proc, file, line), created on first use; NULL on -ENOMEM. */
 struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line);
 struct ls_mfstat *lsm_fstat_slot(struct loader *L, int proc, int func);

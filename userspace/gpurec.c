@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "gpu_agg.h"
 #include "gpurec.h"
 #include "hashmap.h"
@@ -29,21 +30,16 @@ struct ls_gpurec {
 static struct gpu_line *line_of(struct ls_gpurec *g, uint64_t cookie)
 {
 	uint64_t *slot = ls_hashmap__slot(&g->index, cookie, UINT64_MAX);
-	struct gpu_line *l;
+	struct gpu_line *l, *v;
 
 	if (!slot)
 		return NULL;
 	if (*slot != UINT64_MAX)
 		return &g->lines[*slot];
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 256;
-		struct gpu_line *v = realloc(g->lines, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		g->lines = v;
-		g->cap = cap;
-	}
+	v = ls_array_grow(g->lines, &g->cap, g->n, sizeof(*v), 256);
+	if (!v)
+		return NULL;
+	g->lines = v;
 	l = &g->lines[g->n];
 	memset(l, 0, sizeof(*l));
 	l->proc_id = (int64_t)(cookie >> 32);

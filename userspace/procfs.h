@@ -40,7 +40,7 @@ int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* Whether the thread/process with this id still exists. */
 bool ls_procfs__alive(pid_t pid);
 
-/* CPU time thread tid of pid has used, as the scheduler accounts it (/proc/PID/task/TID/schedstat). */
+/* CPU time thread tid of pid has used, as the scheduler accounts it (its schedstat). */
 int ls_procfs__thread_cpu(pid_t pid, pid_t tid, uint64_t *ns);
 
 /* Calls fn(ctx, tid) for each thread of pid. Returns 0 or -errno. */

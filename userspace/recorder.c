@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <xxhash.h>
+#include "array.h"
 #include "gpurec.h"
 #include "log.h"
 #include "procfs.h"
@@ -37,7 +38,7 @@ struct rproc {
 	int64_t start_ns, end_ns;
 	int exit_code;
 	bool exited, dirty;
-	bool vanished; /* gone from /proc at the last reap: its exit record may still be in flight */
+	bool vanished; /* gone from /proc at the last reap; its exit record may be in flight */
 	enum py_state py_state;
 	bool codes_released; /* exited: the interpreter is known but its memory is gone */
 	char note[256];
@@ -238,18 +239,13 @@ static void read_identity(struct rproc *p)
 
 static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_t ts)
 {
-	struct rproc *p;
+	struct rproc *p, **v;
 	uint64_t idx;
 
-	if (r->nprocs == r->pcap) {
-		size_t cap = r->pcap ? r->pcap * 2 : 32;
-		struct rproc **v = realloc(r->procs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		r->procs = v;
-		r->pcap = cap;
-	}
+	v = ls_array_grow(r->procs, &r->pcap, r->nprocs, sizeof(*v), 32);
+	if (!v)
+		return NULL;
+	r->procs = v;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -403,20 +399,15 @@ static int64_t func_intern(struct ls_recorder *r, int64_t file_id, const char *q
 	uint64_t key = XXH3_64bits(qualname, strlen(qualname)) ^ ls_hash64(file_id) ^
 		       ls_hash64((uint64_t)firstlineno << 32),
 		 id;
-	struct func *f;
+	struct func *f, *v;
 
 	if (ls_hashmap__get(&r->func_index, key, &id) && r->funcs[id].file_id == file_id &&
 	    r->funcs[id].firstlineno == firstlineno && !strcmp(r->funcs[id].qualname, qualname))
 		return id;
-	if (r->nfuncs == r->fcap || !r->fcap) {
-		size_t cap = r->fcap ? r->fcap * 2 : 256;
-		struct func *v = realloc(r->funcs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->funcs = v;
-		r->fcap = cap;
-	}
+	v = ls_array_grow(r->funcs, &r->fcap, r->nfuncs, sizeof(*v), 256);
+	if (!v)
+		return -ENOMEM;
+	r->funcs = v;
 	f = &r->funcs[r->nfuncs];
 	f->file_id = file_id;
 	f->firstlineno = firstlineno;
@@ -465,20 +456,15 @@ static int64_t unknown_func(struct ls_recorder *r, struct rproc *p)
 
 static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const char *comm)
 {
-	struct thread_row *t;
+	struct thread_row *t, *v;
 	uint64_t *seen = ls_hashmap__slot(&p->threads, tid, 0), base;
 
 	if (!seen || *seen)
 		return;
-	if (r->nthreads == r->tcap) {
-		size_t cap = r->tcap ? r->tcap * 2 : 64;
-		struct thread_row *v = realloc(r->threads, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		r->threads = v;
-		r->tcap = cap;
-	}
+	v = ls_array_grow(r->threads, &r->tcap, r->nthreads, sizeof(*v), 64);
+	if (!v)
+		return;
+	r->threads = v;
 	t = &r->threads[r->nthreads++];
 	*seen = r->nthreads;
 	t->proc_id = p->id;
@@ -508,13 +494,11 @@ static struct agg *agg_slot(struct ls_recorder *r, const struct agg_key *k)
 				return &r->aggs[i];
 	}
 	if (r->naggs == r->acap) {
-		size_t cap = r->acap ? r->acap * 2 : 1024;
-		struct agg *v = realloc(r->aggs, cap * sizeof(*v));
+		struct agg *v = ls_array_grow(r->aggs, &r->acap, r->naggs, sizeof(*v), 1024);
 
 		if (!v)
 			return NULL;
 		r->aggs = v;
-		r->acap = cap;
 		/* the slot pointer may be stale after other insertions: look it up again */
 		slot = ls_hashmap__slot(&r->agg_index, h, UINT64_MAX);
 	}
@@ -544,22 +528,17 @@ static void add_reading(struct ls_recorder *r, struct rproc *p, const struct ls_
 			int64_t stack)
 {
 	bool event = s->kind == LS_SAMPLE_RSS;
-	struct ls_store_rss *x;
+	struct ls_store_rss *x, *v;
 
 	if (!event) {
 		if (s->ts < p->last_reading_ns + READING_EVERY_NS)
 			return;
 		p->last_reading_ns = s->ts;
 	}
-	if (r->nreadings == r->rcap) {
-		size_t cap = r->rcap ? r->rcap * 2 : 1024;
-		struct ls_store_rss *v = realloc(r->readings, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		r->readings = v;
-		r->rcap = cap;
-	}
+	v = ls_array_grow(r->readings, &r->rcap, r->nreadings, sizeof(*v), 1024);
+	if (!v)
+		return;
+	r->readings = v;
 	x = &r->readings[r->nreadings++];
 	x->proc_id = p->id;
 	x->t_ns = rel_ns(r, s->ts);
@@ -717,14 +696,8 @@ static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int
 }
 
 /* A thread's CPU time as accounted at its end: what the recording saw is that less its baseline. */
-static void thread_ended(struct ls_recorder *r, struct rproc *p, pid_t tid, uint64_t cpu_ns)
+static void thread_cpu_final(struct thread_row *t, uint64_t cpu_ns)
 {
-	struct thread_row *t;
-	uint64_t idx;
-
-	if (!ls_hashmap__get(&p->threads, tid, &idx) || !idx || idx > r->nthreads)
-		return; /* never sampled: nothing to scale */
-	t = &r->threads[idx - 1];
 	if (t->cpu != TCPU_OPEN)
 		return;
 	if (cpu_ns < t->base_ns) {
@@ -733,6 +706,15 @@ static void thread_ended(struct ls_recorder *r, struct rproc *p, pid_t tid, uint
 	}
 	t->cpu_ns = cpu_ns - t->base_ns;
 	t->cpu = TCPU_DIRTY;
+}
+
+static void thread_ended(struct ls_recorder *r, struct rproc *p, pid_t tid, uint64_t cpu_ns)
+{
+	uint64_t idx;
+
+	/* a thread never sampled has no row: nothing to scale */
+	if (ls_hashmap__get(&p->threads, tid, &idx) && idx && idx <= r->nthreads)
+		thread_cpu_final(&r->threads[idx - 1], cpu_ns);
 }
 
 static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
@@ -865,16 +847,13 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-void ls_recorder__tick(struct ls_recorder *r, uint64_t now_ns)
+void ls_recorder__tick(struct ls_recorder *r)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = r->procs[i];
 
-		if (p->exited)
-			continue;
-		if (p->py_state == PY_PENDING && now_ns >= p->next_try_ns)
-			discover(r, p, now_ns);
-		else if (p->py_state == PY_READY && ls_python__verify_tsd(p->pid, &p->py) > 0)
+		if (!p->exited && p->py_state == PY_READY &&
+		    ls_python__verify_tsd(p->pid, &p->py) > 0)
 			push_proc(r, p);
 	}
 }
@@ -1119,20 +1098,15 @@ int ls_recorder__enable_gpu(struct ls_recorder *r)
 
 void ls_recorder__finish(struct ls_recorder *r)
 {
-	/* threads still running: their CPU time so far */
-	for (size_t i = 0; i < r->nprocs; i++) {
-		struct rproc *p = r->procs[i];
+	/* threads still running: their CPU time so far (process ids are their index + 1) */
+	for (size_t k = 0; k < r->nthreads; k++) {
+		struct thread_row *t = &r->threads[k];
+		const struct rproc *p = r->procs[t->proc_id - 1];
+		uint64_t ns;
 
-		if (p->exited)
-			continue;
-		for (size_t k = 0; k < r->nthreads; k++) {
-			struct thread_row *t = &r->threads[k];
-			uint64_t ns;
-
-			if (t->proc_id == p->id && t->cpu == TCPU_OPEN &&
-			    ls_procfs__thread_cpu(p->pid, t->tid, &ns) == 0)
-				thread_ended(r, p, t->tid, ns);
-		}
+		if (t->cpu == TCPU_OPEN && !p->exited &&
+		    ls_procfs__thread_cpu(p->pid, t->tid, &ns) == 0)
+			thread_cpu_final(t, ns);
 	}
 	if (r->gpu)
 		ls_gpurec__finish(r->gpu);

@@ -53,8 +53,8 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
 /* ring_buffer__new() callback shape; ctx is the recorder. */
 int ls_recorder__handle(void *ctx, void *data, size_t len);
 
-/* Retries discovery of pending processes whose time has come; re-checks known thread states. */
-void ls_recorder__tick(struct ls_recorder *r, uint64_t now_ns);
+/* Re-checks how the BPF side finds the thread states of known interpreters. */
+void ls_recorder__tick(struct ls_recorder *r);
 
 /*
  * Retries discovery of pending processes whose time has come (only that: cheap enough to call

@@ -603,7 +603,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 			last_jitter = now;
 		}
 		if (now - last_tick >= TICK_NS) {
-			ls_recorder__tick(s.rec, now);
+			ls_recorder__tick(s.rec);
 			last_tick = now;
 		}
 		if (now - last_reap >= REAP_NS) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include "array.h"
 #include "log.h"
 #include "procfs.h"
 #include "sources.h"
@@ -110,22 +111,17 @@ static int64_t add_source(struct ls_sources *s, char *text, size_t len)
 {
 	XXH128_hash_t h = XXH3_128bits(text, len);
 	uint64_t id;
-	struct ls_source *src;
+	struct ls_source *src, *v;
 
 	if (ls_hashmap__get(&s->by_hash, h.low64 ^ h.high64, &id) && s->srcs[id].len == len &&
 	    !memcmp(s->srcs[id].text, text, len)) {
 		free(text);
 		return id;
 	}
-	if (s->nsrcs == s->scap || !s->scap) {
-		size_t cap = s->scap ? s->scap * 2 : 64;
-		struct ls_source *v = realloc(s->srcs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->srcs = v;
-		s->scap = cap;
-	}
+	v = ls_array_grow(s->srcs, &s->scap, s->nsrcs, sizeof(*v), 64);
+	if (!v)
+		return -ENOMEM;
+	s->srcs = v;
 	src = &s->srcs[s->nsrcs];
 	snprintf(src->hash, sizeof(src->hash), "%016llx%016llx", (unsigned long long)h.high64,
 		 (unsigned long long)h.low64);
@@ -139,20 +135,15 @@ static int64_t add_source(struct ls_sources *s, char *text, size_t len)
 static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_id, const char *why)
 {
 	uint64_t key = XXH3_64bits(path, strlen(path)) ^ ls_hash64(source_id + 1), id;
-	struct ls_file *f;
+	struct ls_file *f, *v;
 
 	if (ls_hashmap__get(&s->by_key, key, &id) && !strcmp(s->files[id].path, path) &&
 	    s->files[id].source_id == source_id)
 		return id;
-	if (s->nfiles == s->fcap || !s->fcap) {
-		size_t cap = s->fcap ? s->fcap * 2 : 64;
-		struct ls_file *v = realloc(s->files, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->files = v;
-		s->fcap = cap;
-	}
+	v = ls_array_grow(s->files, &s->fcap, s->nfiles, sizeof(*v), 64);
+	if (!v)
+		return -ENOMEM;
+	s->files = v;
 	f = &s->files[s->nfiles];
 	f->path = strdup(path);
 	f->source_id = source_id;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "hashmap.h"
 #include "linescope.h"
 #include "tracerec.h"
@@ -87,7 +88,7 @@ static struct row *row_of(struct ls_tracerec *t, int64_t proc, int tid, int64_t 
 	uint64_t key = ls_hash64(proc * 0x9e3779b97f4a7c15ULL ^ ls_hash64(tid)) ^
 		       ls_hash64((func << 24) ^ (uint32_t)line),
 		 *slot;
-	struct row *r;
+	struct row *r, *v;
 
 	slot = ls_hashmap__slot(&t->index, key, UINT64_MAX);
 	if (!slot)
@@ -102,15 +103,10 @@ static struct row *row_of(struct ls_tracerec *t, int64_t proc, int tid, int64_t 
 			    t->rows[i].v.func_id == func && t->rows[i].v.line == line)
 				return &t->rows[i];
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct row *v = realloc(t->rows, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->rows = v;
-		t->cap = cap;
-	}
+	v = ls_array_grow(t->rows, &t->cap, t->n, sizeof(*v), 256);
+	if (!v)
+		return NULL;
+	t->rows = v;
 	r = &t->rows[t->n];
 	memset(r, 0, sizeof(*r));
 	r->v.proc_id = proc;
