@@ -159,10 +159,9 @@ static int registry_insert(struct ls_code *ci)
 
 static const char *utf8_of(PyObject *s, Py_ssize_t *len)
 {
-	const char *p = s && PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, len) : NULL;
+	const char *p = ls_str_utf8(s, len);
 
 	if (!p) {
-		PyErr_Clear();
 		*len = 1;
 		return "?";
 	}
@@ -445,36 +444,11 @@ static int stack_grow(struct ls_thread *t)
 	return 0;
 }
 
-static void frame_push(struct ls_thread *t, struct ls_tcode *tc, bool fresh, uint64_t now)
-{
-	struct ls_sframe *f;
-
-	if (t->top)
-		t->top->cur->own += now - t->last;
-	f = &t->stack[t->depth++];
-	f->code = tc->code;
-	f->tc = tc;
-	f->cur = &t->sink;
-	f->t_enter = now;
-	t->top = f;
-	tc->calls.hits += fresh;
-	t->last = now;
-}
-
-/* Pop frames down to and including index `k`, closing their intervals at `now`. */
+/* Pops frames down to and including index `k`, closing their intervals at `now`. */
 static void frames_pop_to(struct ls_thread *t, int k, uint64_t now)
 {
-	while (t->depth > k) {
-		struct ls_sframe *f = &t->stack[t->depth - 1];
-		uint64_t dt = now - f->t_enter;
-
-		f->cur->own += now - t->last;
-		f->tc->calls.total += dt;
-		t->last = now;
-		if (--t->depth)
-			t->stack[t->depth - 1].cur->total += dt;
-	}
-	t->top = t->depth ? &t->stack[t->depth - 1] : NULL;
+	while (t->depth > k)
+		ls_frame_pop(t, now);
 }
 
 static int frame_find(struct ls_thread *t, PyObject *code)
@@ -498,7 +472,7 @@ int ls_ev_start_slow(struct ls_thread *t, PyObject *code, bool fresh, uint64_t n
 		return LS_EV_DISABLE;
 	if (t->depth >= t->cap && stack_grow(t))
 		return LS_EV_OK; /* too deep: this activation is not traced */
-	frame_push(t, tc, fresh, now);
+	ls_frame_push(t, tc, fresh, now);
 	return LS_EV_OK;
 }
 
@@ -527,7 +501,7 @@ int ls_ev_line_slow(struct ls_thread *t, PyObject *code, int line, uint64_t now)
 		} else {
 			if (t->depth >= t->cap && stack_grow(t))
 				return LS_EV_OK;
-			frame_push(t, tc, false, now);
+			ls_frame_push(t, tc, false, now);
 		}
 	}
 	f = t->top;

@@ -32,31 +32,20 @@ static int add_prefix(const char *p, size_t len)
 static void add_prefix_obj(PyObject *o)
 {
 	Py_ssize_t len;
-	const char *s;
+	const char *s = ls_str_utf8(o, &len);
 
-	if (!o || !PyUnicode_Check(o))
-		return;
-	s = PyUnicode_AsUTF8AndSize(o, &len);
-	if (!s) {
-		PyErr_Clear();
-		return;
-	}
-	add_prefix(s, len);
+	if (s)
+		add_prefix(s, len);
 }
 
 static void ends_with_add(PyObject *o, const char *suffix)
 {
 	Py_ssize_t len;
 	size_t sl = strlen(suffix);
-	const char *s;
+	const char *s = ls_str_utf8(o, &len);
 
-	if (!o || !PyUnicode_Check(o))
+	if (!s)
 		return;
-	s = PyUnicode_AsUTF8AndSize(o, &len);
-	if (!s) {
-		PyErr_Clear();
-		return;
-	}
 	while (len > 1 && s[len - 1] == '/')
 		len--;
 	if ((size_t)len >= sl && !memcmp(s + len - sl, suffix, sl))

@@ -194,13 +194,46 @@ static inline int ls_ev_line(PyObject *code, int line)
 	return ls_ev_line_slow(t, code, line, now);
 }
 
+/* Enters a frame of tc (room on the stack checked by the caller); the caller's line pauses. */
+static inline void ls_frame_push(struct ls_thread *t, struct ls_tcode *tc, bool fresh, uint64_t now)
+{
+	struct ls_sframe *f;
+
+	if (t->top)
+		t->top->cur->own += now - t->last;
+	f = &t->stack[t->depth++];
+	f->code = tc->code;
+	f->tc = tc;
+	f->cur = &t->sink;
+	f->t_enter = now;
+	t->top = f;
+	tc->calls.hits += fresh;
+	t->last = now;
+}
+
+/* Leaves the top frame: its interval closes, and its time is the calling line's callee time. */
+static inline void ls_frame_pop(struct ls_thread *t, uint64_t now)
+{
+	struct ls_sframe *f = t->top;
+	uint64_t dt = now - f->t_enter;
+
+	f->cur->own += now - t->last;
+	f->tc->calls.total += dt;
+	t->last = now;
+	if (--t->depth) {
+		t->top = f - 1;
+		t->top->cur->total += dt;
+	} else {
+		t->top = NULL;
+	}
+}
+
 /* A traced activation of `code` starts (fresh) or resumes (!fresh). */
 static inline int ls_ev_start(PyObject *code, bool fresh)
 {
 	struct ls_thread *t = ls_tls;
 	uint64_t now = ls_now();
 	struct ls_tcode *tc;
-	struct ls_sframe *f;
 
 	if (ls_unlikely(!t || t->depth >= t->cap))
 		return ls_ev_start_slow(t, code, fresh, now);
@@ -209,16 +242,7 @@ static inline int ls_ev_start(PyObject *code, bool fresh)
 		return ls_ev_start_slow(t, code, fresh, now);
 	if (tc->library)
 		return LS_EV_DISABLE;
-	if (t->top)
-		t->top->cur->own += now - t->last;
-	f = &t->stack[t->depth++];
-	f->code = code;
-	f->tc = tc;
-	f->cur = &t->sink;
-	f->t_enter = now;
-	t->top = f;
-	tc->calls.hits += fresh;
-	t->last = now;
+	ls_frame_push(t, tc, fresh, now);
 	return LS_EV_OK;
 }
 
@@ -227,20 +251,9 @@ static inline int ls_ev_end(PyObject *code)
 {
 	struct ls_thread *t = ls_tls;
 	uint64_t now = ls_now();
-	struct ls_sframe *f;
 
-	if (ls_likely(t && (f = t->top) && f->code == code)) {
-		uint64_t dt = now - f->t_enter;
-
-		f->cur->own += now - t->last;
-		f->tc->calls.total += dt;
-		t->last = now;
-		if (--t->depth) {
-			t->top = f - 1;
-			t->top->cur->total += dt; /* callee time of the calling line */
-		} else {
-			t->top = NULL;
-		}
+	if (ls_likely(t && t->top && t->top->code == code)) {
+		ls_frame_pop(t, now);
 		return LS_EV_OK;
 	}
 	return ls_ev_end_slow(t, code, now);
@@ -254,6 +267,19 @@ void ls_core_flush_stale(void);		/* threads with events older than a flush perio
 bool ls_core_has_stale(void);		/* no GIL needed */
 void ls_core_after_fork_child(void);
 void ls_core_emit_state(uint32_t state, uint32_t reason);
+
+/* The UTF-8 text of a str; NULL (no exception left set) for anything else or unencodable text. */
+static inline const char *ls_str_utf8(PyObject *o, Py_ssize_t *len)
+{
+	const char *s;
+
+	if (!o || !PyUnicode_Check(o))
+		return NULL;
+	s = PyUnicode_AsUTF8AndSize(o, len);
+	if (!s)
+		PyErr_Clear();
+	return s;
+}
 
 /* library.c: library code classification, decided once at import (GIL held) */
 void ls_library_init(void);
