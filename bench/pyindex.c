@@ -15,6 +15,7 @@
 
 #include "pyindex.h"
 #include "pytok.h"
+#include "../tests/lib/read_file.h"
 
 struct src {
 	char *path;
@@ -124,13 +125,13 @@ static int read_tree(const char *dir, struct src **out, int *n)
 	if (!list)
 		return -errno;
 	while (fgets(path, sizeof(path), list)) {
-		FILE *f;
-		long len;
 		struct src *s;
+		size_t len;
+		char *text;
 
 		path[strcspn(path, "\n")] = 0;
-		f = fopen(path, "rb");
-		if (!f)
+		text = ls_test_read_file(path, &len);
+		if (!text)
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -139,13 +140,9 @@ static int read_tree(const char *dir, struct src **out, int *n)
 				return -ENOMEM;
 		}
 		s = &(*out)[(*n)++];
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		fseek(f, 0, SEEK_SET);
 		s->path = strdup(path);
-		s->text = malloc(len + 1);
-		s->len = fread(s->text, 1, len, f);
-		fclose(f);
+		s->text = text;
+		s->len = len;
 	}
 	pclose(list);
 	return 0;

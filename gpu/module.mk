@@ -95,7 +95,7 @@ $(GPU_TOUT)/fake_app: $(GPU_TOUT)/fake_app.o $(GPU_FAKE)
 
 # BPF for the tests: bpf/gpu.bpf.c alone (its __weak maps stand in for the collector's) plus a
 # fork tracker that adds children of targets to `procs`.
-$(GPU_TOUT)/fork_track.tmp.o: tests/gpu/fork_track.bpf.c bpf/linescope.h $(VMLINUX) | $(GPU_TOUT)
+$(GPU_TOUT)/fork_track.tmp.o: tests/gpu/fork_track.bpf.c bpf/linescope.h bpf/maps.bpf.h $(VMLINUX) | $(GPU_TOUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \
 		-I$(dir $(VMLINUX)) -Ibpf -Igpu $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@

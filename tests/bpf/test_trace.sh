@@ -9,10 +9,6 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/bpf/trace_lib.sh
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
 export LS_N_MAIN=20000 LS_N_THREADS=3000,5000,7000 LS_N_CALLS=2000 LS_N_GEN=500
 export LS_N_FORK=700 LS_N_CHILD=900 LS_SLEEP_MS=150 LS_N_LIB=20000 LS_N_EXC=50
 export LS_STATE_OUT=$tmp/state

@@ -8,9 +8,6 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/bpf/trace_lib.sh
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 mkdir -p "$tmp/user"
 printf 'import builtins\nbuiltins.LS_USER_SITECUSTOMIZE = True\n' >"$tmp/user/sitecustomize.py"
 for py in $TRACE_PYTHONS; do

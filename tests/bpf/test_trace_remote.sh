@@ -14,9 +14,7 @@ if [ ! -x $T/trace_remote ] || [ ! -x $T/fake_python_runtime ]; then
 	echo "test_trace_remote: not built; run: make $T/trace_remote $T/fake_python_runtime" >&2
 	exit 1
 fi
-tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; [ -n "${bg:-}" ] && kill $bg 2>/dev/null' EXIT
-fail=0
 expect() { # what, want, got
 	[ "$2" = "$3" ] && return 0
 	echo "FAIL: $1: want '$2', got '$3'"

@@ -7,9 +7,6 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/bpf/trace_lib.sh
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 for py in $TRACE_PYTHONS; do
 	echo "-- toggle, $py"
 	if ! PYTHONPATH=$TRACE_SITE $TRACE_LOADER -o "$tmp/out" --attach-after 700 --detach-after 1500 \

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Shared by tests/bpf/test_trace*.sh: root check, the built artefacts, the interpreters to test.
+# Shared by tests/bpf/test_trace*.sh: root check, the built artefacts, the interpreters to test,
+# a scratch directory ($tmp, removed at exit) and the failure flag ($fail).
 if [ "$(id -u)" != 0 ]; then
 	echo "$(basename "$0"): needs root (BPF programs, uprobes); run as root" >&2
 	exit 1
@@ -27,3 +28,7 @@ trace_usdt_args() {
 		printf -- '--usdt %s ' "$so"
 	done
 }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0

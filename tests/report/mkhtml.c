@@ -9,42 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "html.h"
-
-static int read_all(const char *path, char **out, size_t *len)
-{
-	size_t cap = 1 << 20, n = 0, got;
-	char *buf = malloc(cap), *tmp;
-	FILE *f = fopen(path, "rb");
-
-	if (!f || !buf) {
-		free(buf);
-		if (f)
-			fclose(f);
-		return -errno;
-	}
-	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			tmp = realloc(buf, cap * 2);
-			if (!tmp) {
-				free(buf);
-				fclose(f);
-				return -ENOMEM;
-			}
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	*out = buf;
-	*len = n;
-	return 0;
-}
+#include "../lib/read_file.h"
 
 int main(int argc, char **argv)
 {
@@ -57,9 +22,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s IN.json OUT.html [TITLE]\n", argv[0]);
 		return 64;
 	}
-	err = read_all(argv[1], &json, &len);
-	if (err) {
-		fprintf(stderr, "mkhtml: cannot read %s: %s\n", argv[1], strerror(-err));
+	json = ls_test_read_file(argv[1], &len);
+	if (!json) {
+		fprintf(stderr, "mkhtml: cannot read %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
 	out = fopen(argv[2], "w");

@@ -20,6 +20,7 @@
 
 #include "pyindex.h"
 #include "pytok.h"
+#include "../lib/read_file.h"
 
 #define FIXTURES "tests/fixtures/pysyms/"
 
@@ -39,30 +40,6 @@ static const char *const fixture_files[] = {
 #define NFIX	  (sizeof(fixture_files) / sizeof(fixture_files[0]))
 #define FIX_ID(i) (100 + 7 * (int)(i)) /* ids are the caller's, not indexes */
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n + 1);
-	if (buf && fread(buf, 1, n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = 0;
-		*len = n;
-	}
-	return buf;
-}
-
 struct fixture {
 	char path[256];
 	char *text;
@@ -77,7 +54,7 @@ static int setup_fixtures(void **state)
 
 	for (i = 0; i < NFIX; i++) {
 		snprintf(fx[i].path, sizeof(fx[i].path), FIXTURES "%s", fixture_files[i]);
-		fx[i].text = read_file(fx[i].path, &fx[i].len);
+		fx[i].text = ls_test_read_file(fx[i].path, &fx[i].len);
 		if (!fx[i].text) {
 			fprintf(stderr, "cannot read %s (run from the repository root)\n",
 				fx[i].path);
@@ -605,7 +582,7 @@ static char *cpython_expect(const char *python, const char *mode, const char *pa
 		print_error("'%s' failed with %d\n", cmd, rc);
 		fail();
 	}
-	out = read_file(tmpl, &len);
+	out = ls_test_read_file(tmpl, &len);
 	unlink(tmpl);
 	assert_non_null(out);
 	return out;
@@ -667,7 +644,7 @@ static void compare_defs(char *expect, struct def_stats *st)
 			int i;
 
 			snprintf(path, sizeof(path), "%s", line + 2);
-			src = read_file(path, &len);
+			src = ls_test_read_file(path, &len);
 			assert_non_null(src);
 			assert_int_equal(ls_pyindex__new(&ix), 0);
 			assert_int_equal(ls_pyindex__add_source(ix, 1, path, src, len), 0);
@@ -781,7 +758,7 @@ static void test_stdlib_as_project(void **state)
 		char *src;
 
 		path[strcspn(path, "\n")] = 0;
-		src = read_file(path, &len);
+		src = ls_test_read_file(path, &len);
 		assert_non_null(src);
 		assert_int_equal(ls_pyindex__add_source(ix, n++, path, src, len), 0);
 		free(src);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "pytok.h"
+#include "../lib/read_file.h"
 
 #define FIXTURES "tests/fixtures/pysyms"
 
@@ -588,30 +589,6 @@ static void test_deep_nesting(void **state)
 
 /* ---- differential tests against CPython ---------------------------------------------------- */
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n + 1);
-	if (buf && fread(buf, 1, n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = 0;
-		*len = n;
-	}
-	return buf;
-}
-
 /* Runs cpython_expect.py with the given interpreter; returns the malloc'ed output text. */
 static char *cpython_expect(const char *python, const char *mode, const char *paths)
 {
@@ -634,7 +611,7 @@ static char *cpython_expect(const char *python, const char *mode, const char *pa
 		print_error("'%s' failed with %d\n", cmd, rc);
 		fail();
 	}
-	out = read_file(tmpl, &len);
+	out = ls_test_read_file(tmpl, &len);
 	unlink(tmpl);
 	assert_non_null(out);
 	return out;
@@ -721,7 +698,7 @@ static void compare_tokens(char *expect, bool collapse, bool skip_middle, struct
 			size_t len;
 
 			snprintf(path, sizeof(path), "%s", line + 2);
-			src = read_file(path, &len);
+			src = ls_test_read_file(path, &len);
 			assert_non_null(src);
 			r = lex_n(src, len);
 			ours = realloc(ours, r.n * sizeof(*ours));

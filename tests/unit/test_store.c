@@ -34,6 +34,33 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* app.py's source, file 1, functions f (1) and <module> (2), and their two stacks. */
+static void put_app(struct ls_store *s)
+{
+	const char *text = "def f():\n    x = 1\n    return x\n\nf()\n";
+	/* stack 1: f line 2 called from <module> line 5; stack 2: <module> line 5 alone */
+	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5};
+
+	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);
+	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
+	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);
+	assert_int_equal(ls_store__put_function(s, 2, 1, "<module>", 1), 0);
+	assert_int_equal(ls_store__put_stack(s, 1, st1, 2, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 2, st2, 1, false), 0);
+}
+
+/* count on-CPU samples of 1 ms each, on thread 100 of process 1 */
+static void put_samples(struct ls_store *s, int64_t stack_id, int64_t count)
+{
+	struct ls_store_sample x = {.proc_id = 1,
+				    .tid = 100,
+				    .stack_id = stack_id,
+				    .count = count,
+				    .weight_ns = count * 1000000};
+
+	assert_int_equal(ls_store__put_sample(s, &x), 0);
+}
+
 static void write_profile(void)
 {
 	struct ls_store *s;
@@ -55,11 +82,6 @@ static void write_profile(void)
 		.python_build = "static",
 		.note = NULL,
 	};
-	const char *text = "def f():\n    x = 1\n    return x\n\nf()\n";
-	/* stack 1: f line 2 called from <module> line 5; stack 2: <module> line 5 alone */
-	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5};
-	struct ls_store_sample x = {
-		.proc_id = 1, .tid = 100, .stack_id = 1, .count = 30, .weight_ns = 30000000};
 
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
 	assert_int_equal(ls_store__begin(s), 0);
@@ -68,24 +90,14 @@ static void write_profile(void)
 	assert_int_equal(ls_store__put_meta_int(s, "period_ns", 1000000), 0);
 	assert_int_equal(ls_store__put_process(s, &p), 0);
 	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
-	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);
-	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
+	put_app(s);
 	assert_int_equal(ls_store__put_file(s, 2, "/usr/lib/python3.11/json/x.py", -1, "library",
 					    "cannot read source: Permission denied"),
 			 0);
-	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);
-	assert_int_equal(ls_store__put_function(s, 2, 1, "<module>", 1), 0);
-	assert_int_equal(ls_store__put_stack(s, 1, st1, 2, false), 0);
-	assert_int_equal(ls_store__put_stack(s, 2, st2, 1, false), 0);
-	assert_int_equal(ls_store__put_sample(s, &x), 0);
-	x.stack_id = 2;
-	x.count = 10;
-	x.weight_ns = 10000000;
-	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	put_samples(s, 1, 30);
+	put_samples(s, 2, 10);
 	/* samples are totals: writing the same key again replaces */
-	x.count = 12;
-	x.weight_ns = 12000000;
-	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	put_samples(s, 2, 12);
 	assert_int_equal(ls_store__put_stat(s, "ringbuf_drops", 3), 0);
 	assert_int_equal(ls_store__commit(s), 0);
 	ls_store__free(s);
@@ -143,10 +155,6 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 	struct ls_store *s;
 	struct ls_store_proc p = {.id = 1, .pid = 100, .parent_id = -1, .spawn_stack = -1,
 				  .spawn_tid = -1, .comm = "python3", .exit_code = 0};
-	const char *text = "def f():\n    x = 1\n    return x\n\nf()\n";
-	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5};
-	struct ls_store_sample x = {
-		.proc_id = 1, .tid = 100, .stack_id = 1, .count = 150, .weight_ns = 150000000};
 	struct ls_model *m;
 	const struct ls_mline *l2, *l5;
 	int64_t total;
@@ -158,17 +166,9 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
 	if (cpu_ns >= 0)
 		assert_int_equal(ls_store__put_thread_cpu(s, 1, 100, cpu_ns), 0);
-	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);
-	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
-	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);
-	assert_int_equal(ls_store__put_function(s, 2, 1, "<module>", 1), 0);
-	assert_int_equal(ls_store__put_stack(s, 1, st1, 2, false), 0);
-	assert_int_equal(ls_store__put_stack(s, 2, st2, 1, false), 0);
-	assert_int_equal(ls_store__put_sample(s, &x), 0);
-	x.stack_id = 2;
-	x.count = 50;
-	x.weight_ns = 50000000;
-	assert_int_equal(ls_store__put_sample(s, &x), 0);
+	put_app(s);
+	put_samples(s, 1, 150);
+	put_samples(s, 2, 50);
 	assert_int_equal(ls_store__commit(s), 0);
 	ls_store__free(s);
 
@@ -180,7 +180,8 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 	/* shares and sample counts do not change */
 	assert_int_equal(l5->total_count, 200);
 	assert_int_equal(l2->self_count, 150);
-	assert_true(l2->self_ns * 4 >= l5->total_ns * 3 - 4 && l2->self_ns * 4 <= l5->total_ns * 3 + 4);
+	assert_true(l2->self_ns * 4 >= l5->total_ns * 3 - 4 &&
+		    l2->self_ns * 4 <= l5->total_ns * 3 + 4);
 	total = l5->total_ns;
 	ls_model__free(m);
 	return total;
