@@ -10,7 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(
 	build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 	libsqlite3-dev sqlite3 libjansson-dev libxxhash-dev libcmocka-dev systemtap-sdt-dev
-	python3.11 python3.11-dev python3-line-profiler bpftrace debootstrap
+	python3.11 python3.11-dev python3-line-profiler libpython3.11-testsuite bpftrace debootstrap
 	chromium clang-format openssl
 )
 # Node.js may come from nodesource (which bundles npm and conflicts with Debian's npm package).

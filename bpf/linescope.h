@@ -33,6 +33,7 @@ enum ls_rec_type {
 	LS_REC_TRACE = 5,  /* ls_trace_batch: a python-usdt batch of line counts */
 	LS_REC_GPU = 6,	   /* GPU records from gpu/ (see gpu/gpu_records.h) */
 	LS_REC_CODE = 7,   /* ls_code_rec: a code object, captured the first time a walk meets it */
+	LS_REC_EXEC = 8,   /* ls_exec_event: a process replaced its image (identity from the kernel) */
 };
 
 enum ls_sample_kind {
@@ -106,6 +107,58 @@ struct ls_proc_event {
 	__u64 cgroup_id;
 	__u64 cpu_ns; /* LS_PE_THREAD_EXIT: the thread's se.sum_exec_runtime */
 	char comm[LS_COMM_LEN];
+	__u64 start_ns; /* LS_PE_FORK, LS_PE_SEEN: the process's task start_time (monotonic) */
+	__u32 nspid;	/* LS_PE_FORK, LS_PE_SEEN: pid in its own pid namespace */
+	__u32 gen;	/* LS_PE_FORK: the new `procs` entry's generation (copied from the parent) */
+};
+
+/*
+ * An executable image as the kernel names it: a known interpreter executable is keyed by this in
+ * `images`, so that a new process of it is walked from its first sample.
+ */
+struct ls_image_key {
+	__u64 dev; /* the inode's s_dev, kernel encoding (major << 20 | minor) */
+	__u64 ino;
+	__s64 mtime_sec;
+	__u32 mtime_nsec;
+	__u32 pad;
+};
+
+
+#ifndef LS_EXEC_ARGS_MAX
+#define LS_EXEC_ARGS_MAX 2048 /* bytes of the argument pages captured at exec */
+#endif
+#define LS_EXEC_PATH_MAX 256 /* bytes of the path given to execve (or the script's interpreter) */
+
+/* ls_exec_event.flags */
+enum ls_exec_flags {
+	LS_EF_KNOWN_IMAGE = 1 << 0, /* BPF set the entry from `images`: walked from its first tick */
+	LS_EF_ARGS_CUT = 1 << 1,    /* the arguments were longer than LS_EXEC_ARGS_MAX */
+	LS_EF_ARGS_FAIL = 1 << 2,   /* the argument pages could not be read */
+};
+
+/* What naming a process needs, read in the kernel at exec: /proc only adds to it. */
+struct ls_exec_event {
+	__u32 type; /* LS_REC_EXEC */
+	__u32 pid;
+	__u32 ppid;
+	__u32 old_tid; /* the thread that called execve (a non-leader thread exec takes the pid) */
+	__u32 nspid;
+	__u32 flags; /* enum ls_exec_flags */
+	__u64 ts;
+	__u64 start_ns; /* task start_time of the pid (its fork), monotonic */
+	__u64 cgroup_id;
+	struct ls_image_key image;
+	__u64 start_code; /* mm->start_code: the new image's load bias follows from it */
+	__u64 end_code;
+	__u32 gen;	  /* the `procs` entry's generation after this exec */
+	__u16 args_len;	  /* bytes in args (NUL-separated, as /proc/PID/cmdline) */
+	__u16 path_len;	  /* bytes in path, without NUL */
+	__u32 pidns_level; /* depth of its pid namespace */
+	__u32 pad;
+	char comm[LS_COMM_LEN];
+	char path[LS_EXEC_PATH_MAX];
+	char args[LS_EXEC_ARGS_MAX];
 };
 
 #define LS_CODE_NAME_MAX 512  /* raw bytes of co_filename / co_qualname captured */
@@ -372,6 +425,17 @@ struct ls_proc {
 };
 
 /*
+ * Value of `images`: the `procs` entry of a process running the image, with every address
+ * relative to the load bias. At exec, bias = mm->start_code - x_vaddr for ET_DYN, 0 otherwise.
+ */
+struct ls_image {
+	struct ls_proc proc;
+	__u64 x_vaddr; /* lowest p_vaddr of the executable PT_LOAD segments */
+	__u32 dyn;     /* ET_DYN (PIE): the image is relocated */
+	__u32 pad;
+};
+
+/*
  * The walker reads a frame and a code object as one window each; every layout offset it uses
  * must leave room for an 8-byte read inside these windows (userspace checks).
  */
@@ -395,13 +459,21 @@ struct ls_stats {
 	__u64 code_records;   /* code objects described to userspace */
 	__u64 offcpu_dropped; /* short off-CPU intervals not sampled (by design, weighted) */
 	__u64 pending_full;   /* off-CPU intervals lost: the pending map was full */
+	__u64 taken;	      /* on-CPU samples the kernel took of target threads */
+	__u64 sample_drops;   /* of those, lost because the ring buffer was full */
+	__u64 exec_events;
+	__u64 images_known;   /* execs of a known interpreter image: walked from the first tick */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
 
 _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
 _Static_assert(sizeof(struct ls_sample) == 72, "ls_sample layout");
-_Static_assert(sizeof(struct ls_proc_event) == 64, "ls_proc_event layout");
+_Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");
+_Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
+_Static_assert(sizeof(struct ls_image) == 88, "ls_image layout");
+_Static_assert(sizeof(struct ls_exec_event) == 128 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
+	       "ls_exec_event layout");
 _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");

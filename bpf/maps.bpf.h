@@ -36,6 +36,25 @@ struct {
 	__type(value, struct ls_pylayout);
 } pylayouts SEC(".maps") __weak;
 
+/*
+ * Interpreter executables already discovered, by inode: exec of one sets its `procs` entry in
+ * the kernel, so that a process of a known image has lines from its first sample.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct ls_image_key);
+	__type(value, struct ls_image);
+} images SEC(".maps") __weak;
+
+/* One exec record under construction per CPU (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_exec_event);
+} exec_scratch SEC(".maps") __weak;
+
 /* The target cgroup (v2) when profiling with --cgroup; descendants match too. */
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Process tracking: a target's children become targets at fork (inheriting its interpreter layout,
- * since fork copies the address space), exec asks userspace to re-discover the interpreter, and the
- * exit of a target's last thread reports its wait(2) status.
+ * since fork copies the address space); exec names the new image from the kernel (path, inode,
+ * arguments) and, for an interpreter executable already known, sets its entry at once; the exit
+ * of a target's last thread reports its wait(2) status.
  */
 #include "emit.bpf.h"
 #include "track.bpf.h"
@@ -11,7 +12,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	struct ls_proc *p;
+	struct ls_proc *p, *c;
 
 	if (ptgid == ctgid)
 		return 0; /* a new thread: covered by its process's entry */
@@ -25,22 +26,119 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 		LS_STAT_INC(procs_full);
 		return 0;
 	}
-	emit_proc_event(LS_PE_FORK, ctgid, ptgid, BPF_CORE_READ(child, pid), 0);
+	c = bpf_map_lookup_elem(&procs, &ctgid);
+	if (!c)
+		return 0;
+	/* clone(CLONE_NEWPID) puts the child one namespace deeper: its thread ids are counted there */
+	c->pidns_level = ls_task_pidns_level(child);
+	emit_proc_event_full(LS_PE_FORK, ctgid, ptgid, BPF_CORE_READ(child, pid), 0, 0, child,
+			     c->gen);
 	return 0;
+}
+
+/* The inode of the task's executable, as `images` keys it. */
+static __always_inline void image_key(struct task_struct *task, struct ls_image_key *k)
+{
+	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+
+	k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k->ino = BPF_CORE_READ(inode, i_ino);
+	k->pad = 0;
+	if (bpf_core_field_exists(inode->i_mtime_sec)) {
+		k->mtime_sec = BPF_CORE_READ(inode, i_mtime_sec);
+		k->mtime_nsec = BPF_CORE_READ(inode, i_mtime_nsec);
+	} else {
+		/* before 6.11 (6.7-6.10 call it __i_mtime): struct timespec64 i_mtime */
+		struct inode___old {
+			struct timespec64 i_mtime;
+		} *old = (void *)inode;
+
+		k->mtime_sec = BPF_CORE_READ(old, i_mtime.tv_sec);
+		k->mtime_nsec = BPF_CORE_READ(old, i_mtime.tv_nsec);
+	}
+}
+
+/* A known interpreter image: its entry with the addresses moved by this process's load bias. */
+static __always_inline bool set_from_image(struct ls_proc *p, const struct ls_image *img,
+					   __u64 start_code, struct task_struct *task)
+{
+	__u64 bias = img->dyn ? start_code - img->x_vaddr : 0;
+	__u32 gen = p->gen;
+
+	__builtin_memcpy(p, &img->proc, sizeof(*p));
+	p->runtime += bias;
+	p->tss_addr += p->tss_addr ? bias : 0;
+	p->code_type += bias;
+	if (p->gil_lo) {
+		p->gil_lo += bias;
+		p->gil_hi += bias;
+	}
+	p->gen = gen;
+	p->pidns_level = ls_task_pidns_level(task);
+	p->flags = LS_PF_PYTHON;
+	return true;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = BPF_CORE_READ(task, tgid), zero = 0;
 	struct ls_proc *p = ls_current_target(tgid, BPF_CORE_READ(task, pid));
+	struct ls_exec_event *e;
+	struct ls_image *img;
+	__u64 args, args_end, n;
 
 	if (!p)
 		return 0;
 	/* new image: nothing about the old interpreter holds */
 	p->flags = LS_PF_PENDING;
 	p->gen++;
-	emit_proc_event(LS_PE_EXEC, tgid, BPF_CORE_READ(task, real_parent, tgid), old_pid, 0);
+	LS_STAT_INC(exec_events);
+	e = bpf_map_lookup_elem(&exec_scratch, &zero);
+	if (!e)
+		return 0;
+	e->type = LS_REC_EXEC;
+	e->pid = tgid;
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->old_tid = old_pid;
+	e->nspid = ls_task_nspid(task);
+	e->pidns_level = ls_task_pidns_level(task);
+	e->pad = 0;
+	e->flags = 0;
+	e->ts = bpf_ktime_get_ns();
+	e->start_ns = BPF_CORE_READ(task, group_leader, start_time);
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	image_key(task, &e->image);
+	e->start_code = BPF_CORE_READ(task, mm, start_code);
+	e->end_code = BPF_CORE_READ(task, mm, end_code);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	/* a script's interpreter, else the file given to execve */
+	n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, interp));
+	e->path_len = n > 0 ? n - 1 : 0;
+	/* the new image's arguments were just copied onto its stack: resident, readable here */
+	args = BPF_CORE_READ(task, mm, arg_start);
+	args_end = BPF_CORE_READ(task, mm, arg_end);
+	n = args_end > args ? args_end - args : 0;
+	if (n > LS_EXEC_ARGS_MAX) {
+		n = LS_EXEC_ARGS_MAX;
+		e->flags |= LS_EF_ARGS_CUT;
+	}
+	e->args_len = 0;
+	if (n && bpf_probe_read_user(e->args, n & (LS_EXEC_ARGS_MAX - 1) ?: LS_EXEC_ARGS_MAX,
+				     (void *)args) == 0)
+		e->args_len = n;
+	else if (n)
+		e->flags |= LS_EF_ARGS_FAIL;
+	img = bpf_map_lookup_elem(&images, &e->image);
+	if (img && set_from_image(p, img, e->start_code, task)) {
+		e->flags |= LS_EF_KNOWN_IMAGE;
+		LS_STAT_INC(images_known);
+	}
+	e->gen = p->gen;
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), BPF_RB_FORCE_WAKEUP))
+		LS_STAT_INC(ringbuf_drops);
+	else
+		LS_STAT_INC(proc_events);
 	return 0;
 }
 

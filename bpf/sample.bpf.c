@@ -19,6 +19,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	p = ls_current_target(tgid, tid);
 	if (!p)
 		return 0;
+	LS_STAT_INC(taken);
 	task = bpf_get_current_task_btf();
 	/* preempted threads resume without a syscall exit: their wait ends here */
 	if (offcpu_enabled)
@@ -35,6 +36,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (!ls_emit_sample(p, LS_SAMPLE_ONCPU, ctx->sample_period, aux, xflags, ip, kernel,
 			    LS_SLOT_IRQ))
 		LS_STAT_INC(samples);
+	else
+		LS_STAT_INC(sample_drops);
 	return 0;
 }
 

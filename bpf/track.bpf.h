@@ -6,12 +6,40 @@
 
 #include "maps.bpf.h"
 
-static __always_inline void emit_proc_event_cpu(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
-						__s32 exit_code, __u64 cpu_ns)
-{
-	struct ls_proc_event *e;
+#define LS_PF_EXITING 0x00000004 /* task->flags: getting shut down (include/linux/sched.h) */
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+/* The pid of task in its own (innermost) pid namespace. */
+static __always_inline __u32 ls_task_nspid(struct task_struct *task)
+{
+	struct pid *pid = BPF_CORE_READ(task, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	int nr = 0;
+
+	bpf_core_read(&nr, sizeof(nr), &pid->numbers[level & 31].nr);
+	return nr;
+}
+
+/* Depth of task's pid namespace (0: the host's). */
+static __always_inline __u32 ls_task_pidns_level(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, thread_pid, level);
+}
+
+/*
+ * Process events wake the consumer at once (unlike samples): a process's identity and
+ * interpreter must be read while it lives, and short-lived ones live for milliseconds.
+ */
+static __always_inline struct ls_proc_event *reserve_proc_event(void)
+{
+	return bpf_ringbuf_reserve(&events, sizeof(struct ls_proc_event), 0);
+}
+
+static __always_inline void emit_proc_event_full(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
+						 __s32 exit_code, __u64 cpu_ns,
+						 struct task_struct *subject, __u32 gen)
+{
+	struct ls_proc_event *e = reserve_proc_event();
+
 	if (!e) {
 		LS_STAT_INC(ringbuf_drops);
 		return;
@@ -26,7 +54,38 @@ static __always_inline void emit_proc_event_cpu(__u32 kind, __u32 pid, __u32 ppi
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->cpu_ns = cpu_ns;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	e->start_ns = subject ? BPF_CORE_READ(subject, group_leader, start_time) : 0;
+	e->nspid = subject ? ls_task_nspid(subject) : 0;
+	e->gen = gen;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	LS_STAT_INC(proc_events);
+}
+
+static __always_inline void emit_proc_event_cpu(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
+						__s32 exit_code, __u64 cpu_ns)
+{
+	struct ls_proc_event *e;
+
+	e = reserve_proc_event();
+	if (!e) {
+		LS_STAT_INC(ringbuf_drops);
+		return;
+	}
+	e->type = LS_REC_PROC;
+	e->kind = kind;
+	e->pid = pid;
+	e->ppid = ppid;
+	e->tid = tid;
+	e->exit_code = exit_code;
+	e->ts = bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cpu_ns = cpu_ns;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->start_ns = 0;
+	e->nspid = 0;
+	e->gen = 0;
+	/* a thread's exit is frequent and needs no prompt reply; a process's exit wakes */
+	bpf_ringbuf_submit(e, kind == LS_PE_THREAD_EXIT ? ls_rb_flags() : BPF_RB_FORCE_WAKEUP);
 	LS_STAT_INC(proc_events);
 }
 
@@ -43,6 +102,7 @@ static __always_inline void emit_proc_event(__u32 kind, __u32 pid, __u32 ppid, _
 static __always_inline struct ls_proc *ls_current_target(__u32 tgid, __u32 tid)
 {
 	struct ls_proc *p, fresh = {.flags = LS_PF_PENDING};
+	struct task_struct *task;
 
 	if (!tgid || tgid == self_tgid)
 		return NULL;
@@ -51,8 +111,13 @@ static __always_inline struct ls_proc *ls_current_target(__u32 tgid, __u32 tid)
 		return p;
 	if (bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return NULL;
+	/* a process past its exit record is gone for us: do not bring it back as a new one */
+	task = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(task, flags) & LS_PF_EXITING)
+		return NULL;
 	if (bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST) == 0)
-		emit_proc_event(LS_PE_SEEN, tgid, 0, tid, 0);
+		emit_proc_event_full(LS_PE_SEEN, tgid, BPF_CORE_READ(task, real_parent, tgid), tid,
+				     0, 0, task, 0);
 	else if (!bpf_map_lookup_elem(&procs, &tgid))
 		LS_STAT_INC(procs_full);
 	return bpf_map_lookup_elem(&procs, &tgid);

@@ -78,7 +78,9 @@ static bool gpu_loaded(const struct ls_model *m)
 
 static json_t *run_object(const struct ls_model *m)
 {
-	int64_t lost = m->lost_ringbuf + m->lost_read + m->lost_truncated + m->lost_unresolved;
+	/* samples that carry no line: refused by the ring buffer, or of an unknown interpreter;
+	 * read errors and truncated stacks are kept samples with a partial stack */
+	int64_t lost = m->lost_ringbuf + m->lost_unresolved;
 	const char *status = meta_or(m, "status", NULL);
 	json_t *run = json_object(), *notes = json_array(), *caps = json_object();
 	char buf[256];
@@ -102,14 +104,17 @@ static json_t *run_object(const struct ls_model *m)
 	json_object_set_new(run, "elapsed_s", json_real(m->elapsed_s));
 	json_object_set_new(run, "frequency_hz",
 			    json_integer(strtol(meta_or(m, "frequency_hz", "0"), NULL, 10)));
-	json_object_set_new(run, "samples", json_integer(m->samples));
+	json_object_set_new(run, "samples", json_integer(m->samples - m->lost_unresolved));
+	json_object_set_new(run, "taken", m->taken >= 0 ? json_integer(m->taken) : json_null());
 	json_object_set_new(run, "samples_per_s", main_rate(m));
 	json_object_set_new(run, "lost",
-			    json_pack("{s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)lost,
-				      "ringbuf", (json_int_t)m->lost_ringbuf, "read_errors",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)lost,
+				      "ringbuf", (json_int_t)m->lost_ringbuf, "unresolved",
+				      (json_int_t)m->lost_unresolved, "read_errors",
 				      (json_int_t)m->lost_read, "truncated_stacks",
-				      (json_int_t)m->lost_truncated, "unresolved",
-				      (json_int_t)m->lost_unresolved));
+				      (json_int_t)m->lost_truncated, "unresolved_frames",
+				      (json_int_t)m->unresolved_frames, "other_records",
+				      (json_int_t)m->lost_records));
 	json_object_set_new(run, "processes", json_integer(m->nprocs));
 	json_object_set_new(run, "threads", json_integer(m->threads));
 	json_object_set_new(caps, "samples", json_boolean(m->sampled));
@@ -143,6 +148,42 @@ static json_t *run_object(const struct ls_model *m)
 	return run;
 }
 
+static json_t *python_text(const char *python, const char *build)
+{
+	char buf[128];
+
+	if (!python)
+		return json_null();
+	snprintf(buf, sizeof(buf), "%s (%s)", python, build ?: "");
+	return json_string(buf);
+}
+
+/* A process's images in order: the one it was first seen with, then each exec. */
+static json_t *execs_array(const struct ls_model *m, const struct ls_mproc *p)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < p->nexecs; k++) {
+		const struct ls_mexec *x = &p->execs[k];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "how", ls_json__str(x->how));
+		json_object_set_new(o, "argv", ls_json__str(x->argv ? x->argv : x->comm));
+		json_object_set_new(o, "exe", ls_json__str(x->exe));
+		json_object_set_new(o, "comm", ls_json__str(x->comm));
+		json_object_set_new(o, "start_s", secs(x->start_ns));
+		json_object_set_new(o, "end_s", x->end_ns >= 0 ? secs(x->end_ns) : json_null());
+		json_object_set_new(o, "python", python_text(x->python, x->python_build));
+		json_object_set_new(o, "note", ls_json__str(x->note));
+		json_object_set_new(o, "samples", json_integer(x->samples));
+		json_object_set_new(o, "cpu_s", secs(x->cpu_ns));
+		json_object_set_new(o, "wait_s", m->wall ? secs(x->wait_ns) : json_null());
+		json_object_set_new(o, "unresolved", json_integer(x->unresolved));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p)
 {
 	json_t *o = json_object();
@@ -156,15 +197,9 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	json_object_set_new(o, "start_s", secs(p->start_ns));
 	json_object_set_new(o, "end_s", p->end_ns >= 0 ? secs(p->end_ns) : json_null());
 	json_object_set_new(o, "exit", exit_text(p->exit_code));
-	if (p->python) {
-		char buf[128];
-
-		snprintf(buf, sizeof(buf), "%s (%s)", p->python, p->python_build ?: "");
-		json_object_set_new(o, "python", json_string(buf));
-	} else {
-		json_object_set_new(o, "python", json_null());
-	}
+	json_object_set_new(o, "python", python_text(p->python, p->python_build));
 	json_object_set_new(o, "note", ls_json__str(p->note));
+	json_object_set_new(o, "execs", execs_array(m, p));
 	json_object_set_new(o, "trace", ls_json__str(p->trace));
 	json_object_set_new(o, "threads", json_integer(p->threads));
 	json_object_set_new(o, "samples", json_integer(p->samples));

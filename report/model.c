@@ -78,6 +78,19 @@ static int64_t stat_of(struct loader *L, const char *key)
 	return v;
 }
 
+static bool has_stat(struct loader *L, const char *key)
+{
+	sqlite3_stmt *st;
+	bool found;
+
+	if (lsm_prepare(L, "SELECT 1 FROM stats WHERE key = ?", &st))
+		return false;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
 static int load_procs(struct loader *L)
 {
 	struct ls_model *m = L->m;
@@ -710,7 +723,17 @@ int ls_model__load(const char *path, struct ls_model **out)
 		L.m->lost_ringbuf = stat_of(&L, "ringbuf_drops");
 		L.m->lost_read = stat_of(&L, "read_fail");
 		L.m->lost_truncated = stat_of(&L, "truncated_stacks");
-		L.m->lost_unresolved = stat_of(&L, "unresolved_frames");
+		L.m->unresolved_frames = stat_of(&L, "unresolved_frames");
+		L.m->lost_unresolved = stat_of(&L, "unresolved_samples");
+		L.m->taken = has_stat(&L, "taken") ? stat_of(&L, "taken") : -1;
+		/* samples the ring buffer refused; the rest of its drops were other records */
+		L.m->lost_records = L.m->lost_ringbuf - stat_of(&L, "sample_drops");
+		L.m->lost_ringbuf = stat_of(&L, "sample_drops");
+		if (L.m->lost_records < 0)
+			L.m->lost_records = 0;
+		err = lsm_load_execs(&L);
+	}
+	if (!err) {
 		v = ls_model__meta(L.m, "elapsed_ns");
 		L.m->elapsed_s = v ? strtoll(v, NULL, 10) / 1e9 : 0;
 		v = ls_model__meta(L.m, "period_ns");
@@ -754,6 +777,7 @@ void ls_model__free(struct ls_model *m)
 		free(p->gpu_message);
 		free(p->trace);
 		free(p->gpu_nvml_note);
+		lsm_free_execs(p);
 	}
 	free(m->procs);
 	for (size_t i = 0; i < m->ngpu_devs; i++) {

@@ -15,6 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ls_mexec {
+	char *how, *comm, *argv, *exe, *python, *python_build, *note;
+	int64_t start_ns, end_ns; /* end -1: current when the profile was written */
+	int64_t samples, cpu_ns, wait_ns, unresolved;
+};
+
 struct ls_mproc {
 	int64_t id;
 	int pid, ppid, nspid;
@@ -40,6 +46,8 @@ struct ls_mproc {
 	int64_t gpu_unseen_ns; /* whose launch was never seen */
 	/* the line that started this process, when its parent was profiled */
 	int spawn_file, spawn_line;
+	struct ls_mexec *execs; /* its images in order (ls_store_exec) */
+	size_t nexecs;
 };
 
 struct ls_mfile {
@@ -141,6 +149,9 @@ struct ls_model {
 	bool gpu;	    /* some GPU work was recorded */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
+	int64_t taken;		  /* on-CPU samples the kernel took (-1: not recorded) */
+	int64_t unresolved_frames; /* frames whose code object could not be read */
+	int64_t lost_records;	  /* other ring-buffer records dropped (process, off-CPU, code) */
 	double elapsed_s;
 	uint64_t period_ns;
 	bool wall;   /* off-CPU time was recorded */

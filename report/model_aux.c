@@ -297,3 +297,71 @@ int lsm_load_trace(struct loader *L)
 	}
 	return 0;
 }
+
+/* Each process's images in order (the execs table); a row of an unknown process is skipped. */
+int lsm_load_execs(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	sqlite3_stmt *st;
+	int rc, err = lsm_prepare(L,
+				  "SELECT process_id, how, start_ns, end_ns, comm, argv, exe, python,"
+				  " python_build, note, samples, cpu_ns, wait_ns, unresolved"
+				  " FROM execs ORDER BY process_id, seq",
+				  &st);
+
+	if (err)
+		return err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t idx;
+		struct ls_mproc *p;
+		struct ls_mexec *v, *x;
+
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &idx) ||
+		    idx >= m->nprocs)
+			continue;
+		p = &m->procs[idx];
+		/* grown one at a time: a process has a handful */
+		v = realloc(p->execs, (p->nexecs + 1) * sizeof(*v));
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		p->execs = v;
+		x = &p->execs[p->nexecs++];
+		x->how = lsm_col_dup(st, 1);
+		x->start_ns = sqlite3_column_int64(st, 2);
+		x->end_ns = lsm_col_id(st, 3);
+		x->comm = lsm_col_dup(st, 4);
+		x->argv = lsm_col_dup(st, 5);
+		x->exe = lsm_col_dup(st, 6);
+		x->python = lsm_col_dup(st, 7);
+		x->python_build = lsm_col_dup(st, 8);
+		x->note = lsm_col_dup(st, 9);
+		x->samples = sqlite3_column_int64(st, 10);
+		x->cpu_ns = sqlite3_column_int64(st, 11);
+		x->wait_ns = sqlite3_column_int64(st, 12);
+		x->unresolved = sqlite3_column_int64(st, 13);
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = -EIO;
+	sqlite3_finalize(st);
+	return err;
+}
+
+void lsm_free_execs(struct ls_mproc *p)
+{
+	for (size_t k = 0; k < p->nexecs; k++) {
+		struct ls_mexec *x = &p->execs[k];
+
+		free(x->how);
+		free(x->comm);
+		free(x->argv);
+		free(x->exe);
+		free(x->python);
+		free(x->python_build);
+		free(x->note);
+	}
+	free(p->execs);
+	p->execs = NULL;
+	p->nexecs = 0;
+}

@@ -43,5 +43,7 @@ int lsm_own_frame(struct loader *L, const struct stack *s);
 int lsm_load_rss(struct loader *L);
 int lsm_load_gpu(struct loader *L);
 int lsm_load_trace(struct loader *L);
+int lsm_load_execs(struct loader *L);
+void lsm_free_execs(struct ls_mproc *p);
 
 #endif

@@ -55,7 +55,7 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 {
 	const char *status = ls_model__meta(m, "status"),
 		   *detail = ls_model__meta(m, "status_detail");
-	int64_t total_ns = 0, lost = m->lost_ringbuf + m->lost_read + m->lost_truncated;
+	int64_t total_ns = 0, lost = m->lost_ringbuf + m->lost_unresolved;
 	size_t *order;
 	int shown = 0;
 
@@ -75,9 +75,15 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	fprintf(out, "# Scope: %s ", ls_model__meta(m, "scope_kind") ?: "");
 	put_clean(out, ls_model__meta(m, "scope"), -1);
 	fputc('\n', out);
-	fprintf(out, "# Elapsed: %.3f s, %lld samples, %zu processes, %lld threads, %lld lost\n",
-		m->elapsed_s, (long long)m->samples, m->nprocs, (long long)m->threads,
-		(long long)lost);
+	fprintf(out, "# Elapsed: %.3f s, %lld samples, %zu processes, %lld threads, %lld lost",
+		m->elapsed_s, (long long)(m->samples - m->lost_unresolved), m->nprocs,
+		(long long)m->threads, (long long)lost);
+	if (lost)
+		fprintf(out, " (%lld ring buffer, %lld unresolved)", (long long)m->lost_ringbuf,
+			(long long)m->lost_unresolved);
+	if (m->taken >= 0)
+		fprintf(out, " of %lld taken", (long long)m->taken);
+	fputc('\n', out);
 	fprintf(out, "#\n# Processes:\n");
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct ls_mproc *p = &m->procs[i];
@@ -88,6 +94,15 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 			p->python ? "Python " : "", p->python ? p->python : "");
 		put_clean(out, p->note, -1);
 		fputc('\n', out);
+		/* a process that exec'd: each image with its own samples */
+		for (size_t k = 0; p->nexecs > 1 && k < p->nexecs; k++) {
+			const struct ls_mexec *x = &p->execs[k];
+
+			fprintf(out, "#     %-5s  ", k ? "exec" : x->how);
+			put_clean(out, x->argv ? x->argv : x->comm ? x->comm : "?", 38);
+			fprintf(out, "  %8lld samples  %s%s\n", (long long)x->samples,
+				x->python ? "Python " : "", x->python ? x->python : "");
+		}
 	}
 	fprintf(out, "#\n# %8s %9s %9s %9s  %-32s %-24s %s\n", "Time", "Samples", "Self(s)",
 		"Total(s)", "Location", "Function", "Source");

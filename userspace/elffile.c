@@ -6,6 +6,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "elffile.h"
 
@@ -69,6 +70,28 @@ uint64_t ls_elf__first_load_vaddr(const struct ls_elf *elf)
 			return ph.p_vaddr & ~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0xfff);
 	}
 	return 0;
+}
+
+uint64_t ls_elf__exec_vaddr(const struct ls_elf *elf)
+{
+	uint64_t lo = UINT64_MAX;
+	size_t n;
+
+	if (elf_getphdrnum(elf->e, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf->e, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_vaddr < lo)
+			lo = ph.p_vaddr;
+	}
+	return lo == UINT64_MAX ? 0 : lo;
+}
+
+int ls_elf__stat(const struct ls_elf *elf, struct stat *st)
+{
+	return fstat(elf->fd, st) ? -errno : 0;
 }
 
 static int find_in(Elf_Scn *scn, GElf_Shdr *sh, Elf *e, const char *name, uint64_t *value,

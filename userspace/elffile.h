@@ -22,6 +22,16 @@ bool ls_elf__is_dyn(const struct ls_elf *elf);
 /* Virtual address of the first PT_LOAD segment, page aligned: subtract it when computing a bias. */
 uint64_t ls_elf__first_load_vaddr(const struct ls_elf *elf);
 
+/*
+ * Lowest p_vaddr of the executable PT_LOAD segments (unaligned): the kernel's mm->start_code of a
+ * process running this executable is that plus the load bias. 0 when there is none.
+ */
+uint64_t ls_elf__exec_vaddr(const struct ls_elf *elf);
+
+/* The opened file's device (userspace encoding), inode and mtime; 0 or -errno. */
+struct stat;
+int ls_elf__stat(const struct ls_elf *elf, struct stat *st);
+
 /* Symbol value and size, from .dynsym or .symtab; -ENOENT when absent. */
 int ls_elf__sym(const struct ls_elf *elf, const char *name, uint64_t *value, uint64_t *size);
 

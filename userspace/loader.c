@@ -362,6 +362,7 @@ void ls_loader__free(struct ls_loader *l)
 
 int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 {
+	struct ls_proc cur;
 	__u32 key = pid;
 	int err;
 
@@ -369,6 +370,10 @@ int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 		bpf_map_delete_elem(bpf_map__fd(l->skel->maps.procs), &key);
 		return 0;
 	}
+	/* a lookup then an update: an exec in between is caught by the next self-check */
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.procs), &key, &cur) == 0 &&
+	    cur.gen != p->gen)
+		return -ESTALE;
 	err = bpf_map_update_elem(bpf_map__fd(l->skel->maps.procs), &key, p, BPF_ANY);
 	if (err)
 		return ls_err(-errno, "cannot add pid %d to the target set: %s", pid,
@@ -382,6 +387,21 @@ int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pyla
 		return ls_err(-errno, "cannot install interpreter layout %u: %s", id,
 			      strerror(errno));
 	return 0;
+}
+
+int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
+			 const struct ls_image *img)
+{
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.images), k, img, BPF_ANY))
+		return ls_err(-errno, "cannot record an interpreter image: %s", strerror(errno));
+	return 0;
+}
+
+void ls_loader__stop_sampling(struct ls_loader *l)
+{
+	for (int c = 0; l->pfds && c < l->ncpus; c++)
+		if (l->pfds[c] >= 0)
+			ioctl(l->pfds[c], PERF_EVENT_IOC_DISABLE, 0);
 }
 
 int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t len), void *ctx,

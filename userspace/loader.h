@@ -30,8 +30,21 @@ struct ls_loader_opts {
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out);
 void ls_loader__free(struct ls_loader *l);
 
+/*
+ * Sets (p != NULL) or deletes the `procs` entry of pid. A set names the entry's generation
+ * (p->gen): when the kernel's entry has another one, the process exec'd since userspace looked,
+ * and the update is skipped (-ESTALE): its exec record will follow.
+ */
 int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p);
 int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pylayout *L);
+/* Install a known interpreter executable in `images` (exec of it is then walked at once). */
+int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
+			 const struct ls_image *img);
+/*
+ * Stops the cpu-clock sampler (before the last drain), so that the kernel's count of samples
+ * taken is final and every one of them is either in the ring buffer or counted as dropped.
+ */
+void ls_loader__stop_sampling(struct ls_loader *l);
 
 /* The events ring buffer; sample_cb(ctx, data, len) is called for each record on poll. */
 int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t len), void *ctx,

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "elffile.h"
 #include "log.h"
 #include "procfs.h"
@@ -104,6 +106,62 @@ static unsigned pidns_level(pid_t pid)
 	return level ? level - 1 : 0;
 }
 
+/* The file the interpreter lives in, as the kernel's exec record will name it. */
+static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
+{
+	struct stat st;
+
+	pi->in_exe = false;
+	if (pi->shared || ls_elf__stat(elf, &st))
+		return;
+	memset(&pi->image, 0, sizeof(pi->image));
+	/* the kernel's dev_t: major in the top 12 bits, minor in the low 20 */
+	pi->image.dev = ((uint64_t)major(st.st_dev) << 20) | minor(st.st_dev);
+	pi->image.ino = st.st_ino;
+	pi->image.mtime_sec = st.st_mtim.tv_sec;
+	pi->image.mtime_nsec = st.st_mtim.tv_nsec;
+	pi->x_vaddr = ls_elf__exec_vaddr(elf);
+	pi->in_exe = true;
+}
+
+static uint64_t moved(uint64_t addr, int64_t delta)
+{
+	return addr ? addr + delta : 0;
+}
+
+void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out)
+{
+	uint64_t nb = pi->dyn ? start_code - pi->x_vaddr : 0;
+	int64_t d = (int64_t)(nb - pi->bias);
+
+	*out = *pi;
+	out->bias = nb;
+	out->runtime = moved(pi->runtime, d);
+	out->text_start = moved(pi->text_start, d);
+	out->text_end = moved(pi->text_end, d);
+	out->proc.runtime = moved(pi->proc.runtime, d);
+	out->proc.tss_addr = moved(pi->proc.tss_addr, d);
+	out->proc.code_type = moved(pi->proc.code_type, d);
+	out->proc.gil_lo = moved(pi->proc.gil_lo, d);
+	out->proc.gil_hi = moved(pi->proc.gil_hi, d);
+}
+
+void ls_python__image(const struct ls_pyinfo *pi, struct ls_image *img)
+{
+	int64_t d = -(int64_t)pi->bias;
+
+	memset(img, 0, sizeof(*img));
+	img->proc = pi->proc;
+	img->proc.runtime = moved(pi->proc.runtime, d);
+	img->proc.tss_addr = moved(pi->proc.tss_addr, d);
+	img->proc.code_type = moved(pi->proc.code_type, d);
+	img->proc.gil_lo = moved(pi->proc.gil_lo, d);
+	img->proc.gil_hi = moved(pi->proc.gil_hi, d);
+	img->proc.gen = 0;
+	img->x_vaddr = pi->x_vaddr;
+	img->dyn = pi->dyn;
+}
+
 int ls_python__check_layout(const struct ls_pylayout *L)
 {
 	const uint16_t frame_offs[] = {L->frame_code, L->frame_previous, L->frame_instr};
@@ -168,7 +226,8 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 		return -ENOTSUP;
 	}
 	first = first_mapping(maps, v->path);
-	if (ls_elf__is_dyn(elf)) {
+	pi->dyn = ls_elf__is_dyn(elf);
+	if (pi->dyn) {
 		if (!first) {
 			snprintf(why, whylen, "no base mapping for %s", v->path);
 			return -EAGAIN;
@@ -182,6 +241,7 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 		 ls_elf__is_dyn(elf) && !pi->shared ? ", PIE" : "", pi->usdt ? ", usdt" : "");
 	pi->runtime = pi->bias + runtime;
 	text_range(maps, v->path, pi);
+	image_identity(elf, pi);
 
 	pi->proc.flags = LS_PF_PYTHON;
 	pi->proc.runtime = pi->runtime;

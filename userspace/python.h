@@ -26,6 +26,11 @@ struct ls_pyinfo {
 	uint64_t text_start,
 		text_end;  /* executable mapping of the interpreter (python vs native) */
 	bool tsd_verified; /* the thread-state lookup was checked against a live thread */
+	/* the interpreter is the executable itself: `images` can name it by its inode */
+	bool in_exe;
+	bool dyn; /* ET_DYN: relocated by its load bias */
+	struct ls_image_key image; /* its file, as the kernel names it at exec */
+	uint64_t x_vaddr;	   /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
 	struct ls_pylayout layout;
 	struct ls_pyver ver;    /* everything else about this interpreter's layout */
 	struct ls_proc proc; /* what BPF gets in `procs` (layout_id filled by the caller) */
@@ -45,6 +50,15 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
  * lookup mode changed (push the new ls_proc to BPF), 0 when unchanged or not yet decidable.
  */
 int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi);
+
+/*
+ * The interpreter of another process of the same image: pi (found in some process) moved to the
+ * load bias implied by that process's mm->start_code. pi must be in_exe.
+ */
+void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out);
+
+/* The `images` value for pi (in_exe): its BPF entry with addresses made bias-relative. */
+void ls_python__image(const struct ls_pyinfo *pi, struct ls_image *img);
 
 /* Checks that every layout offset fits the BPF walker's read windows. 0 or -EINVAL. */
 int ls_python__check_layout(const struct ls_pylayout *L);

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include "array.h"
 #include "gpurec.h"
+#include "images.h"
 #include "log.h"
 #include "procfs.h"
 #include "pycode.h"
@@ -26,6 +28,18 @@ enum py_state {
 	PY_READY,	/* BPF walks its frames */
 	PY_NONE,	/* not CPython */
 	PY_UNSUPPORTED, /* CPython we cannot walk */
+};
+
+/* One image of a process (ls_store_exec): the one it was first seen with, then each exec. */
+struct rexec {
+	const char *how;
+	int64_t start_ns, end_ns;
+	char *comm, *argv, *exe;
+	char *python, *python_build, *note; /* filled when the image ends (or at each flush) */
+	int64_t samples, cpu_ns, wait_ns;
+	int64_t nopy; /* on-CPU samples that BPF could not walk: no interpreter known yet */
+	int state;    /* enum py_state when last synced */
+	bool dirty;
 };
 
 struct rproc {
@@ -55,6 +69,10 @@ struct rproc {
 	bool cpu_tracked;
 	uint64_t next_try_ns;
 	int tries;
+	uint32_t gen;	  /* generation of its BPF entry, as the last fork/exec record said */
+	uint64_t heal_ns; /* last time its BPF entry was set again after an unwalked sample */
+	struct rexec *execs;
+	size_t nexecs, xcap, execs_flushed;
 };
 
 struct func {
@@ -125,6 +143,7 @@ struct ls_recorder {
 
 	struct ls_pylayout layouts[LS_MAX_LAYOUTS];
 	unsigned nlayouts;
+	struct ls_images images;
 
 	struct ls_recorder_stats st;
 	struct ls_gpurec *gpu;     /* NULL without --gpu */
@@ -161,6 +180,7 @@ int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, 
 	ls_hashmap_init(&r->agg_index);
 	ls_stacks_init(&r->stacks);
 	ls_sources_init(&r->sources);
+	ls_images_init(&r->images);
 	r->nfuncs = r->funcs_flushed = 1;
 	*out = r;
 	return 0;
@@ -190,6 +210,17 @@ void ls_recorder__free(struct ls_recorder *r)
 		ls_hashmap_release(&p->files);
 		ls_hashmap_release(&p->threads);
 		ls_hashmap_release(&p->cpu_base);
+		for (size_t k = 0; k < p->nexecs; k++) {
+			struct rexec *x = &p->execs[k];
+
+			free(x->comm);
+			free(x->argv);
+			free(x->exe);
+			free(x->python);
+			free(x->python_build);
+			free(x->note);
+		}
+		free(p->execs);
 		free(p->comm);
 		free(p->argv);
 		free(p->exe);
@@ -209,6 +240,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	ls_hashmap_release(&r->agg_index);
 	ls_stacks_release(&r->stacks);
 	ls_sources_release(&r->sources);
+	ls_images_release(&r->images);
 	free(r);
 }
 
@@ -272,9 +304,83 @@ static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint
 	r->nprocs++;
 	r->st.processes++;
 	r->st.live++;
-	read_identity(p);
 	return p;
 }
+
+static const char *py_note(const struct rproc *p);
+
+/* Copies the process's current interpreter state into its current image (at its end or flush). */
+static void image_sync(struct rproc *p)
+{
+	struct rexec *x = p->nexecs ? &p->execs[p->nexecs - 1] : NULL;
+	const char *note;
+
+	if (!x)
+		return;
+	note = py_note(p);
+	replace_str(&x->python, p->py_state == PY_READY ? p->py.version : NULL);
+	replace_str(&x->python_build, p->py_state == PY_READY ? p->py.build : NULL);
+	replace_str(&x->note, note);
+	x->state = p->py_state;
+	x->dirty = true;
+}
+
+/* Samples of an image that have no lines because its interpreter was not known (yet). */
+static int64_t image_unresolved(const struct rexec *x)
+{
+	switch (x->state) {
+	case PY_READY:
+		return x->nopy;
+	case PY_NONE:
+	case PY_UNSUPPORTED:
+		return 0; /* resolved: not a Python image, counted under its command */
+	default:
+		return x->samples;
+	}
+}
+
+/* Ends the current image at ts (an exec), with the interpreter state it had. */
+static void image_end(struct ls_recorder *r, struct rproc *p, uint64_t ts)
+{
+	struct rexec *x = p->nexecs ? &p->execs[p->nexecs - 1] : NULL;
+
+	if (!x)
+		return;
+	image_sync(p);
+	x->end_ns = rel_ns(r, ts);
+}
+
+/* Starts a new image named as the process is now (after image_end for an exec). */
+static void image_begin(struct ls_recorder *r, struct rproc *p, const char *how, uint64_t ts)
+{
+	struct rexec *x, *v;
+
+	x = p->nexecs == 1 ? &p->execs[0] : NULL;
+	if (x && !strcmp(x->how, "launch")) {
+		/* our own held fork of a launched command: its exec is the command's first image */
+		free(x->comm);
+		free(x->argv);
+		free(x->exe);
+		x->how = how;
+		x->end_ns = -1;
+		goto name;
+	}
+	v = ls_array_grow(p->execs, &p->xcap, p->nexecs, sizeof(*v), 2);
+	if (!v)
+		return; /* out of memory: the previous image goes on counting */
+	p->execs = v;
+	x = &p->execs[p->nexecs++];
+	memset(x, 0, sizeof(*x));
+	x->how = how;
+	x->start_ns = how[0] == 'e' ? rel_ns(r, ts) : p->start_ns;
+name:
+	x->end_ns = -1;
+	x->comm = p->comm ? strdup(p->comm) : NULL;
+	x->argv = p->argv ? strdup(p->argv) : NULL;
+	x->exe = p->exe ? strdup(p->exe) : NULL;
+	x->dirty = true;
+}
+
 
 static struct rproc *proc_get(struct ls_recorder *r, pid_t pid)
 {
@@ -314,7 +420,35 @@ static void push_proc(struct ls_recorder *r, struct rproc *p)
 		bp = p->py.proc;
 	if (p->exited)
 		return;
+	/* refused when the kernel's entry is of a newer exec than we know: its record follows */
+	bp.gen = p->gen;
 	r->ops->set_proc(r->ctx, p->pid, &bp);
+}
+
+/* Tells BPF about an interpreter executable once its thread-state lookup is settled. */
+static void learn_image(struct ls_recorder *r, const struct rproc *p)
+{
+	struct ls_image_ent *e;
+	struct ls_image img;
+
+	if (p->py_state != PY_READY || !p->py.in_exe || !r->ops->set_image)
+		return;
+	e = ls_images__learn(&r->images, &p->py);
+	if (!e)
+		return;
+	ls_python__image(&e->pi, &img);
+	r->ops->set_image(r->ctx, &e->pi.image, &img);
+}
+
+static void python_ready(struct ls_recorder *r, struct rproc *p)
+{
+	p->py.proc.layout_id = layout_id(r, &p->py.layout);
+	p->py.proc.gen = p->gen;
+	ls_pycode_cache_init(&p->codes, p->pid, &p->py);
+	p->py_state = PY_READY;
+	p->note[0] = 0;
+	p->dirty = true;
+	image_sync(p);
 }
 
 /* Tries to find the interpreter; schedules a retry with backoff while it may still appear. */
@@ -329,12 +463,9 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	p->tries++;
 	err = ls_python__discover(p->pid, &p->py, why, sizeof(why));
 	if (err == 0) {
-		p->py.proc.layout_id = layout_id(r, &p->py.layout);
-		ls_pycode_cache_init(&p->codes, p->pid, &p->py);
-		p->py_state = PY_READY;
-		p->note[0] = 0;
-		p->dirty = true;
+		python_ready(r, p);
 		push_proc(r, p);
+		learn_image(r, p);
 		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,
 			p->py.path);
 		return;
@@ -343,7 +474,8 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	p->dirty = true;
 	if (err == -EAGAIN || err == -ENOENT) {
 		/* an exec'd process maps libpython within milliseconds; others may dlopen it */
-		uint64_t delay = p->tries < 20	 ? 5000000ULL
+		uint64_t delay = p->tries < 5	 ? 1000000ULL
+				 : p->tries < 20 ? 5000000ULL
 				 : p->tries < 40 ? 100000000ULL
 						 : 1000000000ULL;
 
@@ -365,6 +497,19 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	p->next_try_ns = now + 100000000ULL;
 }
 
+/* A forked child: its parent's image, name and interpreter until it execs. */
+static void inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *parent)
+{
+	replace_str(&p->comm, parent->comm);
+	replace_str(&p->argv, parent->argv);
+	replace_str(&p->exe, parent->exe);
+	p->dirty = true;
+	if (parent->py_state == PY_READY && !parent->codes_released && p->py_state != PY_READY) {
+		p->py = parent->py;
+		python_ready(r, p);
+	}
+}
+
 static void snapshot_thread_cpu(void *ctx, pid_t tid)
 {
 	struct rproc *p = ctx;
@@ -384,6 +529,8 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 		p = proc_new(r, pid, parent, now_mono());
 		if (!p)
 			return -ENOMEM;
+		read_identity(p);
+		image_begin(r, p, parent == getpid() ? "launch" : "attach", 0);
 		/* BPF is attached already: a thread started from now on is seen from its start */
 		p->cpu_tracked = ls_procfs__each_thread(pid, snapshot_thread_cpu, p) == 0;
 	}
@@ -603,10 +750,16 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 		return;
 	}
 	p = proc_get(r, s->pid);
-	if (!p) {
+	if (!p && (p = proc_any(r, s->pid)) && p->exited) {
+		/* taken while its last thread was exiting: still that process (a new one with the
+		 * pid would have come with a fork or cgroup record first) */
+		r->st.after_exit++;
+	} else if (!p) {
 		p = proc_new(r, s->pid, 0, s->ts);
 		if (!p)
 			return;
+		read_identity(p);
+		image_begin(r, p, "attach", 0);
 		discover(r, p, now_mono());
 	}
 	if (s->kind == LS_SAMPLE_ONCPU)
@@ -622,6 +775,27 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 
 		if (now >= p->next_try_ns)
 			discover(r, p, now);
+	} else if ((s->flags & LS_SF_NOT_PYTHON) && p->py_state == PY_READY && !p->exited) {
+		/* BPF has an older entry than we know (a fork copied its parent's while that was
+		 * still pending): set it again, at most every 10 ms */
+		uint64_t now = now_mono();
+
+		if (now >= p->heal_ns + 10000000ULL) {
+			p->heal_ns = now;
+			r->st.healed++;
+			push_proc(r, p);
+		}
+	}
+	if (p->nexecs && s->kind == LS_SAMPLE_ONCPU) {
+		struct rexec *x = &p->execs[p->nexecs - 1];
+
+		x->samples++;
+		x->cpu_ns += s->weight_ns;
+		x->nopy += !!(s->flags & LS_SF_NOT_PYTHON);
+		x->dirty = true;
+	} else if (p->nexecs && s->kind == LS_SAMPLE_OFFCPU) {
+		p->execs[p->nexecs - 1].wait_ns += s->weight_ns;
+		p->execs[p->nexecs - 1].dirty = true;
 	}
 	stack = resolve_stack(r, p, s, frames, s->nframes);
 	if (stack < 0)
@@ -631,8 +805,10 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 		/* the forking thread's stack: the line that started the child */
 		struct rproc *child = proc_get(r, (pid_t)s->aux);
 
-		if (!child && (child = proc_new(r, (pid_t)s->aux, s->pid, s->ts)))
+		if (!child && (child = proc_new(r, (pid_t)s->aux, s->pid, s->ts))) {
 			child->cpu_tracked = true; /* seen from its birth */
+			inherit(r, child, p);
+		}
 		if (child) {
 			child->spawn_stack = stack;
 			child->spawn_tid = s->tid;
@@ -687,6 +863,9 @@ static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int
 	p->end_ns = rel_ns(r, ts);
 	p->exit_code = exit_code;
 	p->dirty = true;
+	image_sync(p);
+	if (p->nexecs)
+		p->execs[p->nexecs - 1].end_ns = p->end_ns;
 	r->st.live--;
 	/* the memory is gone: nothing more can be read */
 	proc_drop_python(p, false);
@@ -717,6 +896,76 @@ static void thread_ended(struct ls_recorder *r, struct rproc *p, pid_t tid, uint
 		thread_cpu_final(&r->threads[idx - 1], cpu_ns);
 }
 
+/* NUL-separated arguments as one line, as /proc/PID/cmdline is shown. */
+static char *join_args(const char *a, size_t n)
+{
+	char *s;
+
+	while (n > 0 && a[n - 1] == 0)
+		n--;
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		s[i] = a[i] ? a[i] : ' ';
+	s[n] = 0;
+	return s;
+}
+
+/*
+ * A new image of pid: named from the kernel's record, and resolved from it alone when the image
+ * is a known interpreter; /proc only adds (the executable's path as we see it).
+ */
+static void handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
+{
+	struct rproc *p = proc_get(r, e->pid);
+	const struct ls_pyinfo *known;
+	char buf[PATH_MAX];
+	size_t n;
+
+	r->st.proc_events++;
+	if (!p) {
+		p = proc_new(r, e->pid, e->ppid, e->ts);
+		if (!p)
+			return;
+		if (e->start_ns)
+			p->start_ns = rel_ns(r, e->start_ns);
+	}
+	image_end(r, p, e->ts);
+	proc_drop_python(p, true);
+	ls_hashmap_release(&p->files);
+	ls_hashmap_init(&p->files);
+	p->tries = 0;
+	p->note[0] = 0;
+	p->gen = e->gen;
+	if (e->nspid)
+		p->nspid = e->nspid;
+	replace_str(&p->comm, NULL);
+	p->comm = strndup(e->comm, LS_COMM_LEN);
+	free(p->argv);
+	n = e->args_len <= LS_EXEC_ARGS_MAX ? e->args_len : LS_EXEC_ARGS_MAX;
+	p->argv = join_args(e->args, n);
+	n = e->path_len < LS_EXEC_PATH_MAX ? e->path_len : LS_EXEC_PATH_MAX - 1;
+	free(p->exe);
+	p->exe = strndup(e->path, n);
+	if (ls_procfs__link(p->pid, "exe", buf, sizeof(buf)) > 0)
+		replace_str(&p->exe, buf);
+	p->dirty = true;
+	image_begin(r, p, "exec", e->ts);
+	known = ls_images__find(&r->images, &e->image);
+	if (known) {
+		ls_python__rebase(known, e->start_code, &p->py);
+		p->py.proc.pidns_level = e->pidns_level;
+		python_ready(r, p);
+		r->st.images_known++;
+		/* BPF set the entry itself unless the image was not yet published */
+		if (!(e->flags & LS_EF_KNOWN_IMAGE))
+			push_proc(r, p);
+		return;
+	}
+	discover(r, p, now_mono());
+}
+
 static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 {
 	struct rproc *p = proc_get(r, e->pid);
@@ -724,47 +973,42 @@ static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event 
 
 	r->st.proc_events++;
 	switch (e->kind) {
-	case LS_PE_FORK:
+	case LS_PE_FORK: {
+		struct rproc *parent = proc_get(r, e->ppid);
+		bool fresh = !p;
+
 		if (!p) {
 			p = proc_new(r, e->pid, e->ppid, e->ts);
 			if (!p)
 				return;
 			p->cpu_tracked = true; /* seen from its birth */
 		}
-		/* same image as the parent until it execs: reuse the parent's discovery */
-		{
-			struct rproc *parent = proc_get(r, e->ppid);
-
-			if (parent && parent->py_state == PY_READY && p->py_state != PY_READY) {
-				p->py = parent->py;
-				ls_pycode_cache_init(&p->codes, p->pid, &p->py);
-				p->py_state = PY_READY;
-				p->dirty = true;
-			}
-			if (parent)
-				p->parent_id = parent->id;
+		p->gen = e->gen;
+		p->nspid = e->nspid ? (pid_t)e->nspid : p->nspid;
+		if (parent) {
+			p->parent_id = parent->id;
+			if (fresh)
+				inherit(r, p, parent);
 		}
+		if (!p->nexecs)
+			image_begin(r, p, "fork", e->ts);
+		/* its BPF entry is the parent's as of the fork: set it to what we know now */
+		if (p->py_state == PY_READY)
+			push_proc(r, p);
 		break;
+	}
 	case LS_PE_SEEN:
-		if (!p) {
-			p = proc_new(r, e->pid, 0, e->ts);
-			if (!p)
-				return;
-		}
-		discover(r, p, now);
-		break;
-	case LS_PE_EXEC:
 		if (!p) {
 			p = proc_new(r, e->pid, e->ppid, e->ts);
 			if (!p)
 				return;
+			if (e->start_ns)
+				p->start_ns = rel_ns(r, e->start_ns);
+			if (e->nspid)
+				p->nspid = e->nspid;
+			read_identity(p);
+			image_begin(r, p, "attach", e->ts);
 		}
-		proc_drop_python(p, true);
-		ls_hashmap_release(&p->files);
-		ls_hashmap_init(&p->files);
-		p->tries = 0;
-		p->note[0] = 0;
-		read_identity(p);
 		discover(r, p, now);
 		break;
 	case LS_PE_EXIT:
@@ -834,6 +1078,13 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 			ls_gpurec__record(r->gpu, p ? p->id : -1, data, len);
 		}
 		break;
+	case LS_REC_EXEC:
+		if (len < sizeof(struct ls_exec_event)) {
+			r->st.bad_records++;
+			break;
+		}
+		handle_exec(r, data);
+		break;
 	case LS_REC_PROC:
 		if (len < sizeof(struct ls_proc_event)) {
 			r->st.bad_records++;
@@ -852,9 +1103,11 @@ void ls_recorder__tick(struct ls_recorder *r)
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = r->procs[i];
 
-		if (!p->exited && p->py_state == PY_READY &&
-		    ls_python__verify_tsd(p->pid, &p->py) > 0)
+		if (p->exited || p->py_state != PY_READY || p->py.tsd_verified)
+			continue;
+		if (ls_python__verify_tsd(p->pid, &p->py) > 0)
 			push_proc(r, p);
+		learn_image(r, p);
 	}
 }
 
@@ -907,6 +1160,52 @@ static const char *py_note(const struct rproc *p)
 	}
 }
 
+static int flush_execs(struct ls_recorder *r, struct rproc *p)
+{
+	if (!p->exited)
+		image_sync(p);
+	for (size_t k = 0; k < p->nexecs; k++) {
+		struct rexec *x = &p->execs[k];
+		struct ls_store_exec row = {
+			.proc_id = p->id,
+			.seq = (int)k,
+			.how = x->how,
+			.start_ns = x->start_ns,
+			.end_ns = x->end_ns,
+			.comm = x->comm,
+			.argv = x->argv,
+			.exe = x->exe,
+			.python = x->python,
+			.python_build = x->python_build,
+			.note = x->note,
+			.samples = x->samples,
+			.cpu_ns = x->cpu_ns,
+			.wait_ns = x->wait_ns,
+			.unresolved = image_unresolved(x),
+		};
+		int err;
+
+		if (!x->dirty)
+			continue;
+		err = ls_store__put_exec(r->store, &row);
+		if (err)
+			return err;
+		x->dirty = false;
+	}
+	return 0;
+}
+
+/* On-CPU samples without lines for want of a known interpreter, over every image so far. */
+static uint64_t unresolved_samples(const struct ls_recorder *r)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (size_t k = 0; k < r->procs[i]->nexecs; k++)
+			n += image_unresolved(&r->procs[i]->execs[k]);
+	return n;
+}
+
 static int flush_procs(struct ls_recorder *r)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -933,6 +1232,9 @@ static int flush_procs(struct ls_recorder *r)
 		};
 		int err;
 
+		err = flush_execs(r, p);
+		if (err)
+			return err;
 		if (!p->dirty)
 			continue;
 		err = ls_store__put_process(r->store, &row);
@@ -1017,9 +1319,21 @@ int ls_recorder__flush(struct ls_recorder *r)
 	if (!err)
 		r->nreadings = 0;
 	if (!err) {
+		r->st.unresolved_samples = unresolved_samples(r);
 		err = ls_store__put_stat(r->store, "unresolved_frames", r->st.unresolved);
 		if (!err)
 			err = ls_store__put_stat(r->store, "bad_records", r->st.bad_records);
+		if (!err)
+			err = ls_store__put_stat(r->store, "unresolved_samples",
+						 r->st.unresolved_samples);
+		if (!err)
+			err = ls_store__put_stat(r->store, "received_samples", r->st.samples);
+		if (!err)
+			err = ls_store__put_stat(r->store, "images_known", r->st.images_known);
+		if (!err)
+			err = ls_store__put_stat(r->store, "entries_healed", r->st.healed);
+		if (!err)
+			err = ls_store__put_stat(r->store, "after_exit", r->st.after_exit);
 	}
 	if (err) {
 		/* keep the transaction's partial work out of the file */

@@ -25,6 +25,8 @@ struct ls_recorder_ops {
 	int (*set_proc)(void *ctx, pid_t pid, const struct ls_proc *p);
 	/* Install layout id in the BPF `pylayouts` array. */
 	int (*set_layout)(void *ctx, uint32_t id, const struct ls_pylayout *L);
+	/* Install a known interpreter executable in BPF `images` (optional: NULL skips). */
+	int (*set_image)(void *ctx, const struct ls_image_key *k, const struct ls_image *img);
 };
 
 struct ls_recorder_stats {
@@ -34,6 +36,10 @@ struct ls_recorder_stats {
 	uint64_t truncated;   /* samples with a cut stack */
 	uint64_t read_fail;   /* samples whose walk hit an unreadable address */
 	uint64_t bad_records; /* malformed ring-buffer records */
+	uint64_t unresolved_samples; /* on-CPU samples without lines: interpreter not known yet */
+	uint64_t images_known;	     /* execs resolved from a known image, without /proc */
+	uint64_t healed;	     /* BPF entries set again after an unwalked sample */
+	uint64_t after_exit;	     /* records that arrived after their process's exit */
 	unsigned processes;   /* processes seen */
 	unsigned live;	      /* targets not yet exited */
 	unsigned threads;

@@ -73,6 +73,11 @@ static int rec_set_proc(void *ctx, pid_t pid, const struct ls_proc *p)
 	return ls_loader__set_proc(ctx, pid, p);
 }
 
+static int rec_set_image(void *ctx, const struct ls_image_key *k, const struct ls_image *img)
+{
+	return ls_loader__set_image(ctx, k, img);
+}
+
 static int rec_set_layout(void *ctx, uint32_t id, const struct ls_pylayout *L)
 {
 	return ls_loader__set_layout(ctx, id, L);
@@ -81,6 +86,7 @@ static int rec_set_layout(void *ctx, uint32_t id, const struct ls_pylayout *L)
 static const struct ls_recorder_ops rec_ops = {
 	.set_proc = rec_set_proc,
 	.set_layout = rec_set_layout,
+	.set_image = rec_set_image,
 };
 
 static void add_target_cb(void *ctx, pid_t pid, pid_t ppid)
@@ -195,6 +201,9 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_recorder__stats(s->rec, &rs);
 	ls_store__put_meta_int(s->store, "elapsed_ns", now - s->t0);
 	ls_store__put_stat(s->store, "bpf_samples", bs.samples);
+	ls_store__put_stat(s->store, "taken", bs.taken);
+	ls_store__put_stat(s->store, "sample_drops", bs.sample_drops);
+	ls_store__put_stat(s->store, "exec_events", bs.exec_events);
 	ls_store__put_stat(s->store, "ringbuf_drops", bs.ringbuf_drops);
 	ls_store__put_stat(s->store, "read_fail", rs.read_fail);
 	ls_store__put_stat(s->store, "truncated_stacks", rs.truncated);
@@ -233,7 +242,7 @@ static uint64_t lost_count(struct session *s)
 
 	ls_loader__stats(s->loader, &bs);
 	ls_recorder__stats(s->rec, &rs);
-	return bs.ringbuf_drops + rs.read_fail + rs.truncated + rs.unresolved;
+	return bs.sample_drops + rs.unresolved_samples;
 }
 
 static void reap_child(struct session *s)
@@ -641,6 +650,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 			break;
 		}
 	}
+	/* no more samples: what the kernel took is now either in the ring buffer or dropped */
+	ls_loader__stop_sampling(s.loader);
 	ring_buffer__consume(s.rb);
 	reap_child(&s);
 	ls_recorder__finish(s.rec);

@@ -16,6 +16,7 @@ enum stmt_id {
 	ST_META,
 	ST_STAT,
 	ST_PROC,
+	ST_EXEC,
 	ST_THREAD,
 	ST_THREAD_CPU,
 	ST_SOURCE,
@@ -38,6 +39,9 @@ static const char *const stmt_sql[ST__N] = {
 		"INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
 		" note, cgroup, parent_wait_ns, trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_EXEC] = "INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
+		    " exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved)"
+		    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
 	[ST_THREAD_CPU] = "UPDATE threads SET cpu_ns = ? WHERE process_id = ? AND tid = ?",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
@@ -67,6 +71,11 @@ static const char schema_sql[] =
 	" nspid INTEGER, parent_id INTEGER, spawn_stack INTEGER, spawn_tid INTEGER, comm TEXT,"
 	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
 	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER, trace TEXT);"
+	"CREATE TABLE execs(process_id INTEGER NOT NULL, seq INTEGER NOT NULL, how TEXT NOT NULL,"
+	" start_ns INTEGER, end_ns INTEGER, comm TEXT, argv TEXT, exe TEXT, python TEXT,"
+	" python_build TEXT, note TEXT, samples INTEGER NOT NULL, cpu_ns INTEGER NOT NULL,"
+	" wait_ns INTEGER NOT NULL, unresolved INTEGER NOT NULL,"
+	" PRIMARY KEY(process_id, seq)) WITHOUT ROWID;"
 	"CREATE TABLE threads(process_id INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT,"
 	" cpu_ns INTEGER, PRIMARY KEY(process_id, tid)) WITHOUT ROWID;"
 	"CREATE TABLE sources(id INTEGER PRIMARY KEY, hash TEXT UNIQUE NOT NULL, size INTEGER,"
@@ -346,6 +355,28 @@ int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p)
 	sqlite3_bind_int64(st, 18, p->parent_wait_ns);
 	bind_text(st, 19, p->trace);
 	return step(s, ST_PROC);
+}
+
+int ls_store__put_exec(struct ls_store *s, const struct ls_store_exec *x)
+{
+	sqlite3_stmt *st = s->st[ST_EXEC];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int(st, 2, x->seq);
+	bind_text(st, 3, x->how);
+	sqlite3_bind_int64(st, 4, x->start_ns);
+	bind_id(st, 5, x->end_ns);
+	bind_text(st, 6, x->comm);
+	bind_text(st, 7, x->argv);
+	bind_text(st, 8, x->exe);
+	bind_text(st, 9, x->python);
+	bind_text(st, 10, x->python_build);
+	bind_text(st, 11, x->note);
+	sqlite3_bind_int64(st, 12, x->samples);
+	sqlite3_bind_int64(st, 13, x->cpu_ns);
+	sqlite3_bind_int64(st, 14, x->wait_ns);
+	sqlite3_bind_int64(st, 15, x->unresolved);
+	return step(s, ST_EXEC);
 }
 
 int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define LS_SCHEMA_VERSION 2
+#define LS_SCHEMA_VERSION 3
 
 struct ls_store;
 
@@ -47,6 +47,21 @@ struct ls_store_proc {
 	const char *trace;      /* --trace: "on", or why exact tracing was unavailable; NULL */
 };
 int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p);
+
+/* One image of a process, in order: the one it had when first seen, then each exec. */
+struct ls_store_exec {
+	int64_t proc_id;
+	int seq;	     /* 0, 1, ... */
+	const char *how;     /* "exec", "fork" (its parent's image), "attach" (running at start) */
+	int64_t start_ns, end_ns; /* relative to the run start; end -1 while current */
+	const char *comm, *argv, *exe;
+	const char *python, *python_build, *note; /* python NULL: not a CPython image */
+	int64_t samples;     /* on-CPU samples while this image ran */
+	int64_t cpu_ns;	     /* their time */
+	int64_t wait_ns;     /* off-CPU time of its threads */
+	int64_t unresolved;  /* on-CPU samples without lines: the interpreter was not known yet */
+};
+int ls_store__put_exec(struct ls_store *s, const struct ls_store_exec *x);
 
 int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name);
 /* The thread's CPU time during the recording as the kernel accounted it (after put_thread). */

@@ -54,6 +54,54 @@ ratio_within() {
 	"$PYQ" -c "import sys; a,b,e,t=map(float,sys.argv[1:]); r=a/b if b else float('inf'); print('%.3f' % r); sys.exit(0 if abs(r-e) <= e*t else 1)" "$@"
 }
 
+# ratio_vs_truth NAME JSON TRUTH SUFFIX: heavy/light as profiled (ratio3.py's call lines) against
+# heavy/light as the workload measured its own thread_time in the same run. The tolerance follows
+# from the sample counts (3 standard errors of a ratio of two counts) plus 3% for the scheduler
+# tick, so a slower or faster CPU changes both sides alike and no nominal 3.0 is assumed.
+ratio_vs_truth() {
+	"$PYQ" - "$2" "$3" "$4" "$1" <<'PYEOF'
+import json, math, sys
+d = json.load(open(sys.argv[1])); truth = json.load(open(sys.argv[2])); suffix = sys.argv[3]
+def line_of(tag):  # the line that carries "# TAG" in the stored source
+    for l in d["lines"]:
+        if l["path"].endswith(suffix) and ("# " + tag) in (l["source"] or ""):
+            return l["line"]
+    return -1
+def call(tag, key):
+    ln = line_of(tag)
+    return sum(l[key] for l in d["lines"] if l["path"].endswith(suffix) and l["line"] == ln)
+lt, ht = call("CALL_LIGHT", "total_time_s"), call("CALL_HEAVY", "total_time_s")
+hz = d["run"]["frequency_hz"] or 999
+nl, nh = max(lt * hz, 1), max(ht * hz, 1)
+tol = 3 * math.sqrt(1 / nl + 1 / nh) + 0.03
+want = truth["heavy"] / truth["light"]
+got = ht / lt if lt else float("inf")
+ok = abs(got / want - 1) <= tol
+print("%s %s: heavy/light %.3f (%.3fs/%.3fs), measured %.3f (%.3fs/%.3fs), within %.1f%%" % (
+    "ok" if ok else "FAIL", sys.argv[4], got, ht, lt, want, truth["heavy"], truth["light"],
+    100 * tol))
+PYEOF
+}
+
+# check_line: "ok ..." / "FAIL ..." lines from a Python check become pass/fail
+check_lines() {
+	local st rest
+	while read -r st rest; do
+		[ "$st" = ok ] && pass "$rest" || fail "$rest"
+	done
+}
+
+# wait_log FILE PATTERN: waits (up to 30 s) until FILE has a line matching PATTERN: the tool's own
+# word that it is ready, not a guess at how long that takes
+wait_log() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 finish() {
 	if [ "$failures" -gt 0 ]; then
 		echo "$failures check(s) failed"

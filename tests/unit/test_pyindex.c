@@ -589,7 +589,7 @@ static char *cpython_expect(const char *python, const char *mode, const char *pa
 }
 
 struct def_stats {
-	size_t files, excluded, defs, quals, diffs;
+	size_t files, excluded, excluded_other, defs, quals, diffs;
 };
 
 static const char kind_letter[] = {'F', 'A', 'C', 'M', 'N'};
@@ -636,7 +636,12 @@ static void compare_defs(char *expect, struct def_stats *st)
 		if (next)
 			*next++ = 0;
 		if (line[0] == 'X') {
+			/* CPython's own compile refuses these (bad_coding*.py, badsyntax_*.py, lib2to3's
+			 * Python 2 data): nothing to compare with; any other reason is a broken oracle */
 			st->excluded++;
+			if (!strstr(line + 2, " SyntaxError") && !strstr(line + 2, " IndentationError") &&
+			    !strstr(line + 2, " TabError") && !strstr(line + 2, " UnicodeDecodeError"))
+				st->excluded_other++;
 			print_message("excluded (CPython rejects it): %s\n", line + 2);
 		} else if (line[0] == 'F') {
 			size_t len;
@@ -720,7 +725,8 @@ static void test_diff_defs_cpython311_stdlib(void **state)
 	assert_true(st.files > 500);
 	assert_true(st.defs > 15000);
 	assert_true(st.quals > 15000);
-	assert_int_equal(st.excluded, 0);
+	assert_int_equal(st.excluded_other, 0);
+	assert_true(st.excluded * 50 < st.files); /* CPython's own test data, a few per cent */
 	assert_int_equal(st.diffs, 0);
 }
 

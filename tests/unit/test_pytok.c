@@ -665,7 +665,7 @@ static size_t our_view(const struct toks *r, bool collapse_fstrings, struct cmp_
 }
 
 struct diff_stats {
-	size_t files, excluded, tokens, diffs;
+	size_t files, excluded, excluded_other, tokens, diffs;
 	size_t by_kind[LS_PYTOK__KIND_COUNT];
 };
 
@@ -692,7 +692,13 @@ static void compare_tokens(char *expect, bool collapse, bool skip_middle, struct
 		if (next)
 			*next++ = 0;
 		if (line[0] == 'X') {
+			/* CPython's own compile refuses these (bad_coding*.py, badsyntax_*.py, lib2to3's
+			 * Python 2 data): nothing to compare with; any other reason is a broken oracle */
 			st->excluded++;
+			if (!strstr(line + 2, " SyntaxError") && !strstr(line + 2, " IndentationError") &&
+			    !strstr(line + 2, " TabError") && !strstr(line + 2, " UnicodeDecodeError") &&
+			    !strstr(line + 2, " OracleLimit"))
+				st->excluded_other++;
 			print_message("excluded (CPython rejects it): %s\n", line + 2);
 		} else if (line[0] == 'F') {
 			size_t len;
@@ -785,7 +791,8 @@ static void test_diff_cpython311_stdlib(void **state)
 			print_message("  %s: %zu\n", ls_pytok__kind_name(k), st.by_kind[k]);
 	assert_true(st.files > 500);
 	assert_true(st.tokens > 1000000);
-	assert_int_equal(st.excluded, 0);
+	assert_int_equal(st.excluded_other, 0);
+	assert_true(st.excluded * 50 < st.files); /* CPython's own test data, a few per cent */
 	assert_int_equal(st.diffs, 0);
 }
 

@@ -98,7 +98,20 @@ static void write_profile(void)
 	put_samples(s, 2, 10);
 	/* samples are totals: writing the same key again replaces */
 	put_samples(s, 2, 12);
-	assert_int_equal(ls_store__put_stat(s, "ringbuf_drops", 3), 0);
+	assert_int_equal(ls_store__put_stat(s, "ringbuf_drops", 4), 0);
+	assert_int_equal(ls_store__put_stat(s, "sample_drops", 3), 0);
+	assert_int_equal(ls_store__put_stat(s, "unresolved_samples", 2), 0);
+	assert_int_equal(ls_store__put_stat(s, "taken", 45), 0);
+	{
+		struct ls_store_exec x0 = {.proc_id = 1, .seq = 0, .how = "attach", .end_ns = 5,
+					   .comm = "sh", .argv = "sh -c x", .samples = 1},
+				     x1 = {.proc_id = 1, .seq = 1, .how = "exec", .start_ns = 5,
+					   .end_ns = -1, .comm = "python3.11", .python = "3.11.2",
+					   .samples = 41, .cpu_ns = 41000, .unresolved = 2};
+
+		assert_int_equal(ls_store__put_exec(s, &x0), 0);
+		assert_int_equal(ls_store__put_exec(s, &x1), 0);
+	}
 	assert_int_equal(ls_store__commit(s), 0);
 	ls_store__free(s);
 }
@@ -124,7 +137,16 @@ static void test_round_trip(void **state)
 	assert_string_equal(m->procs[0].python, "3.11.2");
 	assert_int_equal(m->procs[0].threads, 1);
 	assert_int_equal(m->samples, 42);
-	assert_int_equal(m->lost_ringbuf, 3);
+	assert_int_equal(m->lost_ringbuf, 3);	 /* the samples among the ring buffer's drops */
+	assert_int_equal(m->lost_records, 1);	 /* the other record */
+	assert_int_equal(m->lost_unresolved, 2);
+	assert_int_equal(m->taken, 45); /* 42 received (2 of them unresolved) + 3 dropped */
+	assert_int_equal(m->procs[0].nexecs, 2);
+	assert_string_equal(m->procs[0].execs[0].how, "attach");
+	assert_int_equal(m->procs[0].execs[0].end_ns, 5);
+	assert_string_equal(m->procs[0].execs[1].python, "3.11.2");
+	assert_int_equal(m->procs[0].execs[1].end_ns, -1);
+	assert_int_equal(m->procs[0].execs[1].unresolved, 2);
 	assert_int_equal(m->nfiles, 2);
 	assert_string_equal(m->files[0].name, "app.py");
 	assert_int_equal(m->files[0].nlines, 5);

@@ -110,7 +110,8 @@ function buildHeader() {
 				     (isNum(r.frequency_hz) ? r.frequency_hz + " Hz requested" : "rate unknown") + ")"));
 	var lost = r.lost || {};
 	facts.appendChild(fact("lost-samples", "Lost", fmtCount(lost.total), lost.total > 0 ? "warn" : null,
-			       lostDetail(lost) || "No sample was lost"));
+			       (lostDetail(lost) || "No sample was lost") +
+			       (isNum(r.taken) ? " (" + fmtCount(r.taken) + " taken by the kernel)" : "")));
 
 	var select = el("select", {id: "proc-select", "aria-label": "Process"});
 	select.appendChild(el("option", {value: "-1"}, "All processes (" + D.processes.length + ")"));

@@ -153,8 +153,7 @@ function renderOverview(root, r) {
 
 function lostDetail(lost) {
 	var parts = [];
-	[["ringbuf", "ring buffer"], ["read_errors", "read errors"], ["truncated_stacks", "truncated stacks"],
-	 ["unresolved", "unresolved"]].forEach(function (k) {
+	[["ringbuf", "ring buffer full"], ["unresolved", "interpreter not known yet"]].forEach(function (k) {
 		if (lost[k[0]] > 0)
 			parts.push(fmtCount(lost[k[0]]) + " " + k[1]);
 	});

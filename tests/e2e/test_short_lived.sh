@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Short-lived processes keep their identity: a parent runs 100 Python children one after another,
+# each living 10-30 ms. Every child must have its command line, Python version and exit status
+# (named from the kernel's exec record, not /proc), and at least 95% of them samples on their loop
+# line. Also: the kernel's count of samples taken equals the samples kept plus those lost.
+source "$(dirname "$0")/lib.sh"
+need_python "$DEB_PY"
+
+prof="$WORK/short.lsprof"
+"$LS" -q --profile "$prof" -o "$WORK/short.html" -- "$DEB_PY" "$FIX/short_lived.py" 100 >"$WORK/kids.txt" ||
+	fail "linescope-bpf exited $?"
+j=$(json_of "$prof") || { echo "FAIL: report"; exit 1; }
+check_lines < <("$PYQ" - "$j" "$WORK/kids.txt" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+kids = [tuple(map(int, l.split())) for l in open(sys.argv[2])]
+procs = {p["pid"]: p for p in d["processes"]}
+named = on_line = 0
+bad = []
+for pid, status in kids:
+    p = procs.get(pid)
+    want_exit = "exit %d" % status if status else "exit 0"
+    if p and p["argv"] and "short_lived.py child" in p["argv"] and p["python"] and p["exit"] is not None:
+        named += 1
+    else:
+        bad.append((pid, p and p["argv"], p and p["python"], p and p["exit"]))
+    if p and any(l["pid"] == pid and l["function"] == "loop" and l["samples"] > 0 for l in d["lines"]):
+        on_line += 1
+print("%s %d of %d children named with command line, Python version and exit status%s" % (
+    "ok" if named == len(kids) == 100 else "FAIL", named, len(kids),
+    "" if not bad else "; not: %s" % bad[:3]))
+print("%s %d of %d children have samples on their loop line (want 95%%)" % (
+    "ok" if on_line >= 95 else "FAIL", on_line, len(kids)))
+exits = {p["pid"]: p["exit"] for p in d["processes"]}
+wrong = [(pid, s, exits.get(pid)) for pid, s in kids if s and str(s) not in str(exits.get(pid))]
+print("%s exit statuses match the parent's wait(): %d wrong %s" % ("ok" if not wrong else "FAIL", len(wrong), wrong[:3]))
+r = d["run"]
+print("%s samples %d + lost %d = taken %s" % (
+    "ok" if r["taken"] is not None and r["samples"] + r["lost"]["total"] == r["taken"] else "FAIL",
+    r["samples"], r["lost"]["total"], r["taken"]))
+PYEOF
+)
+finish
