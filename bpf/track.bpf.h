@@ -57,36 +57,15 @@ static __always_inline void emit_proc_event_full(__u32 kind, __u32 pid, __u32 pp
 	e->start_ns = subject ? BPF_CORE_READ(subject, group_leader, start_time) : 0;
 	e->nspid = subject ? ls_task_nspid(subject) : 0;
 	e->gen = gen;
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	/* a thread's exit is frequent and needs no prompt reply */
+	bpf_ringbuf_submit(e, kind == LS_PE_THREAD_EXIT ? ls_rb_flags() : BPF_RB_FORCE_WAKEUP);
 	LS_STAT_INC(proc_events);
 }
 
 static __always_inline void emit_proc_event_cpu(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
 						__s32 exit_code, __u64 cpu_ns)
 {
-	struct ls_proc_event *e;
-
-	e = reserve_proc_event();
-	if (!e) {
-		LS_STAT_INC(ringbuf_drops);
-		return;
-	}
-	e->type = LS_REC_PROC;
-	e->kind = kind;
-	e->pid = pid;
-	e->ppid = ppid;
-	e->tid = tid;
-	e->exit_code = exit_code;
-	e->ts = bpf_ktime_get_ns();
-	e->cgroup_id = bpf_get_current_cgroup_id();
-	e->cpu_ns = cpu_ns;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	e->start_ns = 0;
-	e->nspid = 0;
-	e->gen = 0;
-	/* a thread's exit is frequent and needs no prompt reply; a process's exit wakes */
-	bpf_ringbuf_submit(e, kind == LS_PE_THREAD_EXIT ? ls_rb_flags() : BPF_RB_FORCE_WAKEUP);
-	LS_STAT_INC(proc_events);
+	emit_proc_event_full(kind, pid, ppid, tid, exit_code, cpu_ns, NULL, 0);
 }
 
 static __always_inline void emit_proc_event(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,

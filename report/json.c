@@ -179,6 +179,8 @@ static json_t *execs_array(const struct ls_model *m, const struct ls_mproc *p)
 		json_object_set_new(o, "cpu_s", secs(x->cpu_ns));
 		json_object_set_new(o, "wait_s", m->wall ? secs(x->wait_ns) : json_null());
 		json_object_set_new(o, "unresolved", json_integer(x->unresolved));
+		json_object_set_new(o, "first_line_s",
+				    x->first_line_ns >= 0 ? secs(x->first_line_ns) : json_null());
 		json_array_append_new(a, o);
 	}
 	return a;

@@ -19,6 +19,7 @@ struct ls_mexec {
 	char *how, *comm, *argv, *exe, *python, *python_build, *note;
 	int64_t start_ns, end_ns; /* end -1: current when the profile was written */
 	int64_t samples, cpu_ns, wait_ns, unresolved;
+	int64_t first_line_ns; /* -1: none */
 };
 
 struct ls_mproc {

@@ -305,8 +305,8 @@ int lsm_load_execs(struct loader *L)
 	sqlite3_stmt *st;
 	int rc, err = lsm_prepare(L,
 				  "SELECT process_id, how, start_ns, end_ns, comm, argv, exe, python,"
-				  " python_build, note, samples, cpu_ns, wait_ns, unresolved"
-				  " FROM execs ORDER BY process_id, seq",
+				  " python_build, note, samples, cpu_ns, wait_ns, unresolved,"
+				  " first_line_ns FROM execs ORDER BY process_id, seq",
 				  &st);
 
 	if (err)
@@ -341,6 +341,7 @@ int lsm_load_execs(struct loader *L)
 		x->cpu_ns = sqlite3_column_int64(st, 11);
 		x->wait_ns = sqlite3_column_int64(st, 12);
 		x->unresolved = sqlite3_column_int64(st, 13);
+		x->first_line_ns = lsm_col_id(st, 14);
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = -EIO;

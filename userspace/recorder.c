@@ -39,6 +39,7 @@ struct rexec {
 	int64_t samples, cpu_ns, wait_ns;
 	int64_t nopy; /* on-CPU samples that BPF could not walk: no interpreter known yet */
 	int state;    /* enum py_state when last synced */
+	int64_t first_line_ns; /* its first sample with a Python line, or -1 */
 	bool dirty;
 };
 
@@ -373,6 +374,7 @@ static void image_begin(struct ls_recorder *r, struct rproc *p, const char *how,
 	memset(x, 0, sizeof(*x));
 	x->how = how;
 	x->start_ns = how[0] == 'e' ? rel_ns(r, ts) : p->start_ns;
+	x->first_line_ns = -1;
 name:
 	x->end_ns = -1;
 	x->comm = p->comm ? strdup(p->comm) : NULL;
@@ -800,6 +802,11 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 	stack = resolve_stack(r, p, s, frames, s->nframes);
 	if (stack < 0)
 		return;
+	if (stack > 0 && p->nexecs && p->execs[p->nexecs - 1].first_line_ns < 0 &&
+	    s->kind == LS_SAMPLE_ONCPU) {
+		p->execs[p->nexecs - 1].first_line_ns = rel_ns(r, s->ts);
+		p->execs[p->nexecs - 1].dirty = true;
+	}
 
 	if (s->kind == LS_SAMPLE_SPAWN) {
 		/* the forking thread's stack: the line that started the child */
@@ -1182,6 +1189,7 @@ static int flush_execs(struct ls_recorder *r, struct rproc *p)
 			.cpu_ns = x->cpu_ns,
 			.wait_ns = x->wait_ns,
 			.unresolved = image_unresolved(x),
+			.first_line_ns = x->first_line_ns,
 		};
 		int err;
 

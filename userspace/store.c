@@ -40,8 +40,8 @@ static const char *const stmt_sql[ST__N] = {
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
 		" note, cgroup, parent_wait_ns, trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_EXEC] = "INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
-		    " exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved)"
-		    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		    " exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
+		    " first_line_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
 	[ST_THREAD_CPU] = "UPDATE threads SET cpu_ns = ? WHERE process_id = ? AND tid = ?",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
@@ -74,7 +74,7 @@ static const char schema_sql[] =
 	"CREATE TABLE execs(process_id INTEGER NOT NULL, seq INTEGER NOT NULL, how TEXT NOT NULL,"
 	" start_ns INTEGER, end_ns INTEGER, comm TEXT, argv TEXT, exe TEXT, python TEXT,"
 	" python_build TEXT, note TEXT, samples INTEGER NOT NULL, cpu_ns INTEGER NOT NULL,"
-	" wait_ns INTEGER NOT NULL, unresolved INTEGER NOT NULL,"
+	" wait_ns INTEGER NOT NULL, unresolved INTEGER NOT NULL, first_line_ns INTEGER,"
 	" PRIMARY KEY(process_id, seq)) WITHOUT ROWID;"
 	"CREATE TABLE threads(process_id INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT,"
 	" cpu_ns INTEGER, PRIMARY KEY(process_id, tid)) WITHOUT ROWID;"
@@ -376,6 +376,7 @@ int ls_store__put_exec(struct ls_store *s, const struct ls_store_exec *x)
 	sqlite3_bind_int64(st, 13, x->cpu_ns);
 	sqlite3_bind_int64(st, 14, x->wait_ns);
 	sqlite3_bind_int64(st, 15, x->unresolved);
+	bind_id(st, 16, x->first_line_ns);
 	return step(s, ST_EXEC);
 }
 

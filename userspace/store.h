@@ -60,6 +60,7 @@ struct ls_store_exec {
 	int64_t cpu_ns;	     /* their time */
 	int64_t wait_ns;     /* off-CPU time of its threads */
 	int64_t unresolved;  /* on-CPU samples without lines: the interpreter was not known yet */
+	int64_t first_line_ns; /* its first sample with a Python line, or -1 */
 };
 int ls_store__put_exec(struct ls_store *s, const struct ls_store_exec *x);
 
