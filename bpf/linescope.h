@@ -90,7 +90,7 @@ struct ls_sample {
 
 enum ls_proc_event_kind {
 	LS_PE_FORK = 1, /* pid is the new process, ppid its parent */
-	LS_PE_EXEC = 2, /* pid replaced its image; re-discover Python */
+	/* 2 was the exec event: exec is an LS_REC_EXEC record of its own */
 	LS_PE_EXIT = 3, /* last thread of pid exited; exit_code as in wait(2) */
 	LS_PE_SEEN = 4, /* pid found in the target cgroup on its first sample */
 	LS_PE_THREAD_EXIT = 5, /* thread tid of pid exited; cpu_ns is its CPU time as accounted */
@@ -124,7 +124,6 @@ struct ls_image_key {
 	__u32 pad;
 };
 
-
 #ifndef LS_EXEC_ARGS_MAX
 #define LS_EXEC_ARGS_MAX 2048 /* bytes of the argument pages captured at exec */
 #endif
@@ -150,7 +149,6 @@ struct ls_exec_event {
 	__u64 cgroup_id;
 	struct ls_image_key image;
 	__u64 start_code; /* mm->start_code: the new image's load bias follows from it */
-	__u64 end_code;
 	__u32 gen;	  /* the `procs` entry's generation after this exec */
 	__u16 args_len;	  /* bytes in args (NUL-separated, as /proc/PID/cmdline) */
 	__u16 path_len;	  /* bytes in path, without NUL */
@@ -425,6 +423,19 @@ struct ls_proc {
 };
 
 /*
+ * Moves an entry's addresses by delta (another load bias); 0 stays 0: a field this interpreter
+ * does not have. Shared by BPF (the exec of a known image) and userspace.
+ */
+static inline void ls_proc_move(struct ls_proc *p, __s64 delta)
+{
+	p->runtime += p->runtime ? delta : 0;
+	p->tss_addr += p->tss_addr ? delta : 0;
+	p->code_type += p->code_type ? delta : 0;
+	p->gil_lo += p->gil_lo ? delta : 0;
+	p->gil_hi += p->gil_hi ? delta : 0;
+}
+
+/*
  * Value of `images`: the `procs` entry of a process running the image, with every address
  * relative to the load bias. At exec, bias = mm->start_code - x_vaddr for ET_DYN, 0 otherwise.
  */
@@ -472,7 +483,7 @@ _Static_assert(sizeof(struct ls_sample) == 72, "ls_sample layout");
 _Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
 _Static_assert(sizeof(struct ls_image) == 88, "ls_image layout");
-_Static_assert(sizeof(struct ls_exec_event) == 128 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
+_Static_assert(sizeof(struct ls_exec_event) == 120 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
 	       "ls_exec_event layout");
 _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,

@@ -59,24 +59,16 @@ static __always_inline void image_key(struct task_struct *task, struct ls_image_
 }
 
 /* A known interpreter image: its entry with the addresses moved by this process's load bias. */
-static __always_inline bool set_from_image(struct ls_proc *p, const struct ls_image *img,
+static __always_inline void set_from_image(struct ls_proc *p, const struct ls_image *img,
 					   __u64 start_code, struct task_struct *task)
 {
-	__u64 bias = img->dyn ? start_code - img->x_vaddr : 0;
 	__u32 gen = p->gen;
 
 	__builtin_memcpy(p, &img->proc, sizeof(*p));
-	p->runtime += bias;
-	p->tss_addr += p->tss_addr ? bias : 0;
-	p->code_type += bias;
-	if (p->gil_lo) {
-		p->gil_lo += bias;
-		p->gil_hi += bias;
-	}
+	ls_proc_move(p, img->dyn ? start_code - img->x_vaddr : 0);
 	p->gen = gen;
 	p->pidns_level = ls_task_pidns_level(task);
 	p->flags = LS_PF_PYTHON;
-	return true;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -110,7 +102,6 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	image_key(task, &e->image);
 	e->start_code = BPF_CORE_READ(task, mm, start_code);
-	e->end_code = BPF_CORE_READ(task, mm, end_code);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* a script's interpreter, else the file given to execve */
 	n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, interp));
@@ -130,7 +121,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	else if (n)
 		e->flags |= LS_EF_ARGS_FAIL;
 	img = bpf_map_lookup_elem(&images, &e->image);
-	if (img && set_from_image(p, img, e->start_code, task)) {
+	if (img) {
+		set_from_image(p, img, e->start_code, task);
 		e->flags |= LS_EF_KNOWN_IMAGE;
 		LS_STAT_INC(images_known);
 	}

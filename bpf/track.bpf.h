@@ -26,19 +26,14 @@ static __always_inline __u32 ls_task_pidns_level(struct task_struct *task)
 }
 
 /*
- * Process events wake the consumer at once (unlike samples): a process's identity and
- * interpreter must be read while it lives, and short-lived ones live for milliseconds.
+ * A process event; subject (the new or newly seen process, or NULL) gives its start time and
+ * namespace pid, gen its `procs` entry's generation.
  */
-static __always_inline struct ls_proc_event *reserve_proc_event(void)
-{
-	return bpf_ringbuf_reserve(&events, sizeof(struct ls_proc_event), 0);
-}
-
 static __always_inline void emit_proc_event_full(__u32 kind, __u32 pid, __u32 ppid, __u32 tid,
 						 __s32 exit_code, __u64 cpu_ns,
 						 struct task_struct *subject, __u32 gen)
 {
-	struct ls_proc_event *e = reserve_proc_event();
+	struct ls_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
 		LS_STAT_INC(ringbuf_drops);
@@ -57,7 +52,11 @@ static __always_inline void emit_proc_event_full(__u32 kind, __u32 pid, __u32 pp
 	e->start_ns = subject ? BPF_CORE_READ(subject, group_leader, start_time) : 0;
 	e->nspid = subject ? ls_task_nspid(subject) : 0;
 	e->gen = gen;
-	/* a thread's exit is frequent and needs no prompt reply */
+	/*
+	 * Process events wake the consumer at once (unlike samples): identity and interpreter must
+	 * be read while a process lives, and short-lived ones live for milliseconds. A thread's
+	 * exit is frequent and needs no prompt reply.
+	 */
 	bpf_ringbuf_submit(e, kind == LS_PE_THREAD_EXIT ? ls_rb_flags() : BPF_RB_FORCE_WAKEUP);
 	LS_STAT_INC(proc_events);
 }

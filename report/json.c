@@ -78,9 +78,8 @@ static bool gpu_loaded(const struct ls_model *m)
 
 static json_t *run_object(const struct ls_model *m)
 {
-	/* samples that carry no line: refused by the ring buffer, or of an unknown interpreter;
-	 * read errors and truncated stacks are kept samples with a partial stack */
-	int64_t lost = m->lost_ringbuf + m->lost_unresolved;
+	/* read errors and truncated stacks are kept samples with a partial stack: not lost */
+	int64_t lost = ls_model__lost(m);
 	const char *status = meta_or(m, "status", NULL);
 	json_t *run = json_object(), *notes = json_array(), *caps = json_object();
 	char buf[256];
@@ -104,7 +103,7 @@ static json_t *run_object(const struct ls_model *m)
 	json_object_set_new(run, "elapsed_s", json_real(m->elapsed_s));
 	json_object_set_new(run, "frequency_hz",
 			    json_integer(strtol(meta_or(m, "frequency_hz", "0"), NULL, 10)));
-	json_object_set_new(run, "samples", json_integer(m->samples - m->lost_unresolved));
+	json_object_set_new(run, "samples", json_integer(ls_model__kept(m)));
 	json_object_set_new(run, "taken", m->taken >= 0 ? json_integer(m->taken) : json_null());
 	json_object_set_new(run, "samples_per_s", main_rate(m));
 	json_object_set_new(run, "lost",

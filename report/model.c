@@ -64,13 +64,14 @@ const char *ls_model__meta(const struct ls_model *m, const char *key)
 	return NULL;
 }
 
-static int64_t stat_of(struct loader *L, const char *key)
+/* A run statistic, or absent when the profile does not record it. */
+static int64_t stat_or(struct loader *L, const char *key, int64_t absent)
 {
 	sqlite3_stmt *st;
-	int64_t v = 0;
+	int64_t v = absent;
 
 	if (lsm_prepare(L, "SELECT value FROM stats WHERE key = ?", &st))
-		return 0;
+		return absent;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
@@ -78,17 +79,9 @@ static int64_t stat_of(struct loader *L, const char *key)
 	return v;
 }
 
-static bool has_stat(struct loader *L, const char *key)
+static int64_t stat_of(struct loader *L, const char *key)
 {
-	sqlite3_stmt *st;
-	bool found;
-
-	if (lsm_prepare(L, "SELECT 1 FROM stats WHERE key = ?", &st))
-		return false;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
+	return stat_or(L, key, 0);
 }
 
 static int load_procs(struct loader *L)
@@ -720,17 +713,16 @@ int ls_model__load(const char *path, struct ls_model **out)
 	if (!err)
 		resolve_spawns(&L);
 	if (!err) {
-		L.m->lost_ringbuf = stat_of(&L, "ringbuf_drops");
+		int64_t drops = stat_of(&L, "ringbuf_drops");
+
+		/* of the ring buffer's drops, the samples; the rest were other records */
+		L.m->lost_ringbuf = stat_of(&L, "sample_drops");
+		L.m->lost_records = drops > L.m->lost_ringbuf ? drops - L.m->lost_ringbuf : 0;
 		L.m->lost_read = stat_of(&L, "read_fail");
 		L.m->lost_truncated = stat_of(&L, "truncated_stacks");
 		L.m->unresolved_frames = stat_of(&L, "unresolved_frames");
 		L.m->lost_unresolved = stat_of(&L, "unresolved_samples");
-		L.m->taken = has_stat(&L, "taken") ? stat_of(&L, "taken") : -1;
-		/* samples the ring buffer refused; the rest of its drops were other records */
-		L.m->lost_records = L.m->lost_ringbuf - stat_of(&L, "sample_drops");
-		L.m->lost_ringbuf = stat_of(&L, "sample_drops");
-		if (L.m->lost_records < 0)
-			L.m->lost_records = 0;
+		L.m->taken = stat_or(&L, "taken", -1);
 		err = lsm_load_execs(&L);
 	}
 	if (!err) {

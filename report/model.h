@@ -150,7 +150,8 @@ struct ls_model {
 	bool gpu;	    /* some GPU work was recorded */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
-	int64_t taken;		  /* on-CPU samples the kernel took (-1: not recorded) */
+	int64_t taken;		  /* on-CPU samples the kernel took (-1: not recorded): */
+				  /* ls_model__kept() + ls_model__lost() */
 	int64_t unresolved_frames; /* frames whose code object could not be read */
 	int64_t lost_records;	  /* other ring-buffer records dropped (process, off-CPU, code) */
 	double elapsed_s;
@@ -168,5 +169,17 @@ const char *ls_model__meta(const struct ls_model *m, const char *key);
 
 /* Index of a file/function by store id, or -1. */
 int ls_model__file_index(const struct ls_model *m, int64_t id);
+
+/* Samples that carry no line: refused by the ring buffer, or of an interpreter not known. */
+static inline int64_t ls_model__lost(const struct ls_model *m)
+{
+	return m->lost_ringbuf + m->lost_unresolved;
+}
+
+/* On-CPU samples kept with their process's interpreter known (or known not to be Python). */
+static inline int64_t ls_model__kept(const struct ls_model *m)
+{
+	return m->samples - m->lost_unresolved;
+}
 
 #endif

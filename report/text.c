@@ -55,7 +55,7 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 {
 	const char *status = ls_model__meta(m, "status"),
 		   *detail = ls_model__meta(m, "status_detail");
-	int64_t total_ns = 0, lost = m->lost_ringbuf + m->lost_unresolved;
+	int64_t total_ns = 0, lost = ls_model__lost(m);
 	size_t *order;
 	int shown = 0;
 
@@ -76,7 +76,7 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	put_clean(out, ls_model__meta(m, "scope"), -1);
 	fputc('\n', out);
 	fprintf(out, "# Elapsed: %.3f s, %lld samples, %zu processes, %lld threads, %lld lost",
-		m->elapsed_s, (long long)(m->samples - m->lost_unresolved), m->nprocs,
+		m->elapsed_s, (long long)ls_model__kept(m), m->nprocs,
 		(long long)m->threads, (long long)lost);
 	if (lost)
 		fprintf(out, " (%lld ring buffer, %lld unresolved)", (long long)m->lost_ringbuf,

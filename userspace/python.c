@@ -124,11 +124,6 @@ static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 	pi->in_exe = true;
 }
 
-static uint64_t moved(uint64_t addr, int64_t delta)
-{
-	return addr ? addr + delta : 0;
-}
-
 void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out)
 {
 	uint64_t nb = pi->dyn ? start_code - pi->x_vaddr : 0;
@@ -136,27 +131,19 @@ void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct l
 
 	*out = *pi;
 	out->bias = nb;
-	out->runtime = moved(pi->runtime, d);
-	out->text_start = moved(pi->text_start, d);
-	out->text_end = moved(pi->text_end, d);
-	out->proc.runtime = moved(pi->proc.runtime, d);
-	out->proc.tss_addr = moved(pi->proc.tss_addr, d);
-	out->proc.code_type = moved(pi->proc.code_type, d);
-	out->proc.gil_lo = moved(pi->proc.gil_lo, d);
-	out->proc.gil_hi = moved(pi->proc.gil_hi, d);
+	out->runtime += d;
+	if (out->text_end) { /* no executable mapping was seen: nothing to move */
+		out->text_start += d;
+		out->text_end += d;
+	}
+	ls_proc_move(&out->proc, d);
 }
 
 void ls_python__image(const struct ls_pyinfo *pi, struct ls_image *img)
 {
-	int64_t d = -(int64_t)pi->bias;
-
 	memset(img, 0, sizeof(*img));
 	img->proc = pi->proc;
-	img->proc.runtime = moved(pi->proc.runtime, d);
-	img->proc.tss_addr = moved(pi->proc.tss_addr, d);
-	img->proc.code_type = moved(pi->proc.code_type, d);
-	img->proc.gil_lo = moved(pi->proc.gil_lo, d);
-	img->proc.gil_hi = moved(pi->proc.gil_hi, d);
+	ls_proc_move(&img->proc, -(int64_t)pi->bias);
 	img->proc.gen = 0;
 	img->x_vaddr = pi->x_vaddr;
 	img->dyn = pi->dyn;
@@ -238,7 +225,7 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	pi->shared = !strncmp(base_name(v->path), "libpython", 9);
 	pi->usdt = ls_elf__has_sdt(elf, "python");
 	snprintf(pi->build, sizeof(pi->build), "%s%s%s", pi->shared ? "shared" : "static",
-		 ls_elf__is_dyn(elf) && !pi->shared ? ", PIE" : "", pi->usdt ? ", usdt" : "");
+		 pi->dyn && !pi->shared ? ", PIE" : "", pi->usdt ? ", usdt" : "");
 	pi->runtime = pi->bias + runtime;
 	text_range(maps, v->path, pi);
 	image_identity(elf, pi);

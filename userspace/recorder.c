@@ -73,7 +73,7 @@ struct rproc {
 	uint32_t gen;	  /* generation of its BPF entry, as the last fork/exec record said */
 	uint64_t heal_ns; /* last time its BPF entry was set again after an unwalked sample */
 	struct rexec *execs;
-	size_t nexecs, xcap, execs_flushed;
+	size_t nexecs, xcap;
 };
 
 struct func {
@@ -310,20 +310,38 @@ static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint
 
 static const char *py_note(const struct rproc *p);
 
-/* Copies the process's current interpreter state into its current image (at its end or flush). */
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Sets *dst to a copy of src when it differs; true when it changed. */
+static bool update_str(char **dst, const char *src)
+{
+	if (same_str(*dst, src))
+		return false;
+	replace_str(dst, src);
+	return true;
+}
+
+/*
+ * Copies the process's current interpreter state into its current image (as it changes, at the
+ * image's end, and before each flush: only a change makes the row dirty).
+ */
 static void image_sync(struct rproc *p)
 {
 	struct rexec *x = p->nexecs ? &p->execs[p->nexecs - 1] : NULL;
-	const char *note;
+	bool ready = p->py_state == PY_READY;
+	bool changed;
 
 	if (!x)
 		return;
-	note = py_note(p);
-	replace_str(&x->python, p->py_state == PY_READY ? p->py.version : NULL);
-	replace_str(&x->python_build, p->py_state == PY_READY ? p->py.build : NULL);
-	replace_str(&x->note, note);
+	changed = update_str(&x->python, ready ? p->py.version : NULL);
+	changed |= update_str(&x->python_build, ready ? p->py.build : NULL);
+	changed |= update_str(&x->note, py_note(p));
+	changed |= x->state != (int)p->py_state;
 	x->state = p->py_state;
-	x->dirty = true;
+	x->dirty |= changed;
 }
 
 /* Samples of an image that have no lines because its interpreter was not known (yet). */
@@ -349,37 +367,30 @@ static void image_end(struct ls_recorder *r, struct rproc *p, uint64_t ts)
 		return;
 	image_sync(p);
 	x->end_ns = rel_ns(r, ts);
+	x->dirty = true;
 }
 
 /* Starts a new image named as the process is now (after image_end for an exec). */
 static void image_begin(struct ls_recorder *r, struct rproc *p, const char *how, uint64_t ts)
 {
-	struct rexec *x, *v;
+	struct rexec *x = p->nexecs == 1 ? &p->execs[0] : NULL, *v;
 
-	x = p->nexecs == 1 ? &p->execs[0] : NULL;
-	if (x && !strcmp(x->how, "launch")) {
-		/* our own held fork of a launched command: its exec is the command's first image */
-		free(x->comm);
-		free(x->argv);
-		free(x->exe);
-		x->how = how;
-		x->end_ns = -1;
-		goto name;
+	/* our own held fork of a launched command is not one of its images: its exec is the first */
+	if (!x || strcmp(x->how, "launch")) {
+		v = ls_array_grow(p->execs, &p->xcap, p->nexecs, sizeof(*v), 2);
+		if (!v)
+			return; /* out of memory: the previous image goes on counting */
+		p->execs = v;
+		x = &p->execs[p->nexecs++];
+		memset(x, 0, sizeof(*x));
+		x->start_ns = !strcmp(how, "exec") ? rel_ns(r, ts) : p->start_ns;
+		x->first_line_ns = -1;
 	}
-	v = ls_array_grow(p->execs, &p->xcap, p->nexecs, sizeof(*v), 2);
-	if (!v)
-		return; /* out of memory: the previous image goes on counting */
-	p->execs = v;
-	x = &p->execs[p->nexecs++];
-	memset(x, 0, sizeof(*x));
 	x->how = how;
-	x->start_ns = how[0] == 'e' ? rel_ns(r, ts) : p->start_ns;
-	x->first_line_ns = -1;
-name:
 	x->end_ns = -1;
-	x->comm = p->comm ? strdup(p->comm) : NULL;
-	x->argv = p->argv ? strdup(p->argv) : NULL;
-	x->exe = p->exe ? strdup(p->exe) : NULL;
+	replace_str(&x->comm, p->comm);
+	replace_str(&x->argv, p->argv);
+	replace_str(&x->exe, p->exe);
 	x->dirty = true;
 }
 
@@ -445,7 +456,6 @@ static void learn_image(struct ls_recorder *r, const struct rproc *p)
 static void python_ready(struct ls_recorder *r, struct rproc *p)
 {
 	p->py.proc.layout_id = layout_id(r, &p->py.layout);
-	p->py.proc.gen = p->gen;
 	ls_pycode_cache_init(&p->codes, p->pid, &p->py);
 	p->py_state = PY_READY;
 	p->note[0] = 0;
@@ -870,9 +880,7 @@ static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int
 	p->end_ns = rel_ns(r, ts);
 	p->exit_code = exit_code;
 	p->dirty = true;
-	image_sync(p);
-	if (p->nexecs)
-		p->execs[p->nexecs - 1].end_ns = p->end_ns;
+	image_end(r, p, ts);
 	r->st.live--;
 	/* the memory is gone: nothing more can be read */
 	proc_drop_python(p, false);
@@ -947,11 +955,15 @@ static void handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	p->gen = e->gen;
 	if (e->nspid)
 		p->nspid = e->nspid;
-	replace_str(&p->comm, NULL);
+	free(p->comm);
 	p->comm = strndup(e->comm, LS_COMM_LEN);
 	free(p->argv);
 	n = e->args_len <= LS_EXEC_ARGS_MAX ? e->args_len : LS_EXEC_ARGS_MAX;
 	p->argv = join_args(e->args, n);
+	/* arguments cut at LS_EXEC_ARGS_MAX or unreadable in the kernel: /proc has them whole */
+	if ((e->flags & (LS_EF_ARGS_CUT | LS_EF_ARGS_FAIL)) &&
+	    ls_procfs__cmdline(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->argv, buf);
 	n = e->path_len < LS_EXEC_PATH_MAX ? e->path_len : LS_EXEC_PATH_MAX - 1;
 	free(p->exe);
 	p->exe = strndup(e->path, n);
@@ -1253,6 +1265,27 @@ static int flush_procs(struct ls_recorder *r)
 	return 0;
 }
 
+static int put_stats(struct ls_recorder *r)
+{
+	const struct {
+		const char *key;
+		uint64_t value;
+	} stats[] = {
+		{"unresolved_frames", r->st.unresolved},
+		{"bad_records", r->st.bad_records},
+		{"unresolved_samples", r->st.unresolved_samples},
+		{"received_samples", r->st.samples},
+		{"images_known", r->st.images_known},
+		{"entries_healed", r->st.healed},
+		{"after_exit", r->st.after_exit},
+	};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(stats) / sizeof(stats[0]); i++)
+		err = ls_store__put_stat(r->store, stats[i].key, (int64_t)stats[i].value);
+	return err;
+}
+
 int ls_recorder__flush(struct ls_recorder *r)
 {
 	struct ls_sources *s = &r->sources;
@@ -1328,20 +1361,7 @@ int ls_recorder__flush(struct ls_recorder *r)
 		r->nreadings = 0;
 	if (!err) {
 		r->st.unresolved_samples = unresolved_samples(r);
-		err = ls_store__put_stat(r->store, "unresolved_frames", r->st.unresolved);
-		if (!err)
-			err = ls_store__put_stat(r->store, "bad_records", r->st.bad_records);
-		if (!err)
-			err = ls_store__put_stat(r->store, "unresolved_samples",
-						 r->st.unresolved_samples);
-		if (!err)
-			err = ls_store__put_stat(r->store, "received_samples", r->st.samples);
-		if (!err)
-			err = ls_store__put_stat(r->store, "images_known", r->st.images_known);
-		if (!err)
-			err = ls_store__put_stat(r->store, "entries_healed", r->st.healed);
-		if (!err)
-			err = ls_store__put_stat(r->store, "after_exit", r->st.after_exit);
+		err = put_stats(r);
 	}
 	if (err) {
 		/* keep the transaction's partial work out of the file */

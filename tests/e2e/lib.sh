@@ -83,7 +83,7 @@ print("%s %s: heavy/light %.3f (%.3fs/%.3fs), measured %.3f (%.3fs/%.3fs), withi
 PYEOF
 }
 
-# check_line: "ok ..." / "FAIL ..." lines from a Python check become pass/fail
+# check_lines: "ok ..." / "FAIL ..." lines from a Python check become pass/fail
 check_lines() {
 	local st rest
 	while read -r st rest; do
