@@ -14,7 +14,8 @@ mkdir -p "$root$inside"
 cp "$FIX/start_ways.py" "$root$inside/"
 mountpoint -q "$root/proc" || mount -t proc proc "$root/proc" || { echo "FAIL: mount proc"; exit 1; }
 cg=/sys/fs/cgroup/unified/ls-e2e-start-$$
-trap 'umount "$root/proc" 2>/dev/null; rmdir "$cg" 2>/dev/null; rm -rf "$WORK" "$root$inside"' EXIT
+holder=
+trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; umount "$root/proc" 2>/dev/null; rmdir "$cg" 2>/dev/null; rm -rf "$WORK" "$root$inside"' EXIT
 
 # check NAME PROFILE TRUTH_DIR: every worker that measured itself is named and on its lines
 check() {
