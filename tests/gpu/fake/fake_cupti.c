@@ -44,6 +44,8 @@ static struct {
 	uint32_t period_ms;
 	int worker;
 	pthread_cond_t wake; /* a buffer filled up: the worker hands it back now */
+	int delivering;	       /* deliver() calls handing buffers back right now */
+	pthread_cond_t handed; /* one of them finished */
 	/* driver state */
 	_Atomic uint32_t corr;
 	_Atomic uint64_t allocated, next_addr, api_cost_ns, kernels;
@@ -52,6 +54,7 @@ static struct {
 } F = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
+	.handed = PTHREAD_COND_INITIALIZER,
 	.env_once = PTHREAD_ONCE_INIT,
 	.next_addr = 0x7f0000000000ull,
 };
@@ -369,9 +372,14 @@ static void deliver(void)
 	n = F.ndone;
 	memcpy(done, F.done, n * sizeof(done[0]));
 	F.ndone = 0;
+	F.delivering++;
 	pthread_mutex_unlock(&F.lock);
 	for (i = 0; i < n; i++)
 		F.complete(NULL, 0, done[i].buf, done[i].size, done[i].valid);
+	pthread_mutex_lock(&F.lock);
+	F.delivering--;
+	pthread_cond_broadcast(&F.handed);
+	pthread_mutex_unlock(&F.lock);
 }
 
 static void put_record(const void *rec, size_t size)
@@ -415,7 +423,41 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	retire_current();
 	pthread_mutex_unlock(&F.lock);
 	deliver();
+	/*
+	 * As CUPTI: every buffer completed before the call is back when it returns, including one
+	 * the worker thread is handing back right now (else an exit right after the flush loses a
+	 * full buffer of records).
+	 */
+	pthread_mutex_lock(&F.lock);
+	while (F.delivering)
+		pthread_cond_wait(&F.handed, &F.lock);
+	pthread_mutex_unlock(&F.lock);
 	return CUPTI_SUCCESS;
+}
+
+/*
+ * fork: the child has no worker thread and none of its deliveries; take F.lock across the fork so
+ * that the child does not inherit it held.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&F.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&F.lock);
+}
+
+static void fork_child(void)
+{
+	F.delivering = 0;
+	pthread_mutex_unlock(&F.lock);
+}
+
+__attribute__((constructor)) static void fake_cupti_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* CUPTI's worker: full buffers go back as soon as they fill, partial ones every period. */
