@@ -201,6 +201,9 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	json_object_set_new(o, "python", python_text(p->python, p->python_build));
 	json_object_set_new(o, "note", ls_json__str(p->note));
 	json_object_set_new(o, "execs", execs_array(m, p));
+	json_object_set_new(o, "cgroup", ls_json__str(p->cgroup));
+	json_object_set_new(o, "cgroup_id",
+			    p->cgroup_id >= 0 ? json_integer(p->cgroup_id) : json_null());
 	json_object_set_new(o, "trace", ls_json__str(p->trace));
 	json_object_set_new(o, "threads", json_integer(p->threads));
 	json_object_set_new(o, "samples", json_integer(p->samples));

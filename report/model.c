@@ -93,8 +93,8 @@ static int load_procs(struct loader *L)
 		L,
 		"SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
 		" start_ns, end_ns, exit_code, python, python_build, note,"
-		" (SELECT count(*) FROM threads t WHERE t.process_id = p.id), parent_wait_ns, trace"
-		" FROM processes p ORDER BY id",
+		" (SELECT count(*) FROM threads t WHERE t.process_id = p.id), parent_wait_ns, trace,"
+		" cgroup, cgroup_id FROM processes p ORDER BY id",
 		&st);
 
 	if (err)
@@ -127,6 +127,8 @@ static int load_procs(struct loader *L)
 		p->threads = sqlite3_column_int(st, 15);
 		p->parent_wait_ns = sqlite3_column_int64(st, 16);
 		p->trace = lsm_col_dup(st, 17);
+		p->cgroup = lsm_col_dup(st, 18);
+		p->cgroup_id = lsm_col_id(st, 19);
 		p->spawn_file = -1;
 		ls_hashmap__set(&L->proc_idx, p->id, m->nprocs);
 		m->threads += p->threads;
@@ -768,6 +770,7 @@ void ls_model__free(struct ls_model *m)
 		free(p->note);
 		free(p->gpu_message);
 		free(p->trace);
+		free(p->cgroup);
 		free(p->gpu_nvml_note);
 		lsm_free_execs(p);
 	}

@@ -28,6 +28,8 @@ struct ls_mproc {
 	int parent; /* index of the parent process in the model, or -1 */
 	int64_t spawn_stack;
 	char *comm, *argv, *exe, *python, *python_build, *note;
+	char *cgroup;		  /* cgroup v2 path, or NULL */
+	int64_t cgroup_id;	  /* the kernel's cgroup id, -1 unknown */
 	int64_t start_ns, end_ns; /* end -1: still running when the profile was written */
 	int exit_code;		  /* wait(2) status, -1 unknown */
 	int threads;

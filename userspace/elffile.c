@@ -211,7 +211,13 @@ bool ls_elf__needs(const struct ls_elf *elf, const char *prefix)
 	return false;
 }
 
-bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider)
+/*
+ * Calls fn for each note of the SHT_NOTE sections (name and desc point into the mapped file)
+ * until it returns true; returns whether one did.
+ */
+static bool each_note(const struct ls_elf *elf,
+		      bool (*fn)(void *ctx, const GElf_Nhdr *nh, const char *name, const char *desc),
+		      void *ctx)
 {
 	Elf_Scn *scn = NULL;
 
@@ -224,18 +230,51 @@ bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
 		data = elf_getdata(scn, NULL);
-		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			const char *d = (const char *)data->d_buf + desc_off;
-			size_t plen = strlen(provider);
-
-			/* stapsdt note: pc, base, semaphore (3 addresses), then
-			 * "provider\0name\0args" */
-			if (nh.n_type != 3 || nh.n_namesz != 8 ||
-			    memcmp((char *)data->d_buf + name_off, "stapsdt", 8))
-				continue;
-			if (nh.n_descsz > 24 + plen && !memcmp(d + 24, provider, plen + 1))
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0)
+			if (fn(ctx, &nh, (const char *)data->d_buf + name_off,
+			       (const char *)data->d_buf + desc_off))
 				return true;
-		}
 	}
 	return false;
+}
+
+static bool is_sdt_of(void *ctx, const GElf_Nhdr *nh, const char *name, const char *desc)
+{
+	const char *provider = ctx;
+	size_t plen = strlen(provider);
+
+	/* stapsdt note: pc, base, semaphore (3 addresses), then "provider\0name\0args" */
+	if (nh->n_type != 3 || nh->n_namesz != 8 || memcmp(name, "stapsdt", 8))
+		return false;
+	return nh->n_descsz > 24 + plen && !memcmp(desc + 24, provider, plen + 1);
+}
+
+bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider)
+{
+	return each_note(elf, is_sdt_of, (void *)provider);
+}
+
+struct build_id {
+	uint8_t *buf;
+	size_t cap, len;
+};
+
+static bool is_build_id(void *ctx, const GElf_Nhdr *nh, const char *name, const char *desc)
+{
+	struct build_id *b = ctx;
+
+	if (nh->n_type != NT_GNU_BUILD_ID || nh->n_namesz != 4 || memcmp(name, "GNU", 4) ||
+	    !nh->n_descsz || nh->n_descsz > b->cap)
+		return false;
+	memcpy(b->buf, desc, nh->n_descsz);
+	b->len = nh->n_descsz;
+	return true;
+}
+
+size_t ls_elf__build_id(const struct ls_elf *elf, uint8_t *buf, size_t len)
+{
+	struct build_id b = {.buf = buf, .cap = len};
+
+	each_note(elf, is_build_id, &b);
+	return b.len;
 }

@@ -44,6 +44,9 @@ int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len
 /* Whether DT_NEEDED names a library whose name starts with prefix. */
 bool ls_elf__needs(const struct ls_elf *elf, const char *prefix);
 
+/* The GNU build id (NT_GNU_BUILD_ID) copied into buf; its length, 0 when absent or too long. */
+size_t ls_elf__build_id(const struct ls_elf *elf, uint8_t *buf, size_t len);
+
 /* Whether the file carries SystemTap SDT probes (.note.stapsdt) of the given provider. */
 bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider);
 

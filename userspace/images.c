@@ -30,6 +30,14 @@ const struct ls_pyinfo *ls_images__find(const struct ls_images *m, const struct 
 	return e ? &e->pi : NULL;
 }
 
+void ls_images__forget(struct ls_images *m, const struct ls_image_key *k)
+{
+	struct ls_image_ent *e = find(m, k);
+
+	if (e)
+		*e = m->v[--m->n];
+}
+
 /* The thread-state lookup is settled once checked against a live thread (or not glibc's). */
 static bool tsd_settled(const struct ls_pyinfo *pi)
 {

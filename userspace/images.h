@@ -30,6 +30,9 @@ void ls_images_release(struct ls_images *m);
 /* The image named k, or NULL. */
 const struct ls_pyinfo *ls_images__find(const struct ls_images *m, const struct ls_image_key *k);
 
+/* Forgets the image named k (its file changed under the same name). */
+void ls_images__forget(struct ls_images *m, const struct ls_image_key *k);
+
 /*
  * Learns (or refreshes) pi's image: pi must be in_exe. Returns the entry when BPF should get it
  * now (new, or its thread-state lookup got settled or changed); NULL otherwise.

@@ -389,9 +389,24 @@ int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pyla
 	return 0;
 }
 
+int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen)
+{
+	struct ls_proc cur;
+	__u32 key = pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.procs), &key, &cur))
+		return -ENOENT;
+	*gen = cur.gen;
+	return 0;
+}
+
 int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
 			 const struct ls_image *img)
 {
+	if (!img) {
+		bpf_map_delete_elem(bpf_map__fd(l->skel->maps.images), k);
+		return 0;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.images), k, img, BPF_ANY))
 		return ls_err(-errno, "cannot record an interpreter image: %s", strerror(errno));
 	return 0;

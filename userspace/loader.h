@@ -37,7 +37,11 @@ void ls_loader__free(struct ls_loader *l);
  */
 int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p);
 int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pylayout *L);
-/* Install a known interpreter executable in `images` (exec of it is then walked at once). */
+/* The generation of pid's `procs` entry (each exec bumps it); 0 or -ENOENT. */
+int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen);
+
+/* Install (img != NULL) or forget a known interpreter executable in `images` (an exec of one is
+ * then walked at once). */
 int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
 			 const struct ls_image *img);
 /*

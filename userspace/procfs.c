@@ -101,6 +101,21 @@ int ls_procfs__cmdline(pid_t pid, char *buf, size_t len)
 	return n;
 }
 
+int ls_procfs__cgroup(pid_t pid, char *buf, size_t len)
+{
+	char path[64], text[4096], *line, *save = NULL;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	n = read_small(path, text, sizeof(text));
+	if (n < 0)
+		return n;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "0::", 3))
+			return snprintf(buf, len, "%s", line + 3);
+	return -ENOENT;
+}
+
 int ls_procfs__link(pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[64];

@@ -24,6 +24,8 @@ int ls_procfs__stat(pid_t pid, struct ls_procstat *st);
 
 /* NUL-separated argv joined with spaces into buf (truncated to len-1). Returns length or -errno. */
 int ls_procfs__cmdline(pid_t pid, char *buf, size_t len);
+/* The process's cgroup v2 path (the "0::" line of /proc/PID/cgroup); its length or -errno. */
+int ls_procfs__cgroup(pid_t pid, char *buf, size_t len);
 
 /* readlink of /proc/PID/<name> ("exe", "cwd", "root"). Returns length or -errno. */
 int ls_procfs__link(pid_t pid, const char *name, char *buf, size_t len);

@@ -121,7 +121,25 @@ static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 	pi->image.mtime_sec = st.st_mtim.tv_sec;
 	pi->image.mtime_nsec = st.st_mtim.tv_nsec;
 	pi->x_vaddr = ls_elf__exec_vaddr(elf);
+	pi->build_id_len = ls_elf__build_id(elf, pi->build_id, sizeof(pi->build_id));
 	pi->in_exe = true;
+}
+
+bool ls_python__same_build(pid_t pid, const struct ls_pyinfo *pi)
+{
+	uint8_t id[sizeof(pi->build_id)];
+	struct ls_elf *elf;
+	char path[64];
+	size_t n;
+
+	if (!pi->build_id_len)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (ls_elf__open(path, &elf))
+		return true;
+	n = ls_elf__build_id(elf, id, sizeof(id));
+	ls_elf__free(elf);
+	return !n || (n == pi->build_id_len && !memcmp(id, pi->build_id, n));
 }
 
 void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out)

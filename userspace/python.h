@@ -31,6 +31,8 @@ struct ls_pyinfo {
 	bool dyn; /* ET_DYN: relocated by its load bias */
 	struct ls_image_key image; /* its file, as the kernel names it at exec */
 	uint64_t x_vaddr;	   /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
+	uint8_t build_id[32];	   /* its GNU build id, build_id_len bytes (0: none) */
+	uint8_t build_id_len;
 	struct ls_pylayout layout;
 	struct ls_pyver ver;    /* everything else about this interpreter's layout */
 	struct ls_proc proc; /* what BPF gets in `procs` (layout_id filled by the caller) */
@@ -56,6 +58,13 @@ int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi);
  * load bias implied by that process's mm->start_code. pi must be in_exe.
  */
 void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out);
+
+/*
+ * Whether the executable pid runs now is still pi's file: false only when both have a build id
+ * and they differ (an image rewritten in place that kept its inode and mtime). A process already
+ * gone cannot be checked: true.
+ */
+bool ls_python__same_build(pid_t pid, const struct ls_pyinfo *pi);
 
 /* The `images` value for pi (in_exe): its BPF entry with addresses made bias-relative. */
 void ls_python__image(const struct ls_pyinfo *pi, struct ls_image *img);

@@ -50,6 +50,8 @@ struct rproc {
 	int64_t parent_wait_ns;	  /* the parent's wait4/waitid time for this process */
 	uint64_t last_reading_ns; /* last RSS reading kept from a sample */
 	char *comm, *argv, *exe;
+	char *cgroup;	   /* v2 path from /proc, when it was readable */
+	int64_t cgroup_id; /* from the kernel's records; -1 unknown */
 	int64_t start_ns, end_ns;
 	int exit_code;
 	bool exited, dirty;
@@ -222,6 +224,7 @@ void ls_recorder__free(struct ls_recorder *r)
 			free(x->note);
 		}
 		free(p->execs);
+		free(p->cgroup);
 		free(p->comm);
 		free(p->argv);
 		free(p->exe);
@@ -267,6 +270,8 @@ static void read_identity(struct rproc *p)
 		replace_str(&p->argv, buf);
 	if (ls_procfs__link(p->pid, "exe", buf, sizeof(buf)) > 0)
 		replace_str(&p->exe, buf);
+	if (ls_procfs__cgroup(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->cgroup, buf);
 	p->dirty = true;
 }
 
@@ -291,6 +296,7 @@ static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint
 	p->spawn_tid = -1;
 	p->end_ns = -1;
 	p->exit_code = -1;
+	p->cgroup_id = -1;
 	p->start_ns = rel_ns(r, ts);
 	ls_hashmap_init(&p->files);
 	ls_hashmap_init(&p->threads);
@@ -439,14 +445,14 @@ static void push_proc(struct ls_recorder *r, struct rproc *p)
 }
 
 /* Tells BPF about an interpreter executable once its thread-state lookup is settled. */
-static void learn_image(struct ls_recorder *r, const struct rproc *p)
+static void learn_image(struct ls_recorder *r, const struct ls_pyinfo *pi)
 {
 	struct ls_image_ent *e;
 	struct ls_image img;
 
-	if (p->py_state != PY_READY || !p->py.in_exe || !r->ops->set_image)
+	if (!pi->in_exe || !r->ops->set_image)
 		return;
-	e = ls_images__learn(&r->images, &p->py);
+	e = ls_images__learn(&r->images, pi);
 	if (!e)
 		return;
 	ls_python__image(&e->pi, &img);
@@ -463,6 +469,14 @@ static void python_ready(struct ls_recorder *r, struct rproc *p)
 	image_sync(p);
 }
 
+/* Whether the kernel's entry is of a newer exec than the records handled so far. */
+static bool exec_in_flight(struct ls_recorder *r, const struct rproc *p)
+{
+	uint32_t gen;
+
+	return r->ops->proc_gen && r->ops->proc_gen(r->ctx, p->pid, &gen) == 0 && gen != p->gen;
+}
+
 /* Tries to find the interpreter; schedules a retry with backoff while it may still appear. */
 static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 {
@@ -474,10 +488,19 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 		return;
 	p->tries++;
 	err = ls_python__discover(p->pid, &p->py, why, sizeof(why));
+	if (exec_in_flight(r, p)) {
+		/* /proc showed the image after an exec whose record is still to come: what was found
+		 * belongs to that image, not to this one (the exec record rediscovers at once) */
+		if (err == 0)
+			learn_image(r, &p->py);
+		p->py_state = PY_PENDING;
+		p->next_try_ns = now + 1000000ULL;
+		return;
+	}
 	if (err == 0) {
 		python_ready(r, p);
 		push_proc(r, p);
-		learn_image(r, p);
+		learn_image(r, &p->py);
 		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,
 			p->py.path);
 		return;
@@ -515,6 +538,7 @@ static void inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *
 	replace_str(&p->comm, parent->comm);
 	replace_str(&p->argv, parent->argv);
 	replace_str(&p->exe, parent->exe);
+	replace_str(&p->cgroup, parent->cgroup); /* fork keeps the cgroup */
 	p->dirty = true;
 	if (parent->py_state == PY_READY && !parent->codes_released && p->py_state != PY_READY) {
 		p->py = parent->py;
@@ -969,9 +993,22 @@ static void handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	p->exe = strndup(e->path, n);
 	if (ls_procfs__link(p->pid, "exe", buf, sizeof(buf)) > 0)
 		replace_str(&p->exe, buf);
+	p->cgroup_id = (int64_t)e->cgroup_id;
+	if (ls_procfs__cgroup(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->cgroup, buf);
 	p->dirty = true;
 	image_begin(r, p, "exec", e->ts);
 	known = ls_images__find(&r->images, &e->image);
+	if (known && !ls_python__same_build(p->pid, known)) {
+		/* rewritten in place, inode and mtime kept: learn it anew, and not from BPF's guess */
+		ls_warn(0, "pid %d: %s changed under the same inode and mtime; discovering it again",
+			p->pid, known->path);
+		if (r->ops->set_image)
+			r->ops->set_image(r->ctx, &e->image, NULL);
+		ls_images__forget(&r->images, &e->image);
+		known = NULL;
+		push_proc(r, p); /* pending until discovered */
+	}
 	if (known) {
 		ls_python__rebase(known, e->start_code, &p->py);
 		p->py.proc.pidns_level = e->pidns_level;
@@ -1004,6 +1041,7 @@ static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event 
 		}
 		p->gen = e->gen;
 		p->nspid = e->nspid ? (pid_t)e->nspid : p->nspid;
+		p->cgroup_id = (int64_t)e->cgroup_id; /* the parent's, in whose context it forked */
 		if (parent) {
 			p->parent_id = parent->id;
 			if (fresh)
@@ -1025,6 +1063,7 @@ static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event 
 				p->start_ns = rel_ns(r, e->start_ns);
 			if (e->nspid)
 				p->nspid = e->nspid;
+			p->cgroup_id = (int64_t)e->cgroup_id;
 			read_identity(p);
 			image_begin(r, p, "attach", e->ts);
 		}
@@ -1126,7 +1165,7 @@ void ls_recorder__tick(struct ls_recorder *r)
 			continue;
 		if (ls_python__verify_tsd(p->pid, &p->py) > 0)
 			push_proc(r, p);
-		learn_image(r, p);
+		learn_image(r, &p->py);
 	}
 }
 
@@ -1249,6 +1288,8 @@ static int flush_procs(struct ls_recorder *r)
 			.note = py_note(p),
 			.parent_wait_ns = p->parent_wait_ns,
 			.trace = r->trace ? ls_tracerec__state(r->trace, p->id) : NULL,
+			.cgroup = p->cgroup,
+			.cgroup_id = p->cgroup_id,
 		};
 		int err;
 

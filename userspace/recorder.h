@@ -25,8 +25,11 @@ struct ls_recorder_ops {
 	int (*set_proc)(void *ctx, pid_t pid, const struct ls_proc *p);
 	/* Install layout id in the BPF `pylayouts` array. */
 	int (*set_layout)(void *ctx, uint32_t id, const struct ls_pylayout *L);
-	/* Install a known interpreter executable in BPF `images` (optional: NULL skips). */
+	/* Install (img != NULL) or forget a known interpreter executable in BPF `images` (the op
+	 * itself is optional: NULL skips). */
 	int (*set_image)(void *ctx, const struct ls_image_key *k, const struct ls_image *img);
+	/* The generation of pid's BPF entry (bumped by each exec); 0 or -ENOENT. Optional. */
+	int (*proc_gen)(void *ctx, pid_t pid, uint32_t *gen);
 };
 
 struct ls_recorder_stats {

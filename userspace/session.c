@@ -78,6 +78,11 @@ static int rec_set_image(void *ctx, const struct ls_image_key *k, const struct l
 	return ls_loader__set_image(ctx, k, img);
 }
 
+static int rec_proc_gen(void *ctx, pid_t pid, uint32_t *gen)
+{
+	return ls_loader__proc_gen(ctx, pid, gen);
+}
+
 static int rec_set_layout(void *ctx, uint32_t id, const struct ls_pylayout *L)
 {
 	return ls_loader__set_layout(ctx, id, L);
@@ -87,6 +92,7 @@ static const struct ls_recorder_ops rec_ops = {
 	.set_proc = rec_set_proc,
 	.set_layout = rec_set_layout,
 	.set_image = rec_set_image,
+	.proc_gen = rec_proc_gen,
 };
 
 static void add_target_cb(void *ctx, pid_t pid, pid_t ppid)

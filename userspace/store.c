@@ -38,7 +38,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_PROC] =
 		"INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
-		" note, cgroup, parent_wait_ns, trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" note, cgroup, parent_wait_ns, trace, cgroup_id)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_EXEC] = "INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
 		    " exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
 		    " first_line_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -70,7 +71,8 @@ static const char schema_sql[] =
 	"CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER,"
 	" nspid INTEGER, parent_id INTEGER, spawn_stack INTEGER, spawn_tid INTEGER, comm TEXT,"
 	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
-	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER, trace TEXT);"
+	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER, trace TEXT,"
+	" cgroup_id INTEGER);"
 	"CREATE TABLE execs(process_id INTEGER NOT NULL, seq INTEGER NOT NULL, how TEXT NOT NULL,"
 	" start_ns INTEGER, end_ns INTEGER, comm TEXT, argv TEXT, exe TEXT, python TEXT,"
 	" python_build TEXT, note TEXT, samples INTEGER NOT NULL, cpu_ns INTEGER NOT NULL,"
@@ -354,6 +356,7 @@ int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p)
 	bind_text(st, 17, p->cgroup);
 	sqlite3_bind_int64(st, 18, p->parent_wait_ns);
 	bind_text(st, 19, p->trace);
+	bind_id(st, 20, p->cgroup_id);
 	return step(s, ST_PROC);
 }
 

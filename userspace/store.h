@@ -42,7 +42,8 @@ struct ls_store_proc {
 	int64_t start_ns, end_ns; /* relative to the run start; end -1 while running */
 	int exit_code;		  /* wait(2) status; -1 unknown */
 	const char *python, *python_build, *note; /* NULL when not applicable */
-	const char *cgroup;
+	const char *cgroup;	/* cgroup v2 path, as /proc showed it; NULL when not read */
+	int64_t cgroup_id;	/* the kernel's cgroup id (inode of the v2 directory); -1 unknown */
 	int64_t parent_wait_ns; /* time the parent spent in wait4/waitid for this process */
 	const char *trace;      /* --trace: "on", or why exact tracing was unavailable; NULL */
 };

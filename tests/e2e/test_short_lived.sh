@@ -35,6 +35,11 @@ print("%s %d of %d children have samples on their loop line (want 95%%)" % (
 exits = {p["pid"]: p["exit"] for p in d["processes"]}
 wrong = [(pid, s, exits.get(pid)) for pid, s in kids if s and str(s) not in str(exits.get(pid))]
 print("%s exit statuses match the parent's wait(): %d wrong %s" % ("ok" if not wrong else "FAIL", len(wrong), wrong[:3]))
+parent = [p for p in d["processes"] if p["argv"] and p["argv"].endswith("short_lived.py 100")]
+cg = parent[0]["cgroup_id"] if parent else None
+odd = [(pid, procs[pid]["cgroup_id"]) for pid, _ in kids if pid in procs and procs[pid]["cgroup_id"] != cg]
+print("%s every child has its cgroup id from the kernel, the parent's (%s)%s" % (
+    "ok" if cg is not None and not odd else "FAIL", cg, "" if not odd else ": not %s" % odd[:3]))
 r = d["run"]
 print("%s samples %d + lost %d = taken %s" % (
     "ok" if r["taken"] is not None and r["samples"] + r["lost"]["total"] == r["taken"] else "FAIL",

@@ -84,4 +84,8 @@ sh -c "echo \$\$ > $cg/cgroup.procs; LS_TRUTH_DIR=$inside/t exec chroot $root /u
 kill "$holder"
 wait "$lsp" || fail "cgroup: linescope-bpf exited $?"
 check "sid 3.14 forkserver --cgroup" "$WORK/c.lsprof" "$root$inside/t"
+j=$(json_of "$WORK/c.lsprof")
+n=$(pyq "$j" "sum(1 for p in d['processes'] if p['python'] and (p['cgroup'] or '').endswith('/$(basename "$cg")'))")
+[ "$n" -ge 5 ] && pass "cgroup: $n Python processes name their group" ||
+	fail "cgroup: $n Python processes name $(basename "$cg") as their cgroup: $(pyq "$j" "[(p['pid'], p['cgroup'], p['cgroup_id']) for p in d['processes']]")"
 finish

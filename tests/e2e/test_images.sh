@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Known interpreter images: a second process of an interpreter executable already discovered is
+# resolved from its exec record (images_known) and walked from its first samples; the same file
+# rewritten in place with its inode and mtime kept is told apart by its build id, discovered
+# again, and still gets lines. A discovery through /proc that sees an exec not yet handled does
+# not give the image before it the new interpreter.
+source "$(dirname "$0")/lib.sh"
+need_python "$DEB_PY"
+
+cp "$DEB_PY" "$WORK/py"
+cat >"$WORK/loop.py" <<'PYEOF'
+import time
+def loop():
+    end = time.thread_time() + 0.3
+    while time.thread_time() < end:  # LOOP
+        pass
+loop()
+PYEOF
+prof="$WORK/images.lsprof"
+"$LS" -v --profile "$prof" -o "$WORK/images.html" -- sh -c \
+	"$WORK/py $WORK/loop.py && $WORK/py $WORK/loop.py && $DEB_PY $FIX/flip_build_id.py $WORK/py && $WORK/py $WORK/loop.py" \
+	2>"$WORK/images.log" || fail "linescope-bpf exited $?"
+j=$(json_of "$prof") || { echo "FAIL: report"; exit 1; }
+known=$(sqlite3 "$prof" "select value from stats where key = 'images_known'")
+[ "$known" = 1 ] && pass "the second run of the copy was resolved from its exec record" ||
+	fail "images_known = $known, want 1 (the second run only)"
+grep -q "changed under the same inode and mtime" "$WORK/images.log" &&
+	pass "the rewritten file was told apart by its build id" ||
+	fail "no build-id mismatch reported: $(grep -c . "$WORK/images.log") log lines"
+check_lines < <("$PYQ" - "$j" "$WORK/py" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = [p for p in d["processes"] if any((x["argv"] or "").startswith(sys.argv[2] + " ") for x in p["execs"])]
+print("%s %d runs of the copy" % ("ok" if len(runs) == 3 else "FAIL", len(runs)))
+for p in runs:
+    on = sum(l["samples"] for l in d["lines"] if l["pid"] == p["pid"] and l["function"] == "loop")
+    x = [x for x in p["execs"] if x["how"] == "exec"][-1]
+    print("%s pid %d: %d of %d samples on loop(), %s, %d unresolved" % (
+        "ok" if on >= 0.9 * p["samples"] and x["python"] else "FAIL", p["pid"], on, p["samples"],
+        x["python"], x["unresolved"]))
+    # the sh image it was forked with is not Python, though /proc shows Python by the time a
+    # sample of the sh image is handled: a discovery must not give it the next image's interpreter
+    sh = [x for x in p["execs"] if x["how"] == "fork"]
+    print("%s pid %d: its image before the exec (%s) is not Python (%s)" % (
+        "ok" if sh and not sh[0]["python"] else "FAIL", p["pid"],
+        sh and (sh[0]["argv"] or "")[:20], sh and sh[0]["python"]))
+PYEOF
+)
+finish
