@@ -22,12 +22,21 @@ prof="$WORK/images.lsprof"
 	"$WORK/py $WORK/loop.py && $WORK/py $WORK/loop.py && $DEB_PY $FIX/flip_build_id.py $WORK/py && $WORK/py $WORK/loop.py" \
 	2>"$WORK/images.log" || fail "linescope-bpf exited $?"
 j=$(json_of "$prof") || { echo "FAIL: report"; exit 1; }
-known=$(sqlite3 "$prof" "select value from stats where key = 'images_known'")
-[ "$known" = 1 ] && pass "the second run of the copy was resolved from its exec record" ||
-	fail "images_known = $known, want 1 (the second run only)"
-grep -q "changed under the same inode and mtime" "$WORK/images.log" &&
-	pass "the rewritten file was told apart by its build id" ||
-	fail "no build-id mismatch reported: $(grep -c . "$WORK/images.log") log lines"
+# the three runs of the copy, in order; run 2 must not be discovered through /proc (no
+# "pid N: CPython" line), run 3 must be told apart by its build id
+runs=($(pyq "$j" "' '.join(str(p['pid']) for p in sorted(d['processes'], key=lambda p: p['start_s']) if any((x['argv'] or '').startswith('$WORK/py ') for x in p['execs']))"))
+if [ "${#runs[@]}" = 3 ]; then
+	grep -q "pid ${runs[1]}: CPython" "$WORK/images.log" &&
+		fail "run 2 (pid ${runs[1]}) was discovered through /proc again" ||
+		pass "run 2 (pid ${runs[1]}) was resolved from its exec record"
+	grep -q "pid ${runs[2]}: .* changed under the same inode and mtime" "$WORK/images.log" &&
+		pass "run 3 (pid ${runs[2]}): the rewritten file was told apart by its build id" ||
+		fail "run 3 (pid ${runs[2]}): no build-id mismatch reported"
+	grep -q "pid ${runs[2]}: CPython" "$WORK/images.log" &&
+		pass "run 3 was discovered again" || fail "run 3 was not discovered again"
+else
+	fail "${#runs[@]} runs of the copy found, want 3"
+fi
 check_lines < <("$PYQ" - "$j" "$WORK/py" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
