@@ -701,6 +701,12 @@ static json_t *files_array(const struct ls_model *m)
 							     : json_null());
 			json_object_set_new(o, "samples", json_integer(cnt[k]));
 			json_object_set_new(o, "time_s", secs(ns[k]));
+			json_object_set_new(
+				o, "unavailable",
+				m->files[f].text ? json_null()
+						 : ls_json__str(m->files[f].unavailable
+									? m->files[f].unavailable
+									: "source not captured"));
 			json_array_append_new(a, o);
 		}
 	}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Model -> format -> file, written to a temporary name and renamed so readers never see half. */
+/* Model -> format -> file (outfile.c: a new file renamed into place, so readers never see half). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "json.h"
 #include "log.h"
 #include "model.h"
+#include "outfile.h"
 #include "render.h"
 #include "text.h"
 
@@ -45,41 +46,38 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,
 		    int gid)
 {
+	struct ls_outfile f;
 	struct ls_model *m;
-	char tmp[4096];
 	FILE *out;
 	int err;
 
+	if (!output)
+		output = "-";
+	if (ls_outfile__same(profile, output))
+		return ls_err(-EINVAL, "refusing to write the report over its profile %s", profile);
 	err = ls_model__load(profile, &m);
 	if (err)
 		return err;
-	if (!output || !strcmp(output, "-")) {
-		err = write_format(stdout, m, fmt, top);
-		if (!err && fflush(stdout))
-			err = -errno;
+	err = ls_outfile__open(&f, output, LS_OUT_ANY, uid, gid);
+	if (err) {
 		ls_model__free(m);
-		if (err && err != -EPIPE)
-			return ls_err(err, "cannot write the report: %s", strerror(-err));
-		return 0;
+		return err;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", output, getpid());
-	out = fopen(tmp, "we");
+	out = f.is_stdout ? stdout : fdopen(f.fd, "w");
 	if (!out) {
 		err = -errno;
-		ls_model__free(m);
-		return ls_err(err, "cannot write %s: %s", output, strerror(-err));
+	} else {
+		if (!f.is_stdout)
+			f.fd = -1; /* the stream owns it now */
+		err = write_format(out, m, fmt, top);
+		if (f.is_stdout ? fflush(out) : fclose(out))
+			err = err ?: -errno;
 	}
-	err = write_format(out, m, fmt, top);
 	ls_model__free(m);
-	if (fclose(out) && !err)
-		err = -errno;
-	if (!err && uid >= 0 && chown(tmp, uid, gid))
-		ls_warn(0, "cannot give %s to uid %d: %s", output, uid, strerror(errno));
-	if (!err && rename(tmp, output))
-		err = -errno;
-	if (err) {
-		unlink(tmp);
-		return ls_err(err, "cannot write %s: %s", output, strerror(-err));
-	}
-	return 0;
+	if (!err)
+		err = ls_outfile__commit(&f) ? -EIO : 0;
+	else if (err != -EPIPE)
+		ls_err(err, "cannot write %s: %s", output, strerror(-err));
+	ls_outfile__release(&f);
+	return err == -EPIPE ? 0 : err;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "outfile.h"
 
 const char *argp_program_version = "linescope-bpf " LS_VERSION;
 const char *argp_program_bug_address = "https://github.com/linescope/linescope-bpf/issues";
@@ -288,6 +289,10 @@ void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 		o->profile = "linescope.lsprof";
 	if (!o->output)
 		o->output = "linescope.html";
+	if (ls_outfile__same(o->output, o->profile)) {
+		fprintf(stderr, "linescope-bpf: -o and --profile are one file: %s\n", o->profile);
+		exit(LS_EXIT_USAGE);
+	}
 }
 
 void ls_cli__release(struct ls_opts *o)

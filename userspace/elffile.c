@@ -16,22 +16,20 @@ struct ls_elf {
 	GElf_Ehdr ehdr;
 };
 
-int ls_elf__open(const char *path, struct ls_elf **out)
+int ls_elf__open_fd(int fd, struct ls_elf **out)
 {
 	struct ls_elf *elf;
-	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
 		return -ENOSYS;
-	elf = calloc(1, sizeof(*elf));
-	if (!elf)
-		return -ENOMEM;
-	elf->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (elf->fd < 0) {
-		err = -errno;
-		free(elf);
-		return err;
 	}
+	elf = calloc(1, sizeof(*elf));
+	if (!elf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	elf->fd = fd;
 	elf->e = elf_begin(elf->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf->e || elf_kind(elf->e) != ELF_K_ELF || !gelf_getehdr(elf->e, &elf->ehdr)) {
 		ls_elf__free(elf);
@@ -39,6 +37,13 @@ int ls_elf__open(const char *path, struct ls_elf **out)
 	}
 	*out = elf;
 	return 0;
+}
+
+int ls_elf__open(const char *path, struct ls_elf **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : ls_elf__open_fd(fd, out);
 }
 
 void ls_elf__free(struct ls_elf *elf)

@@ -14,6 +14,8 @@ struct ls_elf;
 
 /* Opens path; -ENOENT/-EACCES from open, -ENOEXEC when it is not a usable ELF file. */
 int ls_elf__open(const char *path, struct ls_elf **out);
+/* The same from an open descriptor, which the object then owns (closed on failure too). */
+int ls_elf__open_fd(int fd, struct ls_elf **out);
 void ls_elf__free(struct ls_elf *elf);
 
 /* ET_DYN (PIE executable or shared object) rather than ET_EXEC. */

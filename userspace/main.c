@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "log.h"
+#include "outfile.h"
 #include "render.h"
 #include "session.h"
 
@@ -15,8 +16,12 @@ int main(int argc, char **argv)
 	ls_cli__parse(argc, argv, &opts);
 	ls_log_set_level(opts.quiet ? LS_LOG_QUIET : opts.verbose);
 	if (opts.report) {
-		rc = ls_render__file(opts.profile, opts.output, opts.format, opts.top, -1, -1) ? 1
-											       : 0;
+		int uid, gid;
+
+		/* under sudo the report belongs to whoever ran it, as a recorded one does */
+		ls_outfile__owner(&uid, &gid);
+		rc = ls_render__file(opts.profile, opts.output, opts.format, opts.top, uid, gid);
+		rc = rc ? 1 : 0;
 	} else {
 		rc = ls_session__run(&opts, argc, argv);
 	}

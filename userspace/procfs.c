@@ -4,11 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "asuser.h"
 #include "procfs.h"
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -135,6 +138,74 @@ void ls_procfs__resolve(pid_t pid, const char *path, char *buf, size_t len)
 		snprintf(buf, len, "/proc/%d/root%s", pid, path);
 	else
 		snprintf(buf, len, "/proc/%d/cwd/%s", pid, path);
+}
+
+/* path with prefix/ cut off, or NULL when it is not under prefix ("/" is everything's prefix) */
+static const char *under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (!strcmp(prefix, "/"))
+		return path;
+	if (strncmp(path, prefix, n) || (path[n] != '/' && path[n]))
+		return NULL;
+	return path[n] ? path + n : "/";
+}
+
+int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view)
+{
+	char root[PATH_MAX], cwd[PATH_MAX], in_root[PATH_MAX * 2], dir[64];
+	const char *p = path, *c;
+	struct ls_creds creds;
+	int rootfd, fd, err;
+
+	if (!path[0])
+		return -ENOENT;
+	if (view == LS_VIEW_OURS || path[0] != '/') {
+		err = ls_procfs__link(pid, "root", root, sizeof(root));
+		if (err < 0)
+			return err;
+	}
+	if (view == LS_VIEW_OURS) {
+		/* a chrooted target's maps name files by our root: cut its root off */
+		p = under(path, root);
+		if (!p)
+			return -ENOENT;
+	} else if (path[0] != '/') {
+		err = ls_procfs__link(pid, "cwd", cwd, sizeof(cwd));
+		if (err < 0)
+			return err;
+		c = under(cwd, root);
+		if (!c)
+			return -ENOENT; /* a cwd outside its root: nothing we could name safely */
+		snprintf(in_root, sizeof(in_root), "%s/%s", c, path);
+		p = in_root;
+	}
+	err = ls_creds__of_pid(pid, &creds);
+	if (err)
+		return err;
+	snprintf(dir, sizeof(dir), "/proc/%d/root", pid);
+	rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* in its root: absolute symlinks and ".." stay inside, as they do for the process */
+	fd = ls_asuser__open(&creds, rootfd, p, O_RDONLY | O_NONBLOCK,
+			     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, LS_OPEN_REGULAR);
+	close(rootfd);
+	return fd;
+}
+
+int ls_procfs__open_link(pid_t pid, const char *name)
+{
+	struct ls_creds creds;
+	char path[128];
+	int err;
+
+	err = ls_creds__of_pid(pid, &creds);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	return ls_asuser__open(&creds, AT_FDCWD, path, O_RDONLY, 0, LS_OPEN_REGULAR);
 }
 
 int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)

@@ -32,9 +32,24 @@ int ls_procfs__link(pid_t pid, const char *name, char *buf, size_t len);
 
 /*
  * Path through which this tool can open a file the process names `path`: absolute paths go
- * through /proc/PID/root (so containers work), relative ones through /proc/PID/cwd.
+ * through /proc/PID/root (so containers work), relative ones through /proc/PID/cwd. Only for
+ * the kernel's own use (uprobe attachment); files we read go through ls_procfs__open_file().
  */
 void ls_procfs__resolve(pid_t pid, const char *path, char *buf, size_t len);
+
+enum ls_path_view {
+	LS_VIEW_TARGET, /* as the process names it (co_filename): in its root, from its cwd */
+	LS_VIEW_OURS,	/* a path as /proc/PID/maps shows it to us (a chroot's prefix included) */
+};
+
+/*
+ * Opens a regular file of process pid read-only with the process's own rights (ls_asuser):
+ * resolved inside its root, never through a /proc magic link. fd, or -errno: -EACCES/-EPERM when
+ * the process could not read it either, -EINVAL when it is not a regular file.
+ */
+int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view);
+/* /proc/PID/<name> ("exe", "map_files/START-END": the very file mapped), opened the same way. */
+int ls_procfs__open_link(pid_t pid, const char *name);
 
 /* Reads len bytes of the target's memory at addr. 0, or -EFAULT/-ESRCH/-EPERM. */
 int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);

@@ -35,21 +35,18 @@ static bool is_candidate(const char *path)
 	return !strncmp(b, "libpython", 9) || !strncmp(b, "python", 6);
 }
 
-/* Opens a mapped file as this tool can see it. */
+/* Opens a mapped file with the process's rights. */
 static int open_mapped(pid_t pid, const struct ls_vma *v, struct ls_elf **elf)
 {
-	char p[PATH_MAX + 64];
-	int err;
+	char name[64];
+	int fd;
 
-	/* map_files names the very file mapped, deleted or not; maps paths of a chrooted target
-	 * are relative to our root, not its own, so its root is only the fallback */
-	snprintf(p, sizeof(p), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
-	err = ls_elf__open(p, elf);
-	if (err) {
-		ls_procfs__resolve(pid, v->path, p, sizeof(p));
-		err = ls_elf__open(p, elf);
-	}
-	return err;
+	/* map_files names the very file mapped, deleted or not; its path is only the fallback */
+	snprintf(name, sizeof(name), "map_files/%lx-%lx", v->start, v->end);
+	fd = ls_procfs__open_link(pid, name);
+	if (fd < 0)
+		fd = ls_procfs__open_file(pid, v->path, LS_VIEW_OURS);
+	return fd < 0 ? fd : ls_elf__open_fd(fd, elf);
 }
 
 /* Lowest mapping of the file: its start minus the first segment's vaddr is the load bias. */
@@ -129,13 +126,13 @@ bool ls_python__same_build(pid_t pid, const struct ls_pyinfo *pi)
 {
 	uint8_t id[sizeof(pi->build_id)];
 	struct ls_elf *elf;
-	char path[64];
+	int fd;
 	size_t n;
 
 	if (!pi->build_id_len)
 		return true;
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	if (ls_elf__open(path, &elf))
+	fd = ls_procfs__open_link(pid, "exe");
+	if (fd < 0 || ls_elf__open_fd(fd, &elf))
 		return true;
 	n = ls_elf__build_id(elf, id, sizeof(id));
 	ls_elf__free(elf);

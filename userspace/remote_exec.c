@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/uio.h>
 #include "log.h"
+#include "procfs.h"
 #include "remote_exec.h"
 
 /* _PY_EVAL_PLEASE_STOP_BIT in Include/internal/pycore_ceval.h */
@@ -53,21 +54,18 @@ static int pread_all(int fd, void *buf, size_t len, off_t off)
 }
 
 /*
- * Where the section .PyRuntime of the ELF file `path`, mapped from its start at `start`, is.
- * 0 and *out set; -ENOENT when the file has no such section.
+ * Where the section .PyRuntime of the ELF file open at fd (closed here), mapped from its start
+ * at `start`, is. 0 and *out set; -ENOENT when the file has no such section.
  */
-static int elf_runtime_addr(const char *path, uint64_t start, uint64_t *out)
+static int elf_runtime_addr(int fd, uint64_t start, uint64_t *out)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr sh, strsh;
 	Elf64_Phdr ph;
 	char name[16];
-	int fd, err, i;
+	int err, i;
 	uint64_t load = UINT64_MAX;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	err = pread_all(fd, &eh, sizeof(eh), 0);
 	if (err)
 		goto out;
@@ -116,35 +114,31 @@ out:
 /* The first mapping of a file named like python that has a .PyRuntime section. */
 static int find_runtime(pid_t pid, uint64_t *out)
 {
-	char maps[64], line[4096 + 128], path[4096 + 64];
-	FILE *f;
-	int err = -ENOENT;
+	struct ls_procmaps maps;
+	char name[64];
+	int fd, err;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, offset;
-		const char *file, *base;
-		int pos = 0;
+	err = ls_procmaps__load(pid, &maps);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	err = -ENOENT;
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct ls_vma *v = &maps.vmas[i];
+		const char *base = strrchr(v->path, '/');
 
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*u %n", &start, &offset, &pos) < 2 || !pos)
+		base = base ? base + 1 : v->path;
+		if (v->offset != 0 || v->path[0] != '/' || !strstr(base, "python"))
 			continue;
-		file = line + pos;
-		line[strcspn(line, "\n")] = 0;
-		base = strrchr(file, '/');
-		if (offset != 0 || file[0] != '/' || !strstr(base ? base + 1 : file, "python"))
-			continue;
-		/* through the target's root, in case it lives in another mount namespace */
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, file);
-		err = elf_runtime_addr(path, start, out);
-		if (err == -ENOENT || err == -EACCES)
-			err = elf_runtime_addr(file, start, out);
+		/* the very file mapped, opened with the process's rights */
+		snprintf(name, sizeof(name), "map_files/%lx-%lx", v->start, v->end);
+		fd = ls_procfs__open_link(pid, name);
+		if (fd < 0)
+			fd = ls_procfs__open_file(pid, v->path, LS_VIEW_OURS);
+		err = fd < 0 ? fd : elf_runtime_addr(fd, v->start, out);
 		if (!err)
 			break;
 	}
-	fclose(f);
+	ls_procmaps__free(&maps);
 	return err;
 }
 

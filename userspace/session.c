@@ -4,7 +4,9 @@
  * their process is alive; the profile is flushed every second so that a killed profiler leaves
  * a readable file.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "loader.h"
 #include "log.h"
+#include "outfile.h"
 #include "procfs.h"
 #include "python.h"
 #include "remote_exec.h"
@@ -54,7 +57,8 @@ static uint64_t mono_ns(void)
 struct session {
 	const struct ls_opts *o;
 	char trace_site[PATH_MAX]; /* --trace: python-usdt's site directory */
-	pid_t native_pids[64];     /* -p --trace: processes counted with CPython's own probes */
+	char load_dir[64];	   /* -p --trace, 3.14+: our own directory of loader scripts */
+	pid_t native_pids[64];	   /* -p --trace: processes counted with CPython's own probes */
 	int nnative;
 	struct ls_loader *loader;
 	struct ls_recorder *rec;
@@ -360,6 +364,79 @@ static int find_trace_site(char *buf, size_t len)
 			  "--trace: the python-usdt site directory", buf, len);
 }
 
+/* Whether the site holds linescope_usdt for this CPython minor version (the loader imports it). */
+static bool has_build(const struct session *s, uint32_t version_hex)
+{
+	char want[64];
+	struct dirent *d;
+	bool found = false;
+	DIR *dir;
+
+	snprintf(want, sizeof(want), "linescope_usdt.cpython-%u%u", version_hex >> 24,
+		 (version_hex >> 16) & 0xff);
+	dir = opendir(s->trace_site);
+	while (dir && !found && (d = readdir(dir)))
+		found = !strncmp(d->d_name, want, strlen(want)) &&
+			(d->d_name[strlen(want)] == '-' || d->d_name[strlen(want)] == 't');
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+static void remove_loaders(struct session *s)
+{
+	struct dirent *d;
+	DIR *dir;
+
+	if (!s->load_dir[0])
+		return;
+	dir = opendir(s->load_dir);
+	while (dir && (d = readdir(dir)))
+		if (d->d_name[0] != '.')
+			unlinkat(dirfd(dir), d->d_name, 0);
+	if (dir)
+		closedir(dir);
+	rmdir(s->load_dir);
+	s->load_dir[0] = 0;
+}
+
+/*
+ * The script sys.remote_exec() has process pid run: in a directory of our own under /tmp (root's,
+ * mode 711, so a target of any user can read a file whose name it is given and nobody can plant
+ * one), never in a tree a user owns. Removed with the directory at the end of the session.
+ */
+static int write_loader(struct session *s, pid_t pid, char *path, size_t len)
+{
+	char src[8192];
+	int fd, err;
+	ssize_t n;
+
+	err = ls_remote_exec__loader_source(s->trace_site, src, sizeof(src));
+	if (err)
+		return err;
+	if (!s->load_dir[0]) {
+		snprintf(s->load_dir, sizeof(s->load_dir), "/tmp/linescope-load-XXXXXX");
+		if (!mkdtemp(s->load_dir)) {
+			s->load_dir[0] = 0;
+			return -errno;
+		}
+		if (chmod(s->load_dir, 0711)) {
+			err = -errno;
+			remove_loaders(s);
+			return err;
+		}
+	}
+	snprintf(path, len, "%s/load-%d.py", s->load_dir, pid);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, src, strlen(src));
+	err = n == (ssize_t)strlen(src) ? 0 : n < 0 ? -errno : -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
 /*
  * -p --trace: a running process cannot be restarted with python-usdt on its path. 3.14+ loads it
  * through PEP 768 remote execution; a CPython with its own SDT probes (Debian's) is counted with
@@ -373,21 +450,19 @@ static void trace_running(struct session *s, pid_t pid)
 
 	if (!pi)
 		return;
-	if (pi->version_hex >= 0x030e0000) {
-		char script[PATH_MAX + 32], src[8192];
-		FILE *f;
+	if (pi->version_hex >= 0x030e0000 && !has_build(s, pi->version_hex)) {
+		snprintf(note, sizeof(note),
+			 "exact line tracing unavailable: %.100s has no linescope_usdt build for CPython "
+			 "%u.%u (make pyusdt PYUSDT_PYTHONS=...)",
+			 s->trace_site, pi->version_hex >> 24, (pi->version_hex >> 16) & 0xff);
+	} else if (pi->version_hex >= 0x030e0000) {
+		char script[128];
 
-		snprintf(script, sizeof(script), "%s/.linescope-load-%d.py", s->trace_site, pid);
-		err = ls_remote_exec__loader_source(s->trace_site, src, sizeof(src));
-		f = err ? NULL : fopen(script, "we");
-		if (f) {
-			fputs(src, f);
-			fclose(f);
-			chmod(script, 0644);
+		err = write_loader(s, pid, script, sizeof(script));
+		if (!err)
 			err = ls_remote_exec__send(pid, script);
-			if (!err)
-				return; /* its state message says whether it took */
-		}
+		if (!err)
+			return; /* its state message says whether it took */
 		snprintf(note, sizeof(note),
 			 "exact line tracing unavailable: remote loading into CPython %s failed (%s)",
 			 pi->version, strerror(err < 0 ? -err : EIO));
@@ -413,17 +488,6 @@ static void trace_running(struct session *s, pid_t pid)
 static void trace_running_cb(void *ctx, pid_t pid, pid_t ppid)
 {
 	trace_running(ctx, pid);
-}
-
-static int owner_ids(int *uid, int *gid)
-{
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-
-	*uid = u ? atoi(u) : -1;
-	*gid = g ? atoi(g) : -1;
-	if (*uid >= 0 && *gid < 0)
-		*gid = *uid;
-	return 0;
 }
 
 static void finish_meta(struct session *s, uint64_t end)
@@ -475,6 +539,7 @@ static void cleanup(struct session *s)
 	ls_loader__free(s->loader);
 	ls_store__free(s->store);
 	ls_cgroup__close(&s->cg);
+	remove_loaders(s);
 	if (s->launched && s->launch.go_fd >= 0) {
 		/* never started: let the child run into exec failure-free exit */
 		kill(s->launch.pid, SIGKILL);
@@ -501,8 +566,12 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	char gpu_lib[PATH_MAX];
 	int err, rc = 1;
 
-	owner_ids(&s.uid, &s.gid);
+	ls_outfile__owner(&s.uid, &s.gid);
 	if (o->npids && check_pids(o))
+		return 1;
+	/* before anything runs: a job must not run for an hour and then have nowhere to go */
+	if (ls_outfile__check(o->output, LS_OUT_ANY) ||
+	    ls_outfile__check(o->profile, LS_OUT_REGULAR))
 		return 1;
 	if (o->trace) {
 		char pp[PATH_MAX * 2];
@@ -583,6 +652,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		}
 		goto out;
 	}
+	/* the targets run and are sampled: only now may the profile replace the one at its path */
+	err = ls_store__publish(s.store);
+	if (err)
+		goto out;
 	if (o->trace && o->npids)
 		for (int i = 0; i < o->npids; i++) {
 			trace_running(&s, o->pids[i]);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Source snapshots, read through /proc/PID/root so that processes in containers work. */
+/* Source snapshots, read inside the process's root (containers work) with its own rights. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,27 +60,29 @@ const char *ls_sources__kind(const char *path)
 	return "python";
 }
 
-/* Reads a whole regular file. Returns length, or -errno with the reason in why. */
-static ssize_t read_file(const char *path, char **out, char *why, size_t whylen)
+/* Reads the whole regular file pid names path, with its rights. Length, or -errno with why. */
+static ssize_t read_file(pid_t pid, const char *path, char **out, char *why, size_t whylen)
 {
 	struct stat st;
 	ssize_t n, total = 0;
 	char *buf;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = ls_procfs__open_file(pid, path, LS_VIEW_TARGET);
 	if (fd < 0) {
-		err = -errno;
-		snprintf(why, whylen, "cannot read source: %s", strerror(errno));
-		return err;
+		if (fd == -EACCES || fd == -EPERM)
+			snprintf(why, whylen, "unreadable by the profiled process");
+		else if (fd == -EINVAL)
+			snprintf(why, whylen, "source is not a regular file");
+		else
+			snprintf(why, whylen, "cannot read source: %s", strerror(-fd));
+		return fd;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > LS_MAX_SOURCE_BYTES) {
-		snprintf(why, whylen,
-			 S_ISREG(st.st_mode) ? "source larger than %d MB not stored"
-					     : "source is not a regular file",
+	if (fstat(fd, &st) || st.st_size > LS_MAX_SOURCE_BYTES) {
+		snprintf(why, whylen, "source larger than %d MB not stored",
 			 LS_MAX_SOURCE_BYTES >> 20);
 		close(fd);
-		return -EINVAL;
+		return -EFBIG;
 	}
 	buf = malloc(st.st_size + 1);
 	if (!buf) {
@@ -158,7 +160,7 @@ static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_i
 
 int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
 {
-	char real[4096 + 64], why[256] = "";
+	char why[256] = "";
 	char *text = NULL;
 	int64_t src = -1;
 	ssize_t n;
@@ -167,8 +169,7 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
 		/* <string>, <stdin>, <frozen x>: code without a file */
 		return add_file(s, path, -1, "code without a source file");
 	}
-	ls_procfs__resolve(pid, path, real, sizeof(real));
-	n = read_file(real, &text, why, sizeof(why));
+	n = read_file(pid, path, &text, why, sizeof(why));
 	if (n >= 0) {
 		src = add_source(s, text, n);
 		if (src < 0)

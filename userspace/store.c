@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * SQLite profile store. WAL journaling: a commit is durable once written, and a reader of a
- * profile whose writer was killed replays the log. The -wal and -shm files are chowned with the
- * database so that the invoking user can read a profile recorded under sudo.
+ * SQLite profile store. A new profile is built under a temporary name (outfile.c) and replaces
+ * the one at its path only when published, once recording has really started; from then on WAL
+ * journaling: a commit is durable once written, and a reader of a profile whose writer was killed
+ * replays the log. SQLite opens every side file O_NOFOLLOW and, as root, gives it the database
+ * file's owner, so the invoking user can read a profile recorded under sudo.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "dirvfs.h"
 #include "log.h"
+#include "outfile.h"
 #include "store.h"
 
 enum stmt_id {
@@ -113,8 +119,8 @@ struct ls_store {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST__N];
 	char *path;
-	int uid, gid;
-	bool chowned_aux;
+	struct ls_outfile out; /* a profile being written: its directory and file */
+	bool writer;
 };
 
 static int db_err(struct ls_store *s, int rc, const char *what)
@@ -135,86 +141,101 @@ static int exec_sql(struct ls_store *s, const char *sql)
 	return 0;
 }
 
+static void db_close(struct ls_store *s)
+{
+	for (int i = 0; i < ST__N; i++) {
+		sqlite3_finalize(s->st[i]);
+		s->st[i] = NULL;
+	}
+	if (s->db)
+		sqlite3_close(s->db);
+	s->db = NULL;
+}
+
 void ls_store__free(struct ls_store *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < ST__N; i++)
-		sqlite3_finalize(s->st[i]);
-	if (s->db)
-		sqlite3_close(s->db);
+	db_close(s);
+	if (s->writer)
+		ls_outfile__release(&s->out); /* removes a profile never published */
 	free(s->path);
 	free(s);
 }
 
-static void chown_aux(struct ls_store *s)
+/* Opens name in the profile's directory, through its descriptor, runs sql, prepares the writes. */
+static int db_open(struct ls_store *s, const char *name, const char *sql)
 {
-	char p[4096];
+	char p[PATH_MAX + 64];
+	int rc, err;
 
-	if (s->uid < 0 || s->chowned_aux)
-		return;
-	snprintf(p, sizeof(p), "%s-wal", s->path);
-	if (chown(p, s->uid, s->gid) == 0) {
-		snprintf(p, sizeof(p), "%s-shm", s->path);
-		if (chown(p, s->uid, s->gid) == 0)
-			s->chowned_aux = true;
-	}
+	ls_dirvfs__path(s->out.dirfd, name, p, sizeof(p));
+	rc = sqlite3_open_v2(p, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
+			     LS_DIRVFS_NAME);
+	if (rc != SQLITE_OK)
+		return ls_err(-EIO, "cannot create profile %s: %s", s->path,
+			      s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	err = exec_sql(s, sql);
+	for (int i = 0; !err && i < ST__N; i++)
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+				       NULL) != SQLITE_OK)
+			err = db_err(s, 0, "prepare");
+	return err;
 }
 
 int ls_store__create(const char *path, int owner_uid, int owner_gid, struct ls_store **out)
 {
 	struct ls_store *s;
-	char aux[4096];
-	int rc, err;
+	char *sql;
+	int err;
 
+	err = ls_dirvfs__register();
+	if (err)
+		return ls_err(err, "cannot create profile %s: no SQLite VFS", path);
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {
 		free(s);
 		return -ENOMEM;
 	}
-	s->uid = owner_uid;
-	s->gid = owner_gid;
-	/* a fresh file: stale WAL files of an older profile at this path must not replay */
-	if (unlink(path) && errno != ENOENT) {
-		err = ls_err(-errno, "cannot replace profile %s: %s", path, strerror(errno));
-		ls_store__free(s);
+	err = ls_outfile__open(&s->out, path, LS_OUT_REGULAR, owner_uid, owner_gid);
+	if (err) {
+		free(s->path);
+		free(s);
 		return err;
 	}
-	snprintf(aux, sizeof(aux), "%s-wal", path);
-	unlink(aux);
-	snprintf(aux, sizeof(aux), "%s-shm", path);
-	unlink(aux);
-	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-	if (rc != SQLITE_OK) {
-		err = ls_err(-EIO, "cannot create profile %s: %s", path, sqlite3_errstr(rc));
-		ls_store__free(s);
-		return err;
-	}
-	if (owner_uid >= 0 && chown(path, owner_uid, owner_gid))
-		ls_warn(0, "cannot give profile %s to uid %d: %s", path, owner_uid,
-			strerror(errno));
-	err = exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
-	if (!err)
-		err = exec_sql(s, "BEGIN");
-	if (!err)
-		err = exec_sql(s, schema_sql);
-	if (!err) {
-		char v[64];
-
-		snprintf(v, sizeof(v), "PRAGMA user_version=%d; COMMIT;", LS_SCHEMA_VERSION);
-		err = exec_sql(s, v);
-	}
-	for (int i = 0; !err && i < ST__N; i++)
-		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
-				       NULL) != SQLITE_OK)
-			err = db_err(s, 0, "prepare");
+	s->writer = true;
+	/* unpublished, it has a rollback journal only while a transaction is open */
+	sql = sqlite3_mprintf("PRAGMA synchronous=NORMAL; BEGIN; %s"
+			      " PRAGMA user_version=%d; COMMIT;",
+			      schema_sql, LS_SCHEMA_VERSION);
+	err = sql ? db_open(s, s->out.tmp, sql) : -ENOMEM;
+	sqlite3_free(sql);
 	if (err) {
 		ls_store__free(s);
 		return err;
 	}
-	chown_aux(s);
 	*out = s;
 	return 0;
+}
+
+int ls_store__publish(struct ls_store *s)
+{
+	static const char *const stale[] = {"-wal", "-shm", "-journal"};
+	char aux[NAME_MAX + 16];
+
+	if (!s->out.tmp[0])
+		return 0;
+	db_close(s);
+	/* the old profile's log must not replay into this one; unlinkat never follows */
+	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
+		snprintf(aux, sizeof(aux), "%s%s", s->out.base, stale[i]);
+		if (unlinkat(s->out.dirfd, aux, 0) && errno != ENOENT)
+			return ls_err(-errno, "cannot replace profile %s: %s", s->path,
+				      strerror(errno));
+	}
+	if (ls_outfile__commit(&s->out))
+		return -EIO;
+	return db_open(s, s->out.base, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
 }
 
 int ls_store__open(const char *path, struct ls_store **out)
@@ -223,17 +244,21 @@ int ls_store__open(const char *path, struct ls_store **out)
 	sqlite3_stmt *st = NULL;
 	int rc, version = -1, err;
 
+	struct stat lst;
+
 	if (access(path, R_OK))
 		return ls_err(-errno, "cannot read profile %s: %s", path, strerror(errno));
+	if (!lstat(path, &lst) && S_ISLNK(lst.st_mode))
+		return ls_err(-ELOOP, "profile %s is a symbolic link; name the file itself", path);
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {
 		free(s);
 		return -ENOMEM;
 	}
-	s->uid = -1;
 	/* read-write when possible, so that the log of a killed recorder can be replayed */
 	rc = sqlite3_open_v2(path, &s->db,
-			     access(path, W_OK) ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE,
+			     (access(path, W_OK) ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+				     SQLITE_OPEN_NOFOLLOW,
 			     NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
@@ -277,10 +302,7 @@ int ls_store__begin(struct ls_store *s)
 
 int ls_store__commit(struct ls_store *s)
 {
-	int err = exec_sql(s, "COMMIT");
-
-	chown_aux(s);
-	return err;
+	return exec_sql(s, "COMMIT");
 }
 
 static int step(struct ls_store *s, enum stmt_id id)

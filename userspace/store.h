@@ -17,9 +17,15 @@
 
 struct ls_store;
 
-/* Creates (truncating) a profile at path. Files are chowned to owner_uid/gid unless -1. */
+/*
+ * Creates a new profile for path, under a temporary name beside it: whatever is at path stays
+ * until ls_store__publish(), and a store freed before that leaves nothing behind. Its files are
+ * owned by owner_uid/gid unless -1.
+ */
 int ls_store__create(const char *path, int owner_uid, int owner_gid, struct ls_store **out);
-/* Opens an existing profile read-only; a one-line error is logged when it is not one. */
+/* Puts the profile at its path, replacing what was there, and turns on WAL journaling. */
+int ls_store__publish(struct ls_store *s);
+/* Opens an existing profile (never through a symlink); a one-line error when it is not one. */
 int ls_store__open(const char *path, struct ls_store **out);
 void ls_store__free(struct ls_store *s);
 

@@ -84,6 +84,7 @@ static void write_profile(void)
 	};
 
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
 	assert_int_equal(ls_store__begin(s), 0);
 	assert_int_equal(ls_store__put_meta(s, "status", "Success"), 0);
 	assert_int_equal(ls_store__put_meta_int(s, "elapsed_ns", 2000000000), 0);
@@ -183,6 +184,7 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 
 	unlink(path);
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
 	assert_int_equal(ls_store__begin(s), 0);
 	assert_int_equal(ls_store__put_process(s, &p), 0);
 	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
@@ -247,6 +249,7 @@ static void test_killed_writer_is_readable(void **state)
 
 	/* commit one flush, leave the writer open (as a killed recorder does), copy the files */
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
 	assert_int_equal(ls_store__begin(s), 0);
 	ls_store__put_process(s, &p);
 	ls_store__put_file(s, 1, "/a.py", -1, "python", NULL);
@@ -270,10 +273,92 @@ static void test_killed_writer_is_readable(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static int count_entries(const char *dir)
+{
+	char cmd[128];
+	FILE *f;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	return n;
+}
+
+/* Until published, the profile at the path is the old one; freed unpublished, nothing is left. */
+static void test_unpublished_keeps_old(void **state)
+{
+	char dir[] = "/tmp/ls-pub-XXXXXX", p[64], buf[16] = "";
+	struct ls_store *s;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/keep.lsprof", dir);
+	f = fopen(p, "w");
+	fputs("old", f);
+	fclose(f);
+	assert_int_equal(ls_store__create(p, -1, -1, &s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_meta(s, "status", "Success"), 0);
+	assert_int_equal(ls_store__commit(s), 0);
+	f = fopen(p, "r");
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "old");
+	assert_int_equal(count_entries(dir), 2); /* keep.lsprof and the new one's temporary */
+	ls_store__free(s);
+	assert_int_equal(count_entries(dir), 1);
+	unlink(p);
+	rmdir(dir);
+}
+
+/* A symlink at the path is replaced, never followed; the stale log of the old profile goes. */
+static void test_publish_replaces_symlink(void **state)
+{
+	char dir[] = "/tmp/ls-pub-XXXXXX", p[64], victim[64], wal[72];
+	struct ls_store *s, *r;
+	struct stat st;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/p.lsprof", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(wal, sizeof(wal), "%s-wal", p);
+	f = fopen(victim, "w");
+	fputs("precious", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, p), 0);
+	assert_int_equal(symlink(victim, wal), 0);
+	assert_int_equal(ls_store__create(p, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_meta(s, "status", "Success"), 0);
+	assert_int_equal(ls_store__commit(s), 0);
+	ls_store__free(s);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 8);
+	assert_int_equal(ls_store__open(p, &r), 0);
+	ls_store__free(r);
+	/* and a reader does not follow one either */
+	unlink(p);
+	assert_int_equal(symlink(victim, p), 0);
+	assert_int_not_equal(ls_store__open(p, &r), 0);
+	unlink(p);
+	unlink(wal);
+	unlink(victim);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test(test_unpublished_keeps_old),
+		cmocka_unit_test(test_publish_replaces_symlink),
 		cmocka_unit_test_setup_teardown(test_cpu_scaled_to_accounting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rejects_newer_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_writer_is_readable, setup, teardown),

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/* Files opened with another user's filesystem credentials, in a thread that holds them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "asuser.h"
+
+static int parse_ids(const char *line, unsigned long *out, int max)
+{
+	char *end;
+	int n = 0;
+
+	while (n < max) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (*line < '0' || *line > '9')
+			break;
+		errno = 0;
+		out[n] = strtoul(line, &end, 10);
+		if (errno || out[n] > UINT32_MAX - 1)
+			return -EINVAL;
+		n++;
+		line = end;
+	}
+	return n;
+}
+
+int ls_creds__of_pid(pid_t pid, struct ls_creds *c)
+{
+	char path[64], *line = NULL;
+	unsigned long ids[LS_CREDS_MAX_GROUPS];
+	bool have_uid = false, have_gid = false;
+	size_t cap = 0;
+	FILE *f;
+	int n, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	memset(c, 0, sizeof(*c));
+	while (!err && getline(&line, &cap, f) > 0) {
+		/* Uid: real effective saved filesystem; the last one decides what it may open */
+		if (!strncmp(line, "Uid:", 4)) {
+			n = parse_ids(line + 4, ids, 4);
+			err = n == 4 ? 0 : -EINVAL;
+			c->fsuid = ids[3];
+			have_uid = true;
+		} else if (!strncmp(line, "Gid:", 4)) {
+			n = parse_ids(line + 4, ids, 4);
+			err = n == 4 ? 0 : -EINVAL;
+			c->fsgid = ids[3];
+			have_gid = true;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			n = parse_ids(line + 7, ids, LS_CREDS_MAX_GROUPS);
+			if (n < 0)
+				err = n;
+			for (int i = 0; i < n; i++)
+				c->groups[i] = ids[i];
+			c->ngroups = n < 0 ? 0 : n;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (!err && (!have_uid || !have_gid))
+		err = -EINVAL;
+	return err;
+}
+
+int ls_creds__of_user(uid_t uid, gid_t gid, struct ls_creds *c)
+{
+	struct passwd *pw = getpwuid(uid);
+	int n = LS_CREDS_MAX_GROUPS;
+
+	memset(c, 0, sizeof(*c));
+	c->fsuid = uid;
+	c->fsgid = gid;
+	if (pw && getgrouplist(pw->pw_name, gid, c->groups, &n) >= 0) {
+		c->ngroups = n;
+	} else {
+		c->groups[0] = gid;
+		c->ngroups = 1;
+	}
+	return 0;
+}
+
+struct open_req {
+	const struct ls_creds *c;
+	int dirfd, flags;
+	const char *path;
+	uint64_t resolve;
+	enum ls_open_want want;
+	int result;
+};
+
+static int take_creds(const struct ls_creds *c)
+{
+	/* setfsuid/setfsgid return the previous id: ask again to know whether it took */
+	if (syscall(SYS_setgroups, (size_t)c->ngroups, c->groups))
+		return -errno;
+	syscall(SYS_setfsgid, c->fsgid);
+	if ((gid_t)syscall(SYS_setfsgid, -1) != c->fsgid)
+		return -EPERM;
+	syscall(SYS_setfsuid, c->fsuid);
+	if ((uid_t)syscall(SYS_setfsuid, -1) != c->fsuid)
+		return -EPERM;
+	return 0;
+}
+
+static int open_as_caller(const struct open_req *r)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = r->resolve};
+	char self[64];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = syscall(SYS_openat2, r->dirfd, r->path, &how, sizeof(how));
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st)) {
+		fd = -errno;
+		goto out;
+	}
+	if ((r->want == LS_OPEN_REGULAR && !S_ISREG(st.st_mode)) ||
+	    (r->want == LS_OPEN_STREAM && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))) {
+		fd = -EINVAL;
+		goto out;
+	}
+	/* reopening the O_PATH descriptor checks the permission of the file it names, as us */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, r->flags | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		fd = -errno;
+out:
+	close(pfd);
+	return fd;
+}
+
+static void *open_thread(void *arg)
+{
+	struct open_req *r = arg;
+
+	r->result = take_creds(r->c);
+	if (!r->result)
+		r->result = open_as_caller(r);
+	return NULL;
+}
+
+int ls_asuser__open(const struct ls_creds *c, int dirfd, const char *path, int flags,
+		    uint64_t resolve, enum ls_open_want want)
+{
+	struct open_req r = {c, dirfd, flags, path, resolve, want, -EIO};
+	pthread_t t;
+	int err;
+
+	if (!c)
+		return open_as_caller(&r);
+	/* the thread's credentials end with it; ours are never changed */
+	err = pthread_create(&t, NULL, open_thread, &r);
+	if (err)
+		return -err;
+	pthread_join(t, NULL);
+	return r.result;
+}
