@@ -114,6 +114,7 @@ static json_t *run_object(const struct ls_model *m)
 				      (json_int_t)m->lost_truncated, "unresolved_frames",
 				      (json_int_t)m->unresolved_frames, "other_records",
 				      (json_int_t)m->lost_records));
+	json_object_set_new(run, "damaged_rows", json_integer(m->damaged_rows));
 	json_object_set_new(run, "processes", json_integer(m->nprocs));
 	json_object_set_new(run, "threads", json_integer(m->threads));
 	json_object_set_new(caps, "samples", json_boolean(m->sampled));

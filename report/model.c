@@ -22,6 +22,22 @@ int64_t lsm_col_id(sqlite3_stmt *st, int i)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
 }
 
+/* Deeper than any stack the recorder stores (LS_MAX_FRAMES plus a spawn chain), and CPython's lines. */
+#define LS_MODEL_MAX_DEPTH 65536
+#define LS_MODEL_MAX_LINE INT32_MAX
+
+int lsm_step(struct loader *L, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	/* a corrupt page is an error, not the end of a table: never a silently short report */
+	return ls_err(-EIO, "profile is damaged: %s", sqlite3_errmsg(L->db));
+}
+
 int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(L->db, sql, -1, st, NULL) != SQLITE_OK)
@@ -31,6 +47,7 @@ int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st)
 
 static int load_meta(struct loader *L)
 {
+	int rc = 0;
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -38,22 +55,28 @@ static int load_meta(struct loader *L)
 
 	if (err)
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = lsm_step(L, st)) > 0) {
 		char **k = ls_array_grow(m->meta_keys, &cap, m->nmeta, sizeof(char *), 256), **v;
 
-		if (!k)
+		if (!k) {
+			err = -ENOMEM;
 			break;
+		}
 		m->meta_keys = k;
 		v = realloc(m->meta_vals, cap * sizeof(char *));
-		if (!v)
+		if (!v) {
+			err = -ENOMEM;
 			break;
+		}
 		m->meta_vals = v;
 		m->meta_keys[m->nmeta] = lsm_col_dup(st, 0);
 		m->meta_vals[m->nmeta] = lsm_col_dup(st, 1);
 		m->nmeta++;
 	}
 	sqlite3_finalize(st);
-	return 0;
+	if (rc < 0 && !err)
+		err = rc;
+	return err;
 }
 
 const char *ls_model__meta(const struct ls_model *m, const char *key)
@@ -86,6 +109,7 @@ static int64_t stat_of(struct loader *L, const char *key)
 
 static int load_procs(struct loader *L)
 {
+	int rc = 0;
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -99,7 +123,7 @@ static int load_procs(struct loader *L)
 
 	if (err)
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = lsm_step(L, st)) > 0) {
 		struct ls_mproc *v = ls_array_grow(m->procs, &cap, m->nprocs, sizeof(*v), 256), *p;
 
 		if (!v) {
@@ -130,11 +154,16 @@ static int load_procs(struct loader *L)
 		p->cgroup = lsm_col_dup(st, 18);
 		p->cgroup_id = lsm_col_id(st, 19);
 		p->spawn_file = -1;
-		ls_hashmap__set(&L->proc_idx, p->id, m->nprocs);
 		m->threads += p->threads;
 		m->nprocs++;
+		if (ls_hashmap__set(&L->proc_idx, p->id, m->nprocs - 1)) {
+			err = -ENOMEM;
+			break;
+		}
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	for (size_t i = 0; i < m->nprocs; i++) {
 		uint64_t idx;
 
@@ -158,6 +187,7 @@ static int count_lines(const char *t, size_t len)
 
 static int load_files(struct loader *L)
 {
+	int rc = 0;
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -169,7 +199,7 @@ static int load_files(struct loader *L)
 
 	if (err)
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = lsm_step(L, st)) > 0) {
 		struct ls_mfile *v = ls_array_grow(m->files, &cap, m->nfiles, sizeof(*v), 256), *f;
 		const void *text;
 		const char *slash;
@@ -203,10 +233,15 @@ static int load_files(struct loader *L)
 				f->nlines = count_lines(f->text, f->len);
 			}
 		}
-		ls_hashmap__set(&L->file_idx, f->id, m->nfiles);
 		m->nfiles++;
+		if (ls_hashmap__set(&L->file_idx, f->id, m->nfiles - 1)) {
+			err = -ENOMEM;
+			break;
+		}
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	return err;
 }
 
@@ -223,6 +258,7 @@ int ls_model__file_index(const struct ls_model *m, int64_t id)
 
 static int load_funcs(struct loader *L)
 {
+	int rc = 0;
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -231,7 +267,7 @@ static int load_funcs(struct loader *L)
 
 	if (err)
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = lsm_step(L, st)) > 0) {
 		struct ls_mfunc *v = ls_array_grow(m->funcs, &cap, m->nfuncs, sizeof(*v), 256), *f;
 		uint64_t fi;
 
@@ -250,15 +286,21 @@ static int load_funcs(struct loader *L)
 			free(f->qualname);
 			continue; /* a function of a file this profile does not hold */
 		}
-		ls_hashmap__set(&L->func_idx, f->id, m->nfuncs);
 		m->nfuncs++;
+		if (ls_hashmap__set(&L->func_idx, f->id, m->nfuncs - 1)) {
+			err = -ENOMEM;
+			break;
+		}
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	return err;
 }
 
 static int load_stacks(struct loader *L)
 {
+	int rc = 0;
 	sqlite3_stmt *st;
 	int64_t max = 0;
 	int err = lsm_prepare(L, "SELECT max(id) FROM stacks", &st);
@@ -278,14 +320,25 @@ static int load_stacks(struct loader *L)
 	err = lsm_prepare(L, "SELECT id, depth, frames FROM stacks", &st);
 	if (err)
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		int depth = sqlite3_column_int(st, 1), bytes = sqlite3_column_bytes(st, 2);
-		const void *blob = sqlite3_column_blob(st, 2);
+	while ((rc = lsm_step(L, st)) > 0) {
+		int64_t id = sqlite3_column_int64(st, 0), depth = sqlite3_column_int64(st, 1);
+		int64_t bytes = sqlite3_column_bytes(st, 2);
+		const uint32_t *blob = sqlite3_column_blob(st, 2);
+		bool bad = false;
 		struct stack *s;
 
-		if (id <= 0 || id > max || depth <= 0 || bytes != depth * 8 || !blob)
+		/* 64-bit arithmetic: a depth of 2^29 + 1 must not match an 8-byte blob */
+		if (id <= 0 || id > max || depth <= 0 || depth > LS_MODEL_MAX_DEPTH ||
+		    bytes != depth * 8 || !blob || L->stacks[id].frames) {
+			L->m->damaged_rows++;
 			continue;
+		}
+		for (int64_t i = 0; i < depth && !bad; i++)
+			bad = blob[2 * i + 1] > LS_MODEL_MAX_LINE;
+		if (bad) {
+			L->m->damaged_rows++;
+			continue;
+		}
 		s = &L->stacks[id];
 		s->frames = malloc(bytes);
 		if (!s->frames) {
@@ -298,23 +351,41 @@ static int load_stacks(struct loader *L)
 			L->scratch = depth;
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	return err;
+}
+
+struct slot_probe {
+	const struct ls_model *m;
+	int proc, file, line, callee;
+};
+
+static bool same_line(const void *ctx, uint64_t idx)
+{
+	const struct slot_probe *q = ctx;
+	const struct ls_mline *l = &q->m->lines[idx];
+
+	return l->proc == q->proc && l->file == q->file && l->line == q->line;
+}
+
+static uint64_t line_hash(int proc, int file, int line)
+{
+	return ls_hash64(((uint64_t)(uint32_t)proc << 32 | (uint32_t)file) ^
+			 ls_hash64((uint32_t)line));
 }
 
 struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line)
 {
 	struct ls_model *m = L->m;
-	uint64_t key = ((uint64_t)proc << 44) ^ ((uint64_t)file << 22) ^ (uint32_t)line, *slot;
+	struct slot_probe q = {m, proc, file, line, 0};
+	uint64_t *slot = ls_hashmap__intern(&L->line_idx, line_hash(proc, file, line), same_line, &q);
 	struct ls_mline *l;
 
-	slot = ls_hashmap__slot(&L->line_idx, key, UINT64_MAX);
 	if (!slot)
 		return NULL;
-	if (*slot != UINT64_MAX) {
-		l = &m->lines[*slot];
-		if (l->proc == proc && l->file == file && l->line == line)
-			return l;
-	}
+	if (*slot != LS_HASHMAP_EMPTY)
+		return &m->lines[*slot];
 	if (m->nlines == L->lcap) {
 		struct ls_mline *v = ls_array_grow(m->lines, &L->lcap, m->nlines, sizeof(*v), 256);
 
@@ -331,9 +402,7 @@ struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line)
 	l->peak_mem = -1;
 	l->gpu_peak = -1;
 	l->hits = -1;
-	if (*slot == UINT64_MAX)
-		*slot = m->nlines;
-	m->nlines++;
+	*slot = m->nlines++;
 	m->files[file].used = true;
 	return l;
 }
@@ -366,22 +435,27 @@ struct ls_mfstat *lsm_fstat_slot(struct loader *L, int proc, int func)
 	return f;
 }
 
+static bool same_edge(const void *ctx, uint64_t idx)
+{
+	const struct slot_probe *q = ctx;
+	const struct ls_medge *e = &q->m->edges[idx];
+
+	return e->proc == q->proc && e->file == q->file && e->line == q->line &&
+	       e->callee == q->callee;
+}
+
 static struct ls_medge *edge_slot(struct loader *L, int proc, int file, int line, int callee)
 {
 	struct ls_model *m = L->m;
-	uint64_t key = ls_hash64(((uint64_t)proc << 44) ^ ((uint64_t)file << 22) ^ (uint32_t)line) ^
-		       (uint64_t)callee,
-		 *slot;
+	struct slot_probe q = {m, proc, file, line, callee};
+	uint64_t key = line_hash(proc, file, line) ^ ls_hash64((uint32_t)callee + 1),
+		 *slot = ls_hashmap__intern(&L->edge_idx, key, same_edge, &q);
 	struct ls_medge *e;
 
-	slot = ls_hashmap__slot(&L->edge_idx, key, UINT64_MAX);
 	if (!slot)
 		return NULL;
-	if (*slot != UINT64_MAX) {
-		e = &m->edges[*slot];
-		if (e->proc == proc && e->file == file && e->line == line && e->callee == callee)
-			return e;
-	}
+	if (*slot != LS_HASHMAP_EMPTY)
+		return &m->edges[*slot];
 	if (m->nedges == L->ecap) {
 		struct ls_medge *v = ls_array_grow(m->edges, &L->ecap, m->nedges, sizeof(*v), 256);
 
@@ -395,9 +469,7 @@ static struct ls_medge *edge_slot(struct loader *L, int proc, int file, int line
 	e->line = line;
 	e->callee = callee;
 	e->count = 0;
-	if (*slot == UINT64_MAX)
-		*slot = m->nedges;
-	m->nedges++;
+	*slot = m->nedges++;
 	return e;
 }
 
@@ -559,6 +631,7 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 
 static int load_samples(struct loader *L)
 {
+	int rc = 0;
 	sqlite3_stmt *st;
 	int err =
 		lsm_prepare(L,
@@ -573,16 +646,23 @@ static int load_samples(struct loader *L)
 
 	if (err)
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (rc = lsm_step(L, st)) > 0) {
 		uint64_t proc;
 
-		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc))
+		int64_t kind = sqlite3_column_int64(st, 2), count = sqlite3_column_int64(st, 4);
+		int64_t weight = sqlite3_column_int64(st, 5);
+
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc) ||
+		    kind < LS_CLASS_CPU || kind > LS_CLASS_RUNQ || count < 0 || weight < 0) {
+			L->m->damaged_rows++;
 			continue;
-		err = add_row(L, proc, sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
-			      sqlite3_column_int(st, 3), sqlite3_column_int64(st, 4),
-			      sqlite3_column_int64(st, 5));
+		}
+		err = add_row(L, proc, sqlite3_column_int64(st, 1), (int)kind,
+			      sqlite3_column_int(st, 3), count, weight);
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	return err;
 }
 

@@ -156,6 +156,7 @@ struct ls_model {
 				  /* ls_model__kept() + ls_model__lost() */
 	int64_t unresolved_frames; /* frames whose code object could not be read */
 	int64_t lost_records;	  /* other ring-buffer records dropped (process, off-CPU, code) */
+	int64_t damaged_rows;	  /* profile rows skipped: values out of range (a damaged file) */
 	double elapsed_s;
 	uint64_t period_ns;
 	bool wall;   /* off-CPU time was recorded */

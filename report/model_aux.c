@@ -36,6 +36,7 @@ static int rss_grow(struct ls_mrss *r, size_t cap)
  */
 int lsm_load_rss(struct loader *L)
 {
+	int rc = 0;
 	struct ls_model *m = L->m;
 	struct ls_mrss *cur = NULL;
 	int64_t cur_proc = -1, last_event = -1;
@@ -48,7 +49,7 @@ int lsm_load_rss(struct loader *L)
 
 	if (err)
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (rc = lsm_step(L, st)) > 0) {
 		int64_t pid = sqlite3_column_int64(st, 0), rss = sqlite3_column_int64(st, 2);
 		int64_t stack_id = sqlite3_column_int64(st, 3);
 		bool event = sqlite3_column_int(st, 4);
@@ -114,11 +115,14 @@ int lsm_load_rss(struct loader *L)
 		}
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	return err;
 }
 
 int lsm_load_gpu(struct loader *L)
 {
+	int rc = 0;
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -129,7 +133,7 @@ int lsm_load_gpu(struct loader *L)
 
 	if (err)
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (rc = lsm_step(L, st)) > 0) {
 		int64_t stack_id = sqlite3_column_int64(st, 1), gpu = sqlite3_column_int64(st, 2);
 		int64_t api = sqlite3_column_int64(st, 3), peak = sqlite3_column_int64(st, 4);
 		const struct stack *s = NULL;
@@ -174,6 +178,8 @@ int lsm_load_gpu(struct loader *L)
 		}
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	if (err)
 		return err;
 	err = lsm_prepare(
@@ -183,7 +189,7 @@ int lsm_load_gpu(struct loader *L)
 		&st);
 	if (err)
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = lsm_step(L, st)) > 0) {
 		struct ls_mproc *p;
 		uint64_t proc;
 
@@ -201,6 +207,8 @@ int lsm_load_gpu(struct loader *L)
 			m->gpu = true;
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	err = lsm_prepare(
 		L,
 		"SELECT process_id, ordinal, name, mem_total, driver, cuda_driver, cc, uuid"
@@ -208,7 +216,7 @@ int lsm_load_gpu(struct loader *L)
 		&st);
 	if (err)
 		return err;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = lsm_step(L, st)) > 0) {
 		struct ls_mgpu_dev *d,
 			*v = ls_array_grow(m->gpu_devs, &cap, m->ngpu_devs, sizeof(*v), 256);
 		uint64_t proc;
@@ -229,6 +237,8 @@ int lsm_load_gpu(struct loader *L)
 		d->uuid = lsm_col_dup(st, 7);
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	return 0;
 }
 
@@ -239,6 +249,7 @@ int lsm_load_gpu(struct loader *L)
  */
 int lsm_load_trace(struct loader *L)
 {
+	int rc = 0;
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	int err = lsm_prepare(L,
@@ -248,7 +259,7 @@ int lsm_load_trace(struct loader *L)
 
 	if (err)
 		return err;
-	while (!err && sqlite3_step(st) == SQLITE_ROW) {
+	while (!err && (rc = lsm_step(L, st)) > 0) {
 		int f = lsm_func_at(L, sqlite3_column_int64(st, 1)),
 		    line = sqlite3_column_int(st, 2);
 		int64_t hits = sqlite3_column_int64(st, 3), own = sqlite3_column_int64(st, 4);
@@ -285,6 +296,8 @@ int lsm_load_trace(struct loader *L)
 			fs->calls = 0;
 	}
 	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
 	if (err || m->sampled)
 		return err;
 	for (size_t i = 0; i < m->nlines; i++) {

@@ -30,6 +30,8 @@ struct loader {
 };
 
 char *lsm_col_dup(sqlite3_stmt *st, int i);
+/* sqlite3_step(): 1 for a row, 0 at the end, -EIO (logged) when the profile is corrupt. */
+int lsm_step(struct loader *L, sqlite3_stmt *st);
 int64_t lsm_col_id(sqlite3_stmt *st, int i);
 int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st);
 /* The model line (proc, file, line), created on first use; NULL on -ENOMEM. */

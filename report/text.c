@@ -84,6 +84,9 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	if (m->taken >= 0)
 		fprintf(out, " of %lld taken", (long long)m->taken);
 	fputc('\n', out);
+	if (m->damaged_rows)
+		fprintf(out, "# Damaged: %lld profile rows out of range were skipped\n",
+			(long long)m->damaged_rows);
 	fprintf(out, "#\n# Processes:\n");
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct ls_mproc *p = &m->procs[i];

@@ -183,6 +183,12 @@ static int flush_procs(struct ls_gpurec *g, struct ls_store *store)
 	return 0;
 }
 
+void ls_gpurec__unflush(struct ls_gpurec *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		g->lines[i].dirty = true;
+}
+
 int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store)
 {
 	for (size_t i = 0; i < g->n; i++) {

@@ -29,5 +29,7 @@ void ls_gpurec__finish(struct ls_gpurec *g);
 
 /* Writes changed totals and the per-process state, inside the caller's transaction. */
 int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store);
+/* The flush's transaction was rolled back: every row is written again by the next one. */
+void ls_gpurec__unflush(struct ls_gpurec *g);
 
 #endif

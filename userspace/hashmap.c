@@ -73,6 +73,21 @@ uint64_t *ls_hashmap__slot(struct ls_hashmap *m, uint64_t key, uint64_t init)
 	return &m->vals[i];
 }
 
+uint64_t *ls_hashmap__intern(struct ls_hashmap *m, uint64_t hash,
+			     bool (*same)(const void *ctx, uint64_t idx), const void *ctx)
+{
+	uint64_t key = hash;
+
+	/* ends: every probe that finds no key adds it, empty, and returns it */
+	for (uint64_t i = 1;; i++) {
+		uint64_t *slot = ls_hashmap__slot(m, key, LS_HASHMAP_EMPTY);
+
+		if (!slot || *slot == LS_HASHMAP_EMPTY || same(ctx, *slot))
+			return slot;
+		key = ls_hash64(hash + i * 0x9e3779b97f4a7c15ULL);
+	}
+}
+
 int ls_hashmap__set(struct ls_hashmap *m, uint64_t key, uint64_t val)
 {
 	uint64_t *slot = ls_hashmap__slot(m, key, val);

@@ -30,6 +30,18 @@ bool ls_hashmap__get(const struct ls_hashmap *m, uint64_t key, uint64_t *val);
 uint64_t *ls_hashmap__slot(struct ls_hashmap *m, uint64_t key, uint64_t init);
 bool ls_hashmap__del(struct ls_hashmap *m, uint64_t key);
 
+/*
+ * Interning by full key: values are indices of entries kept elsewhere, and same(ctx, index) says
+ * whether an entry is the one sought. Returns the slot of that entry, or an empty slot
+ * (*slot == LS_HASHMAP_EMPTY) for the caller to fill with the new entry's index. Entries whose
+ * 64-bit hashes collide each get a slot of their own: the map is probed at hash, then at rehashes
+ * of it, so a collision costs a probe, never a wrong or unreachable entry. NULL on -ENOMEM; the
+ * pointer is valid until the next insertion.
+ */
+#define LS_HASHMAP_EMPTY UINT64_MAX
+uint64_t *ls_hashmap__intern(struct ls_hashmap *m, uint64_t hash,
+			     bool (*same)(const void *ctx, uint64_t idx), const void *ctx);
+
 /* Iteration: for (size_t i = 0; ls_hashmap__next(m, &i, &k, &v); ) */
 bool ls_hashmap__next(const struct ls_hashmap *m, size_t *it, uint64_t *key, uint64_t *val);
 

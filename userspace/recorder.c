@@ -576,17 +576,35 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 	return 0;
 }
 
+struct func_probe {
+	const struct ls_recorder *r;
+	int64_t file_id;
+	const char *qualname;
+	int firstlineno;
+};
+
+static bool same_func(const void *ctx, uint64_t idx)
+{
+	const struct func_probe *q = ctx;
+	const struct func *f = &q->r->funcs[idx];
+
+	return f->file_id == q->file_id && f->firstlineno == q->firstlineno &&
+	       !strcmp(f->qualname, q->qualname);
+}
+
 static int64_t func_intern(struct ls_recorder *r, int64_t file_id, const char *qualname,
 			   int firstlineno)
 {
+	struct func_probe q = {r, file_id, qualname, firstlineno};
 	uint64_t key = XXH3_64bits(qualname, strlen(qualname)) ^ ls_hash64(file_id) ^
 		       ls_hash64((uint64_t)firstlineno << 32),
-		 id;
+		 *slot = ls_hashmap__intern(&r->func_index, key, same_func, &q);
 	struct func *f, *v;
 
-	if (ls_hashmap__get(&r->func_index, key, &id) && r->funcs[id].file_id == file_id &&
-	    r->funcs[id].firstlineno == firstlineno && !strcmp(r->funcs[id].qualname, qualname))
-		return id;
+	if (!slot)
+		return -ENOMEM;
+	if (*slot != LS_HASHMAP_EMPTY)
+		return *slot;
 	v = ls_array_grow(r->funcs, &r->fcap, r->nfuncs, sizeof(*v), 256);
 	if (!v)
 		return -ENOMEM;
@@ -595,21 +613,38 @@ static int64_t func_intern(struct ls_recorder *r, int64_t file_id, const char *q
 	f->file_id = file_id;
 	f->firstlineno = firstlineno;
 	f->qualname = strdup(qualname);
-	if (!f->qualname || ls_hashmap__set(&r->func_index, key, r->nfuncs))
+	if (!f->qualname)
 		return -ENOMEM;
+	*slot = r->nfuncs;
 	return r->nfuncs++;
+}
+
+struct file_probe {
+	const struct ls_sources *s;
+	const char *path;
+};
+
+static bool same_path(const void *ctx, uint64_t idx)
+{
+	const struct file_probe *q = ctx;
+
+	return !strcmp(q->s->files[idx].path, q->path);
 }
 
 static int64_t file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 {
-	uint64_t key = XXH3_64bits(path, strlen(path)), id;
+	struct file_probe q = {&r->sources, path};
+	uint64_t *slot = ls_hashmap__intern(&p->files, XXH3_64bits(path, strlen(path)), same_path, &q);
 	int64_t fid;
 
-	if (ls_hashmap__get(&p->files, key, &id) && !strcmp(r->sources.files[id].path, path))
-		return id;
+	if (!slot)
+		return -ENOMEM;
+	if (*slot != LS_HASHMAP_EMPTY)
+		return *slot;
 	fid = ls_sources__lookup(&r->sources, p->pid, path);
+	/* the lookup does not touch p->files: the slot is still valid */
 	if (fid > 0)
-		ls_hashmap__set(&p->files, key, fid);
+		*slot = fid;
 	return fid;
 }
 
@@ -659,38 +694,36 @@ static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const c
 	r->st.threads++;
 }
 
+struct agg_probe {
+	const struct ls_recorder *r;
+	const struct agg_key *k;
+};
+
+static bool same_agg(const void *ctx, uint64_t idx)
+{
+	const struct agg_probe *q = ctx;
+
+	return !memcmp(&q->r->aggs[idx].k, q->k, sizeof(*q->k));
+}
+
 static struct agg *agg_slot(struct ls_recorder *r, const struct agg_key *k)
 {
-	uint64_t h = XXH3_64bits(k, sizeof(*k)), *slot;
-	struct agg *a;
+	struct agg_probe q = {r, k};
+	uint64_t *slot = ls_hashmap__intern(&r->agg_index, XXH3_64bits(k, sizeof(*k)), same_agg, &q);
+	struct agg *a, *v;
 
-	slot = ls_hashmap__slot(&r->agg_index, h, UINT64_MAX);
 	if (!slot)
 		return NULL;
-	if (*slot != UINT64_MAX) {
-		a = &r->aggs[*slot];
-		if (!memcmp(&a->k, k, sizeof(*k)))
-			return a;
-		/* 64-bit hash collision: keep the samples under a linear search fallback */
-		for (size_t i = 0; i < r->naggs; i++)
-			if (!memcmp(&r->aggs[i].k, k, sizeof(*k)))
-				return &r->aggs[i];
-	}
-	if (r->naggs == r->acap) {
-		struct agg *v = ls_array_grow(r->aggs, &r->acap, r->naggs, sizeof(*v), 1024);
-
-		if (!v)
-			return NULL;
-		r->aggs = v;
-		/* the slot pointer may be stale after other insertions: look it up again */
-		slot = ls_hashmap__slot(&r->agg_index, h, UINT64_MAX);
-	}
+	if (*slot != LS_HASHMAP_EMPTY)
+		return &r->aggs[*slot];
+	v = ls_array_grow(r->aggs, &r->acap, r->naggs, sizeof(*v), 1024);
+	if (!v)
+		return NULL;
+	r->aggs = v;
 	a = &r->aggs[r->naggs];
 	memset(a, 0, sizeof(*a));
 	a->k = *k;
-	if (*slot == UINT64_MAX)
-		*slot = r->naggs;
-	r->naggs++;
+	*slot = r->naggs++;
 	return a;
 }
 
@@ -1327,9 +1360,39 @@ static int put_stats(struct ls_recorder *r)
 	return err;
 }
 
+/*
+ * The transaction of a flush failed and was rolled back: what it wrote is not in the file, so
+ * every row it may have written is written again by the next flush. All rows are idempotent
+ * (INSERT OR REPLACE of current totals), so marking too many costs time, never correctness.
+ */
+static void unflush(struct ls_recorder *r, const size_t *marks)
+{
+	r->threads_flushed = marks[0];
+	r->sources.srcs_flushed = marks[1];
+	r->sources.files_flushed = marks[2];
+	r->funcs_flushed = marks[3];
+	r->stacks.flushed = marks[4];
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i]->dirty = true;
+		for (size_t k = 0; k < r->procs[i]->nexecs; k++)
+			r->procs[i]->execs[k].dirty = true;
+	}
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].cpu == TCPU_STORED)
+			r->threads[i].cpu = TCPU_DIRTY;
+	for (size_t i = 0; i < r->naggs; i++)
+		r->aggs[i].dirty = true;
+	if (r->gpu)
+		ls_gpurec__unflush(r->gpu);
+	if (r->trace)
+		ls_tracerec__unflush(r->trace);
+}
+
 int ls_recorder__flush(struct ls_recorder *r)
 {
 	struct ls_sources *s = &r->sources;
+	const size_t marks[] = {r->threads_flushed, s->srcs_flushed, s->files_flushed,
+				r->funcs_flushed, r->stacks.flushed};
 	int err;
 
 	err = ls_store__begin(r->store);
@@ -1404,12 +1467,14 @@ int ls_recorder__flush(struct ls_recorder *r)
 		r->st.unresolved_samples = unresolved_samples(r);
 		err = put_stats(r);
 	}
+	if (!err)
+		err = ls_store__commit(r->store);
 	if (err) {
-		/* keep the transaction's partial work out of the file */
-		sqlite3_exec(ls_store__db(r->store), "ROLLBACK", NULL, NULL, NULL);
-		return err;
+		/* keep the transaction's partial work out of the file, and all of it for the next */
+		ls_store__rollback(r->store);
+		unflush(r, marks);
 	}
-	return ls_store__commit(r->store);
+	return err;
 }
 
 void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st)

@@ -109,39 +109,69 @@ static ssize_t read_file(pid_t pid, const char *path, char **out, char *why, siz
 	return total;
 }
 
+struct src_probe {
+	const struct ls_sources *s;
+	const char *text;
+	size_t len;
+	const char *path;
+	int64_t source_id;
+};
+
+static bool same_text(const void *ctx, uint64_t idx)
+{
+	const struct src_probe *q = ctx;
+
+	return q->s->srcs[idx].len == q->len && !memcmp(q->s->srcs[idx].text, q->text, q->len);
+}
+
+static bool same_file(const void *ctx, uint64_t idx)
+{
+	const struct src_probe *q = ctx;
+
+	return q->s->files[idx].source_id == q->source_id && !strcmp(q->s->files[idx].path, q->path);
+}
+
 static int64_t add_source(struct ls_sources *s, char *text, size_t len)
 {
 	XXH128_hash_t h = XXH3_128bits(text, len);
-	uint64_t id;
+	struct src_probe q = {.s = s, .text = text, .len = len};
+	uint64_t *slot = ls_hashmap__intern(&s->by_hash, h.low64 ^ h.high64, same_text, &q);
 	struct ls_source *src, *v;
 
-	if (ls_hashmap__get(&s->by_hash, h.low64 ^ h.high64, &id) && s->srcs[id].len == len &&
-	    !memcmp(s->srcs[id].text, text, len)) {
+	if (!slot) {
 		free(text);
-		return id;
+		return -ENOMEM;
+	}
+	if (*slot != LS_HASHMAP_EMPTY) {
+		free(text);
+		return *slot;
 	}
 	v = ls_array_grow(s->srcs, &s->scap, s->nsrcs, sizeof(*v), 64);
-	if (!v)
+	if (!v) {
+		free(text);
 		return -ENOMEM;
+	}
 	s->srcs = v;
 	src = &s->srcs[s->nsrcs];
 	snprintf(src->hash, sizeof(src->hash), "%016llx%016llx", (unsigned long long)h.high64,
 		 (unsigned long long)h.low64);
 	src->text = text;
 	src->len = len;
-	if (ls_hashmap__set(&s->by_hash, h.low64 ^ h.high64, s->nsrcs))
-		return -ENOMEM;
+	*slot = s->nsrcs;
 	return s->nsrcs++;
 }
 
 static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_id, const char *why)
 {
-	uint64_t key = XXH3_64bits(path, strlen(path)) ^ ls_hash64(source_id + 1), id;
+	struct src_probe q = {.s = s, .path = path, .source_id = source_id};
+	uint64_t key = XXH3_64bits(path, strlen(path)) ^ ls_hash64(source_id + 1),
+		 *slot = ls_hashmap__intern(&s->by_key, key, same_file, &q);
 	struct ls_file *f, *v;
 
-	if (ls_hashmap__get(&s->by_key, key, &id) && !strcmp(s->files[id].path, path) &&
-	    s->files[id].source_id == source_id)
-		return id;
+	if (!slot)
+		return -ENOMEM;
+	if (*slot != LS_HASHMAP_EMPTY)
+		return *slot;
 	v = ls_array_grow(s->files, &s->fcap, s->nfiles, sizeof(*v), 64);
 	if (!v)
 		return -ENOMEM;
@@ -153,8 +183,7 @@ static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_i
 	f->unavailable = why ? strdup(why) : NULL;
 	if (!f->path)
 		return -ENOMEM;
-	if (ls_hashmap__set(&s->by_key, key, s->nfiles))
-		return -ENOMEM;
+	*slot = s->nfiles;
 	return s->nfiles++;
 }
 

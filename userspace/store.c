@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,13 @@ struct ls_store {
 	char *path;
 	struct ls_outfile out; /* a profile being written: its directory and file */
 	bool writer;
+	/*
+	 * LINESCOPE_FAULT_STORE=T:W (tests): write W of transaction T fails, as a full disk would;
+	 * T:W:kill: the process is killed there instead, in the middle of a flush
+	 */
+	unsigned long fault_txn, fault_write, txns, writes;
+	bool fault_kill;
+	int err; /* the open transaction's first failed write: every later one is skipped */
 };
 
 static int db_err(struct ls_store *s, int rc, const char *what)
@@ -204,6 +212,13 @@ int ls_store__create(const char *path, int owner_uid, int owner_gid, struct ls_s
 		return err;
 	}
 	s->writer = true;
+	if (getenv("LINESCOPE_FAULT_STORE")) {
+		char how[8] = "";
+
+		sscanf(getenv("LINESCOPE_FAULT_STORE"), "%lu:%lu:%7s", &s->fault_txn,
+		       &s->fault_write, how);
+		s->fault_kill = !strcmp(how, "kill");
+	}
 	/* unpublished, it has a rollback journal only while a transaction is open */
 	sql = sqlite3_mprintf("PRAGMA synchronous=NORMAL; BEGIN; %s"
 			      " PRAGMA user_version=%d; COMMIT;",
@@ -297,22 +312,48 @@ sqlite3 *ls_store__db(struct ls_store *s)
 
 int ls_store__begin(struct ls_store *s)
 {
+	s->txns++;
+	s->writes = 0;
+	s->err = 0;
 	return exec_sql(s, "BEGIN");
 }
 
 int ls_store__commit(struct ls_store *s)
 {
-	return exec_sql(s, "COMMIT");
+	int err = s->err ?: exec_sql(s, "COMMIT");
+
+	/* a transaction with a failed write is never committed half: it ends here either way */
+	if (err)
+		ls_store__rollback(s);
+	s->err = 0;
+	return err;
+}
+
+void ls_store__rollback(struct ls_store *s)
+{
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 static int step(struct ls_store *s, enum stmt_id id)
 {
-	int rc = sqlite3_step(s->st[id]);
+	int rc;
+
+	if (s->err) {
+		sqlite3_clear_bindings(s->st[id]);
+		return s->err;
+	}
+	if (++s->writes == s->fault_write && s->txns == s->fault_txn && s->fault_kill)
+		kill(getpid(), SIGKILL);
+	if (s->writes == s->fault_write && s->txns == s->fault_txn)
+		return s->err = ls_err(-EIO, "profile %s: write %lu of transaction %lu failed "
+					     "(injected)",
+				       s->path, s->writes, s->txns);
+	rc = sqlite3_step(s->st[id]);
 
 	sqlite3_reset(s->st[id]);
 	sqlite3_clear_bindings(s->st[id]);
 	if (rc != SQLITE_DONE)
-		return db_err(s, rc, "write");
+		return s->err = db_err(s, rc, "write");
 	return 0;
 }
 

@@ -32,7 +32,14 @@ void ls_store__free(struct ls_store *s);
 sqlite3 *ls_store__db(struct ls_store *s);
 
 int ls_store__begin(struct ls_store *s);
+/*
+ * Commits, unless a write since ls_store__begin() failed: then (or when COMMIT fails) the
+ * transaction is rolled back and the first error returned. Writes after a failed one do nothing
+ * and return its error, so a caller may check only the commit.
+ */
 int ls_store__commit(struct ls_store *s);
+/* Drops the open transaction's writes. */
+void ls_store__rollback(struct ls_store *s);
 
 int ls_store__put_meta(struct ls_store *s, const char *key, const char *value);
 int ls_store__put_meta_int(struct ls_store *s, const char *key, int64_t value);

@@ -83,26 +83,33 @@ static struct pstate *pstate_of(struct ls_tracerec *t, int64_t proc_id)
 	return p;
 }
 
+struct row_probe {
+	const struct ls_tracerec *t;
+	int64_t proc, func;
+	int tid, line;
+};
+
+static bool same_row(const void *ctx, uint64_t idx)
+{
+	const struct row_probe *q = ctx;
+	const struct row *r = &q->t->rows[idx];
+
+	return r->v.proc_id == q->proc && r->v.tid == q->tid && r->v.func_id == q->func &&
+	       r->v.line == q->line;
+}
+
 static struct row *row_of(struct ls_tracerec *t, int64_t proc, int tid, int64_t func, int line)
 {
+	struct row_probe q = {t, proc, func, tid, line};
 	uint64_t key = ls_hash64(proc * 0x9e3779b97f4a7c15ULL ^ ls_hash64(tid)) ^
 		       ls_hash64((func << 24) ^ (uint32_t)line),
-		 *slot;
+		 *slot = ls_hashmap__intern(&t->index, key, same_row, &q);
 	struct row *r, *v;
 
-	slot = ls_hashmap__slot(&t->index, key, UINT64_MAX);
 	if (!slot)
 		return NULL;
-	if (*slot != UINT64_MAX) {
-		r = &t->rows[*slot];
-		if (r->v.proc_id == proc && r->v.tid == tid && r->v.func_id == func &&
-		    r->v.line == line)
-			return r;
-		for (size_t i = 0; i < t->n; i++) /* 64-bit collision: rare, stay correct */
-			if (t->rows[i].v.proc_id == proc && t->rows[i].v.tid == tid &&
-			    t->rows[i].v.func_id == func && t->rows[i].v.line == line)
-				return &t->rows[i];
-	}
+	if (*slot != LS_HASHMAP_EMPTY)
+		return &t->rows[*slot];
 	v = ls_array_grow(t->rows, &t->cap, t->n, sizeof(*v), 256);
 	if (!v)
 		return NULL;
@@ -113,9 +120,7 @@ static struct row *row_of(struct ls_tracerec *t, int64_t proc, int tid, int64_t 
 	r->v.tid = tid;
 	r->v.func_id = func;
 	r->v.line = line;
-	if (*slot == UINT64_MAX)
-		*slot = t->n;
-	t->n++;
+	*slot = t->n++;
 	return r;
 }
 
@@ -274,6 +279,12 @@ const char *ls_tracerec__state(const struct ls_tracerec *t, int64_t proc_id)
 void ls_tracerec__stats(const struct ls_tracerec *t, struct ls_tracerec_stats *st)
 {
 	*st = t->st;
+}
+
+void ls_tracerec__unflush(struct ls_tracerec *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		t->rows[i].dirty = true;
 }
 
 int ls_tracerec__flush(struct ls_tracerec *t, struct ls_store *store)

@@ -46,5 +46,7 @@ void ls_tracerec__stats(const struct ls_tracerec *t, struct ls_tracerec_stats *s
 
 /* Writes changed totals inside the caller's transaction. */
 int ls_tracerec__flush(struct ls_tracerec *t, struct ls_store *store);
+/* The flush's transaction was rolled back: every row is written again by the next one. */
+void ls_tracerec__unflush(struct ls_tracerec *t);
 
 #endif

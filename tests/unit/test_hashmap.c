@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <string.h>
 #include "hashmap.h"
 
 #define N 20000
@@ -67,11 +68,42 @@ static void test_slot(void **state)
 	ls_hashmap_release(&m);
 }
 
+static const char *const names[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+
+static bool same_name(const void *ctx, uint64_t idx)
+{
+	return !strcmp(names[idx], ctx);
+}
+
+/* Every full key gets its own entry even when all of them share one 64-bit hash. */
+static void test_intern_collisions(void **state)
+{
+	struct ls_hashmap m;
+	uint64_t *slot;
+
+	ls_hashmap_init(&m);
+	for (int round = 0; round < 3; round++) {
+		for (uint64_t i = 0; i < 8; i++) {
+			slot = ls_hashmap__intern(&m, 42, same_name, names[i]);
+			assert_non_null(slot);
+			if (round == 0) {
+				assert_int_equal(*slot, LS_HASHMAP_EMPTY);
+				*slot = i;
+			} else {
+				assert_int_equal(*slot, i);
+			}
+		}
+	}
+	assert_int_equal(m.n, 8);
+	ls_hashmap_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_ops),
 		cmocka_unit_test(test_slot),
+		cmocka_unit_test(test_intern_collisions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -273,6 +273,72 @@ static void test_killed_writer_is_readable(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* write_profile(), then sql on it; the model loaded from the result (NULL when it was refused) */
+static struct ls_model *load_mutated(const char *sql, int *err)
+{
+	struct ls_model *m = NULL;
+	char cmd[512];
+
+	write_profile();
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s \"%s\"", path, sql);
+	assert_int_equal(system(cmd), 0);
+	*err = ls_model__load(path, &m);
+	return m;
+}
+
+/* Values out of range in a profile anyone can hand us are skipped and counted, never trusted. */
+static void test_hostile_values(void **state)
+{
+	static const char *const sqls[] = {
+		/* depth * 8 overflows an int to 8: the old check let it read 4 GiB past the blob */
+		"UPDATE stacks SET depth = 536870913, frames = X'0100000002000000' WHERE id = 1",
+		"UPDATE stacks SET depth = -1 WHERE id = 1",
+		"UPDATE stacks SET frames = X'01000000FFFFFFFF02000000FFFFFF7F' WHERE id = 1",
+		"UPDATE samples SET kind = 9",
+		"UPDATE samples SET count = -5",
+		"UPDATE samples SET process_id = 77",
+	};
+
+	for (size_t i = 0; i < sizeof(sqls) / sizeof(sqls[0]); i++) {
+		int err;
+		struct ls_model *m = load_mutated(sqls[i], &err);
+
+		assert_int_equal(err, 0);
+		assert_non_null(m);
+		if (m->damaged_rows < 1)
+			fail_msg("not counted as damaged: %s", sqls[i]);
+		for (size_t k = 0; k < m->nlines; k++)
+			assert_true(m->lines[k].self_count >= 0 && m->lines[k].line >= 0);
+		ls_model__free(m);
+	}
+}
+
+/* A damaged page is an error, not the end of a table (which made a silently short report). */
+static void test_corrupt_page(void **state)
+{
+	struct ls_model *m = NULL;
+	char cmd[256];
+	FILE *f;
+	int root = 0;
+	char junk[64];
+
+	write_profile();
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s \"SELECT rootpage FROM sqlite_master WHERE name = 'stacks'\"", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &root), 1);
+	pclose(f);
+	memset(junk, 0x5a, sizeof(junk));
+	f = fopen(path, "r+");
+	assert_non_null(f);
+	/* the b-tree page header: its type byte and cell count become nonsense */
+	assert_int_equal(fseek(f, (long)(root - 1) * 4096, SEEK_SET), 0);
+	assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	fclose(f);
+	assert_int_not_equal(ls_model__load(path, &m), 0);
+	assert_null(m);
+}
+
 static int count_entries(const char *dir)
 {
 	char cmd[128];
@@ -358,6 +424,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test(test_unpublished_keeps_old),
+		cmocka_unit_test_setup_teardown(test_hostile_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
 		cmocka_unit_test(test_publish_replaces_symlink),
 		cmocka_unit_test_setup_teardown(test_cpu_scaled_to_accounting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rejects_newer_schema, setup, teardown),

@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Faults: a profile write that fails mid-flush (injected: LINESCOPE_FAULT_STORE=T:W), the
+# profiler killed with SIGKILL in the middle of a flush, a disk that fills up, and a thousand
+# threads exiting at once. Each run is compared with what the workload measured itself.
+source "$(dirname "$0")/lib.sh"
+need_python "$DEB_PY"
+
+# samples_add_up JSON WHAT: kept + lost == taken, and nothing lost to the ring buffer
+samples_add_up() {
+	"$PYQ" - "$1" "$2" <<'PYEOF' | check_lines
+import json, sys
+r = json.load(open(sys.argv[1]))["run"]
+ok = r["samples"] + r["lost"]["total"] == r["taken"] and r["lost"]["ringbuf"] == 0
+print("%s %s: %d kept + %d lost = %d taken" % ("ok" if ok else "FAIL", sys.argv[2], r["samples"],
+      r["lost"]["total"], r["taken"]))
+PYEOF
+}
+
+# 1. write 10 of the first flush's transaction fails: the next flush writes all of it again
+prof="$WORK/retry.lsprof"
+LINESCOPE_FAULT_STORE=2:10 LS_TRUTH="$WORK/truth.json" "$LS" --mode cpu --profile "$prof" \
+	-o "$WORK/retry.html" -- "$DEB_PY" "$FIX/ratio3.py" 180 >/dev/null 2>"$WORK/retry.err" ||
+	fail "injected write failure: exit $?"
+grep -q "write 10 of transaction 2 failed (injected)" "$WORK/retry.err" &&
+	grep -q "will retry" "$WORK/retry.err" && pass "injected write failure reported, and retried" ||
+	fail "injected write failure not seen: $(cat "$WORK/retry.err")"
+j=$(json_of "$prof") && {
+	check_lines < <(ratio_vs_truth "after a failed flush" "$j" "$WORK/truth.json" ratio3.py)
+	samples_add_up "$j" "after a failed flush"
+	t=$(pyq "$j" 'd["processes"][0]["threads"]')
+	[ "$t" = 1 ] && pass "after a failed flush: its thread is stored" || fail "threads: $t"
+}
+
+# 2. SIGKILL in the middle of the second flush: the profile reads as of the first one, and the
+# target runs on, neither stopped nor slowed
+"$DEB_PY" -c 'import time
+print("ready", flush=True)
+t = time.time()
+while time.time() - t < 30: pass' >"$WORK/target.log" &
+target=$!
+wait_log "$WORK/target.log" ready || fail "target did not start"
+LINESCOPE_FAULT_STORE=3:5:kill "$LS" -q -p $target --profile "$WORK/killed.lsprof" -o "$WORK/k.html"
+rc=$?
+[ $rc -eq 137 ] && pass "profiler killed during a flush (exit $rc)" || fail "killed profiler: exit $rc"
+state=$(awk '{print $3}' /proc/$target/stat 2>/dev/null)
+[ "$state" = R ] || [ "$state" = S ] && pass "target still running (state $state)" ||
+	fail "target after the profiler was killed: state '${state:-gone}'"
+if j=$(json_of "$WORK/killed.lsprof"); then
+	n=$(pyq "$j" 'd["run"]["samples"]')
+	st=$("$LS" report "$WORK/killed.lsprof" --format text | sed -n 's/^# Status: //p')
+	[ "$n" -gt 500 ] && pass "killed mid-flush: $n samples of the first flush readable ($st)" ||
+		fail "killed mid-flush: $n samples"
+else
+	fail "killed mid-flush: profile unreadable"
+fi
+kill $target
+wait $target 2>/dev/null
+
+# 3. the disk fills up: a clear error, a non-zero exit, and a profile readable as of the last
+# flush that fit
+small="$WORK/small"
+mkdir "$small" && mount -t tmpfs -o size=300k tmpfs "$small" || fail "cannot mount a small tmpfs"
+# a 30000-line source (500 KB) cannot be stored there
+{
+	for i in $(seq 30000); do echo "x$i = $i"; done
+	printf 'import time\nt = time.thread_time()\nwhile time.thread_time() - t < 2: pass\n'
+} >"$WORK/big.py"
+"$LS" -q --mode cpu --profile "$small/full.lsprof" -o "$WORK/full.html" -- "$DEB_PY" "$WORK/big.py" \
+	2>"$WORK/full.err"
+rc=$?
+last=$(tail -1 "$WORK/full.err")
+[ $rc -eq 1 ] && [[ "$last" == *"disk is full"* ]] && pass "disk full: exit 1, $last" ||
+	fail "disk full: exit $rc, $last"
+"$LS" report "$small/full.lsprof" --format text >"$WORK/full.txt" 2>&1 &&
+	pass "disk full: the profile is readable ($(sed -n 's/^# Status: //p' "$WORK/full.txt"))" ||
+	fail "disk full: $(cat "$WORK/full.txt")"
+umount "$small"
+
+# 4. a thousand threads that exit at the same moment: every one is in the profile, and their
+# CPU is what they measured
+prof="$WORK/threads.lsprof"
+LS_TRUTH="$WORK/mt.json" "$LS" -q --mode cpu --profile "$prof" -o "$WORK/mt.html" -- \
+	"$DEB_PY" "$FIX/many_threads.py" 1000 || fail "1000 threads: exit $?"
+j=$(json_of "$prof") && {
+	samples_add_up "$j" "1000 threads"
+	"$PYQ" - "$j" "$WORK/mt.json" <<'PYEOF' | check_lines
+import json, math, sys
+d = json.load(open(sys.argv[1])); truth = json.load(open(sys.argv[2]))
+p = d["processes"][0]
+work = sum(l["self_time_s"] for l in d["lines"] if l["path"].endswith("many_threads.py")
+           and l["function"] == "work" and l["line"] in (20, 21))
+n = max(work * (d["run"]["frequency_hz"] or 999), 1)
+tol = 3 / math.sqrt(n) + 0.05
+ok = p["threads"] == truth["threads"] + 1
+print("%s 1000 threads: %d threads stored" % ("ok" if ok else "FAIL", p["threads"]))
+ok = abs(work / truth["cpu_s"] - 1) <= tol
+print("%s 1000 threads: work() %.3fs, measured %.3fs (within %.1f%%)" % (
+    "ok" if ok else "FAIL", work, truth["cpu_s"], 100 * tol))
+PYEOF
+}
+finish
