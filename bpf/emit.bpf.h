@@ -18,11 +18,16 @@ static __always_inline int ls_emit_sample(const struct ls_proc *p, __u8 kind, __
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ls_sample_buf *b;
-	__u32 n = 0;
+	__u32 n = 0, *busy = NULL;
+	int err = 0;
 
-	b = bpf_map_lookup_elem(&scratch, &slot);
-	if (!b)
+	if (slot == LS_SLOT_TASK && !(busy = ls_task_scratch_take()))
 		return -1;
+	b = bpf_map_lookup_elem(&scratch, &slot);
+	if (!b) {
+		err = -1;
+		goto out;
+	}
 	b->hdr.type = kind == LS_SAMPLE_OFFCPU ? LS_REC_OFFCPU : LS_REC_SAMPLE;
 	b->hdr.pid = id >> 32;
 	b->hdr.tid = (__u32)id;
@@ -46,9 +51,12 @@ static __always_inline int ls_emit_sample(const struct ls_proc *p, __u8 kind, __
 	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
 			       ls_rb_flags())) {
 		LS_STAT_INC(ringbuf_drops);
-		return -1;
+		err = -1;
 	}
-	return 0;
+out:
+	if (busy)
+		ls_task_scratch_put(busy);
+	return err;
 }
 
 #endif /* __LS_EMIT_BPF_H */

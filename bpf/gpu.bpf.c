@@ -85,7 +85,7 @@ SEC("usdt")
 int BPF_USDT(handle_gpu_record, const void *rec, __u32 len)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0;
+	__u32 tgid = id >> 32, zero = 0, *busy;
 	struct gpu_rec_buf *b;
 	struct ls_gpu_hdr *h;
 
@@ -103,18 +103,21 @@ int BPF_USDT(handle_gpu_record, const void *rec, __u32 len)
 		GPU_STAT_INC(bad_len);
 		return 0;
 	}
+	busy = ls_task_scratch_take();
+	if (!busy)
+		return 0; /* in stats.scratch_busy; userspace sees the gap in seq */
 	b = bpf_map_lookup_elem(&gpu_scratch, &zero);
 	if (!b)
-		return 0;
+		goto out;
 	if (bpf_probe_read_user(b->data, len, rec)) {
 		__sync_fetch_and_add(&stats.read_fail, 1);
 		GPU_STAT_INC(read_fail);
-		return 0;
+		goto out;
 	}
 	h = (struct ls_gpu_hdr *)b->data;
 	if (h->sub < LS_GPU_HELLO || h->sub > LS_GPU_EXIT) {
 		GPU_STAT_INC(bad_sub);
-		return 0;
+		goto out;
 	}
 	h->type = LS_REC_GPU;
 	h->pid = tgid;
@@ -123,10 +126,12 @@ int BPF_USDT(handle_gpu_record, const void *rec, __u32 len)
 	if (bpf_ringbuf_output(&events, b, len, 0)) {
 		__sync_fetch_and_add(&stats.ringbuf_drops, 1);
 		GPU_STAT_INC(rb_drops);
-		return 0;
+		goto out;
 	}
 	__sync_fetch_and_add(&stats.gpu_records, 1);
 	GPU_STAT_INC(records);
+out:
+	ls_task_scratch_put(busy);
 	return 0;
 }
 

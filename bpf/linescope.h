@@ -474,6 +474,7 @@ struct ls_stats {
 	__u64 sample_drops;   /* of those, lost because the ring buffer was full */
 	__u64 exec_events;
 	__u64 images_known;   /* execs of a known interpreter image: walked from the first tick */
+	__u64 scratch_busy;   /* records dropped: a preempted program on this CPU held the buffer */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

@@ -72,20 +72,33 @@ struct ls_sample_buf {
 };
 
 /*
- * Per CPU, one buffer per context that can run at once: the cpu-clock sampler runs in hard-IRQ
- * context and can interrupt a tracepoint or uprobe program mid-record.
+ * Per CPU, one buffer per context that can run at once. The cpu-clock sampler runs in hard-IRQ
+ * context and can interrupt any other program mid-record. Tracepoints that run with preemption
+ * off (sched_switch, fork, rss_stat) cannot interrupt one another, but can run while a task
+ * context program is preempted: uprobes and sys_exit (syscall tracepoints may fault) run with
+ * only migration disabled, so another task's program may run on this CPU before they finish.
+ * Those take their buffers through ls_task_scratch_take().
  */
 enum ls_scratch_slot {
-	LS_SLOT_IRQ = 0,  /* perf_event programs */
-	LS_SLOT_TASK = 1, /* tracepoints, uprobes: task context */
+	LS_SLOT_IRQ = 0,    /* perf_event programs */
+	LS_SLOT_ATOMIC = 1, /* tracepoints that run with preemption off */
+	LS_SLOT_TASK = 2,   /* preemptible programs: uprobes, sys_exit */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, struct ls_sample_buf);
 } scratch SEC(".maps") __weak;
+
+/* Set while a preemptible program on this CPU holds a task-context scratch buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} task_scratch_busy SEC(".maps") __weak;
 
 /* Code objects already described to userspace (LS_REC_CODE), per process image. */
 struct ls_code_key {
@@ -109,6 +122,29 @@ const volatile __u32 self_tgid __weak = 0;
 struct ls_stats stats __weak;
 
 #define LS_STAT_INC(field) __sync_fetch_and_add(&stats.field, 1)
+
+/*
+ * Takes this CPU's task-context scratch buffers (LS_SLOT_TASK, the trace, GPU and native-probe
+ * buffers), or NULL when a preempted program holds them: the caller drops its record, counted in
+ * scratch_busy, rather than write into one half built. Release with ls_task_scratch_put().
+ */
+static __always_inline __u32 *ls_task_scratch_take(void)
+{
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(&task_scratch_busy, &zero);
+
+	if (!busy)
+		return NULL;
+	if (__sync_val_compare_and_swap(busy, 0, 1) != 0) {
+		LS_STAT_INC(scratch_busy);
+		return NULL;
+	}
+	return busy;
+}
+
+static __always_inline void ls_task_scratch_put(__u32 *busy)
+{
+	__sync_val_compare_and_swap(busy, 1, 0);
+}
 
 /*
  * Wake-up policy for frequent records: waking the consumer costs an inter-processor interrupt

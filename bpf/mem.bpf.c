@@ -41,7 +41,7 @@ int BPF_PROG(handle_rss, struct mm_struct *mm, int member)
 	} else {
 		bpf_map_update_elem(&rss_last, &tgid, &rss, BPF_ANY);
 	}
-	if (!ls_emit_sample(p, LS_SAMPLE_RSS, 0, rss, 0, 0, false, LS_SLOT_TASK))
+	if (!ls_emit_sample(p, LS_SAMPLE_RSS, 0, rss, 0, 0, false, LS_SLOT_ATOMIC))
 		LS_STAT_INC(rss_events);
 	return 0;
 }

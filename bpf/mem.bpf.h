@@ -3,6 +3,7 @@
 #ifndef __LS_MEM_BPF_H
 #define __LS_MEM_BPF_H
 
+#include "core_fixes.bpf.h"
 #include "maps.bpf.h"
 
 const volatile bool mem_enabled __weak = false;
@@ -20,9 +21,9 @@ static __always_inline __u64 ls_mm_rss(struct mm_struct *mm)
 
 	if (!mm)
 		return 0;
-	file = BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count);
-	anon = BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].count);
-	shmem = BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].count);
+	file = ls_mm_counter(mm, MM_FILEPAGES);
+	anon = ls_mm_counter(mm, MM_ANONPAGES);
+	shmem = ls_mm_counter(mm, MM_SHMEMPAGES);
 	pages = file + anon + shmem;
 	return pages > 0 ? (__u64)pages << LS_PAGE_SHIFT : 0;
 }

@@ -27,7 +27,7 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 		 * An interval that ended but was not reported yet (preempted again before its
 		 * syscall returned): report it now, we run in its thread's context.
 		 */
-		ls_offcpu_resume(p, tid, LS_SLOT_TASK);
+		ls_offcpu_resume(p, tid, LS_SLOT_ATOMIC);
 		fresh.start = bpf_ktime_get_ns();
 		fresh.waited = -1;
 		if (!preempt && prev_state)

@@ -21,7 +21,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	/* the forking thread's Python stack: which line started the child (we run in the parent) */
 	if ((bpf_get_current_pid_tgid() >> 32) == ptgid)
-		ls_emit_sample(p, LS_SAMPLE_SPAWN, 0, ctgid, 0, 0, false, LS_SLOT_TASK);
+		ls_emit_sample(p, LS_SAMPLE_SPAWN, 0, ctgid, 0, 0, false, LS_SLOT_ATOMIC);
 	if (bpf_map_update_elem(&procs, &ctgid, p, BPF_ANY)) {
 		LS_STAT_INC(procs_full);
 		return 0;

@@ -40,7 +40,7 @@ struct {
 static __always_inline int copy_msg(const void *msg, long len)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0, size;
+	__u32 tgid = id >> 32, zero = 0, size, *busy;
 	struct trace_buf *b;
 
 	if (!ls_current_target(tgid, (__u32)id)) {
@@ -52,23 +52,27 @@ static __always_inline int copy_msg(const void *msg, long len)
 		return 0;
 	}
 	size = len;
+	busy = ls_task_scratch_take();
+	if (!busy)
+		return 0;
 	b = bpf_map_lookup_elem(&trace_scratch, &zero);
 	if (!b)
-		return 0;
+		goto out;
 	if (bpf_probe_read_user(b->msg, size, msg)) {
 		TRACE_STAT_INC(read_fail);
-		return 0;
+		goto out;
 	}
 	b->hdr.type = LS_REC_TRACE;
 	b->hdr.pid = tgid;
 	b->hdr.tid = (__u32)id;
 	b->hdr.size = size;
 	b->hdr.ts = bpf_ktime_get_ns();
-	if (bpf_ringbuf_output(&events, b, sizeof(b->hdr) + size, 0)) {
+	if (bpf_ringbuf_output(&events, b, sizeof(b->hdr) + size, 0))
 		TRACE_STAT_INC(ringbuf_drops);
-		return 0;
-	}
-	TRACE_STAT_INC(msgs);
+	else
+		TRACE_STAT_INC(msgs);
+out:
+	ls_task_scratch_put(busy);
 	return 0;
 }
 
@@ -249,7 +253,7 @@ static __always_inline int native_event(enum native_ev ev, const void *file, con
 					int line)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, *busy;
 	struct ls_native_key key = {};
 	struct native_names *n;
 	struct ls_native_val *v;
@@ -260,10 +264,13 @@ static __always_inline int native_event(enum native_ev ev, const void *file, con
 		return 0;
 	}
 	TRACE_STAT_INC(native_events);
+	busy = ls_task_scratch_take();
+	if (!busy)
+		return 0;
 	n = bpf_map_lookup_elem(&native_names_scratch, &zero);
 	th = native_thread(tid, tgid);
 	if (!n || !th)
-		return 0;
+		goto out;
 	native_close(th, now);
 	key.pid = tgid;
 	key.tid = tid;
@@ -298,6 +305,8 @@ static __always_inline int native_event(enum native_ev ev, const void *file, con
 			th->cur.line = -1;
 		break;
 	}
+out:
+	ls_task_scratch_put(busy);
 	return 0;
 }
 

@@ -314,7 +314,8 @@ static __u64 to_mono(const struct proc *p, __u64 t)
 {
 	if (!p->has_clk || !t)
 		return 0;
-	return (__u64)((__s64)t + p->clk_off);
+	/* modular: both come from the target's library and may be anything */
+	return t + (__u64)p->clk_off;
 }
 
 /* Halves the series' resolution, merging neighbours and keeping the highest levels. */
@@ -783,7 +784,7 @@ int ls_gpu_agg__record(struct ls_gpu_agg *a, const void *data, size_t len)
 		p->seq_count++;
 	}
 	if (h->ts && h->cupti_ts) {
-		p->clk_off = (__s64)h->ts - (__s64)h->cupti_ts;
+		p->clk_off = (__s64)(h->ts - h->cupti_ts); /* modular, as to_mono() undoes it */
 		p->has_clk = 1;
 	}
 	switch (h->sub) {

@@ -800,6 +800,8 @@ int ls_model__load(const char *path, struct ls_model **out)
 		/* of the ring buffer's drops, the samples; the rest were other records */
 		L.m->lost_ringbuf = stat_of(&L, "sample_drops");
 		L.m->lost_records = drops > L.m->lost_ringbuf ? drops - L.m->lost_ringbuf : 0;
+		/* off-CPU, trace and GPU records a preempted program's busy buffer turned away */
+		L.m->lost_records += stat_of(&L, "scratch_busy");
 		L.m->lost_read = stat_of(&L, "read_fail");
 		L.m->lost_truncated = stat_of(&L, "truncated_stacks");
 		L.m->unresolved_frames = stat_of(&L, "unresolved_frames");

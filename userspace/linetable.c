@@ -43,6 +43,17 @@ static int read_svarint(struct cursor *c)
  * Walks entries, calling back with [start, end) units and the entry's line (-1 = none) plus the
  * running line. Stops early when cb returns non-zero. Returns units covered or -EINVAL.
  */
+/* line + delta, or -EINVAL when a table (from a target's memory) leaves int's range */
+static int add_line(int *line, int64_t delta)
+{
+	int64_t v = (int64_t)*line + delta;
+
+	if (v < INT32_MIN || v > INT32_MAX)
+		return -EINVAL;
+	*line = (int)v;
+	return 0;
+}
+
 static int walk(const uint8_t *tab, size_t len, int firstlineno,
 		int (*cb)(void *arg, int start, int end, int line, int running), void *arg)
 {
@@ -62,20 +73,23 @@ static int walk(const uint8_t *tab, size_t len, int firstlineno,
 			entry_line = -1;
 			break;
 		case 14: /* long form: line delta, end-line delta, column, end column */
-			line += read_svarint(&c);
+			if (add_line(&line, read_svarint(&c)))
+				return -EINVAL;
 			read_varint(&c);
 			read_varint(&c);
 			read_varint(&c);
 			entry_line = line;
 			break;
 		case 13: /* no column */
-			line += read_svarint(&c);
+			if (add_line(&line, read_svarint(&c)))
+				return -EINVAL;
 			entry_line = line;
 			break;
 		case 10:
 		case 11:
 		case 12: /* one-line form */
-			line += code - 10;
+			if (add_line(&line, code - 10))
+				return -EINVAL;
 			read_byte(&c);
 			read_byte(&c);
 			entry_line = line;

@@ -150,7 +150,10 @@ static int read_code(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp, stru
 	uint32_t firstlineno;
 	int err;
 
-	if (header > sizeof(hdr) || header < 16)
+	/* a layout from a target's _Py_DebugOffsets: every field read must lie in what is read */
+	if (header > sizeof(hdr) || header < 16 || L->code_filename + 8u > header ||
+	    L->code_qualname + 8u > header || L->code_linetable + 8u > header ||
+	    L->code_firstlineno + 4u > header)
 		return -EINVAL;
 	err = ls_procfs__read_mem(c->pid, addr, hdr, header);
 	if (err)

@@ -146,6 +146,7 @@ struct ls_recorder {
 
 	struct ls_pylayout layouts[LS_MAX_LAYOUTS];
 	unsigned nlayouts;
+	unsigned max_layouts; /* LS_MAX_LAYOUTS; LINESCOPE_MAX_LAYOUTS lowers it (tests) */
 	struct ls_images images;
 
 	struct ls_recorder_stats st;
@@ -185,6 +186,13 @@ int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, 
 	ls_sources_init(&r->sources);
 	ls_images_init(&r->images);
 	r->nfuncs = r->funcs_flushed = 1;
+	r->max_layouts = LS_MAX_LAYOUTS;
+	if (getenv("LINESCOPE_MAX_LAYOUTS")) {
+		unsigned long v = strtoul(getenv("LINESCOPE_MAX_LAYOUTS"), NULL, 10);
+
+		if (v < r->max_layouts)
+			r->max_layouts = v;
+	}
 	*out = r;
 	return 0;
 }
@@ -419,13 +427,14 @@ static struct rproc *proc_any(struct ls_recorder *r, pid_t pid)
 	return p;
 }
 
-static uint32_t layout_id(struct ls_recorder *r, const struct ls_pylayout *L)
+/* The BPF slot of layout L, or -ENOSPC: never another interpreter's offsets (slot 0 was). */
+static int layout_id(struct ls_recorder *r, const struct ls_pylayout *L)
 {
 	for (unsigned i = 0; i < r->nlayouts; i++)
 		if (!memcmp(&r->layouts[i], L, sizeof(*L)))
 			return i;
-	if (r->nlayouts == LS_MAX_LAYOUTS)
-		return 0;
+	if (r->nlayouts == r->max_layouts)
+		return -ENOSPC;
 	r->layouts[r->nlayouts] = *L;
 	r->ops->set_layout(r->ctx, r->nlayouts, L);
 	return r->nlayouts++;
@@ -459,14 +468,27 @@ static void learn_image(struct ls_recorder *r, const struct ls_pyinfo *pi)
 	r->ops->set_image(r->ctx, &e->pi.image, &img);
 }
 
-static void python_ready(struct ls_recorder *r, struct rproc *p)
+/* 0, or -ENOSPC with the process left without lines and a note saying why. */
+static int python_ready(struct ls_recorder *r, struct rproc *p)
 {
-	p->py.proc.layout_id = layout_id(r, &p->py.layout);
+	int id = layout_id(r, &p->py.layout);
+
+	if (id < 0) {
+		snprintf(p->note, sizeof(p->note),
+			 "CPython %s: %d distinct interpreter layouts already in this session; its "
+			 "samples are counted without lines",
+			 p->py.version, r->max_layouts);
+		p->py_state = PY_UNSUPPORTED;
+		p->dirty = true;
+		return id;
+	}
+	p->py.proc.layout_id = id;
 	ls_pycode_cache_init(&p->codes, p->pid, &p->py);
 	p->py_state = PY_READY;
 	p->note[0] = 0;
 	p->dirty = true;
 	image_sync(p);
+	return 0;
 }
 
 /* Whether the kernel's entry is of a newer exec than the records handled so far. */
@@ -497,8 +519,11 @@ static void discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 		p->next_try_ns = now + 1000000ULL;
 		return;
 	}
+	if (err == 0 && python_ready(r, p)) {
+		ls_warn(0, "pid %d: %s", p->pid, p->note);
+		return;
+	}
 	if (err == 0) {
-		python_ready(r, p);
 		push_proc(r, p);
 		learn_image(r, &p->py);
 		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,
@@ -1045,7 +1070,8 @@ static void handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	if (known) {
 		ls_python__rebase(known, e->start_code, &p->py);
 		p->py.proc.pidns_level = e->pidns_level;
-		python_ready(r, p);
+		if (python_ready(r, p))
+			return; /* a known image's layout has its slot: cannot happen */
 		r->st.images_known++;
 		/* BPF set the entry itself unless the image was not yet published */
 		if (!(e->flags & LS_EF_KNOWN_IMAGE))

@@ -18,6 +18,7 @@
 #define DEBUG_COOKIE	 "xdebugpy"
 /* words of _Py_DebugOffsets read: more than any version has */
 #define OFFSETS_WORDS 192
+#define MAX_STRUCT_OFFSET (4u << 20) /* PyInterpreterState is the largest, well under this */
 /* word indexes in _Py_DebugOffsets that every version with remote execution shares */
 #define W_VERSION	1
 #define W_FREE_THREADED 2
@@ -191,6 +192,11 @@ int ls_remote_exec__probe(pid_t pid, struct ls_remote_info *info)
 		return ls_err(-EPROTONOSUPPORT,
 			      "pid %d: Python %u.%u debug offsets have no remote-execution fields",
 			      pid, major, minor);
+	/* offsets from the target's memory: within the structs they index (pyversions.c bounds) */
+	if (w[W_INTERPRETERS] >= MAX_STRUCT_OFFSET || w[W_THREADS_MAIN] >= MAX_STRUCT_OFFSET ||
+	    w[ds + 2] >= MAX_STRUCT_OFFSET ||
+	    w[ds + 1] + w[ds + 4] + w[ds + 5] >= MAX_STRUCT_OFFSET)
+		return ls_err(-EBADMSG, "pid %d: its debug offsets point outside its structs", pid);
 	err = mem_read(pid, runtime + w[W_INTERPRETERS], &interp, sizeof(interp));
 	if (!err && !interp)
 		err = -ESRCH;

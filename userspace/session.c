@@ -215,6 +215,7 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "sample_drops", bs.sample_drops);
 	ls_store__put_stat(s->store, "exec_events", bs.exec_events);
 	ls_store__put_stat(s->store, "ringbuf_drops", bs.ringbuf_drops);
+	ls_store__put_stat(s->store, "scratch_busy", bs.scratch_busy);
 	ls_store__put_stat(s->store, "read_fail", rs.read_fail);
 	ls_store__put_stat(s->store, "truncated_stacks", rs.truncated);
 	ls_store__put_stat(s->store, "procs_full", bs.procs_full);

@@ -245,7 +245,8 @@ static void print_lines(void)
 {
 	size_t i, j;
 
-	qsort(g.lines, g.nlines, sizeof(*g.lines), cmp_line);
+	if (g.nlines) /* qsort(NULL, 0) is undefined (UBSan says so) */
+		qsort(g.lines, g.nlines, sizeof(*g.lines), cmp_line);
 	for (i = 0; i < g.nlines; i = j) {
 		struct line_row sum = g.lines[i];
 		const struct code_row *c;

@@ -10,7 +10,7 @@ expect_error() {
 	local err="$WORK/err" rc
 	(cd "$WORK" && "$LS" "$@" >/dev/null 2>"$err")
 	rc=$?
-	if [ "$want" = nonzero ] && [ $rc -eq 0 ] || [ "$want" != nonzero ] && [ $rc -ne "$want" ]; then
+	if { [ "$want" = nonzero ] && [ $rc -eq 0 ]; } || { [ "$want" != nonzero ] && [ $rc -ne "$want" ]; }; then
 		fail "$name: exit $rc (want $want): $(cat "$err")"
 		return
 	fi
@@ -25,6 +25,16 @@ expect_error() {
 	pass "$name: exit $rc, $(cat "$err")"
 }
 
+# the checker itself: a command that succeeds must not pass as an expected error (it did: && and
+# || have equal precedence in the shell, so "nonzero" with exit 0 fell through to the next test)
+before=$failures
+expect_error "self-check (must fail)" nonzero "." -- --version >/dev/null
+if [ $failures -eq $((before + 1)) ]; then
+	failures=$before
+	pass "expect_error fails a command that exits 0"
+else
+	fail "expect_error passed a command that exits 0"
+fi
 # a pid that does not exist
 sleep 0.01 &
 dead=$!

@@ -99,4 +99,49 @@ print("%s 1000 threads: work() %.3fs, measured %.3fs (within %.1f%%)" % (
     "ok" if ok else "FAIL", work, truth["cpu_s"], 100 * tol))
 PYEOF
 }
+
+# 5. a pid given out again during the run (ns_last_pid): two processes, each with its own lines
+for try in 1 2 3; do
+	"$LS" -q --mode cpu --profile "$WORK/reuse.lsprof" -o "$WORK/reuse.html" -- \
+		"$DEB_PY" "$FIX/pid_reuse.py" >"$WORK/reuse.out" 2>&1 && break
+done
+if pid=$(sed -n 's/^reused //p' "$WORK/reuse.out") && [ -n "$pid" ]; then
+	j=$(json_of "$WORK/reuse.lsprof") && "$PYQ" - "$j" "$pid" <<'PYEOF' | check_lines
+import json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+rows = [p for p in d["processes"] if p["pid"] == pid]
+def fn_time(name):  # the caller lines' total: spin() is where the samples are
+    return sum(l["total_time_s"] for l in d["lines"] if l["pid"] == pid and l["function"] == name)
+f, s = fn_time("first"), fn_time("second")
+ok = (len(rows) == 2 and f > 0.15 and s > 0.15 and all(r["samples"] > 0 for r in rows)
+      and all(r["end_s"] is not None for r in rows))
+print("%s pid %d reused: %d process rows (%s samples), first() %.3fs, second() %.3fs" % (
+    "ok" if ok else "FAIL", pid, len(rows), [r["samples"] for r in rows], f, s))
+PYEOF
+else
+	fail "pid reuse did not happen: $(cat "$WORK/reuse.out")"
+fi
+
+# 6. the interpreter-layout table is full (lowered to one slot): the second CPython is refused
+# with a note, never walked with the first one's offsets
+spin='import time
+def spin():
+    t = time.thread_time()
+    while time.thread_time() - t < 0.5: pass
+spin()'
+LINESCOPE_MAX_LAYOUTS=1 "$LS" -q --mode cpu --profile "$WORK/lay.lsprof" -o "$WORK/lay.html" -- \
+	sh -c "$DEB_PY -c '$spin' & /root/.pyenv/versions/3.12.1/bin/python3 -c '$spin'; wait" ||
+	fail "layout table full: exit $?"
+j=$(json_of "$WORK/lay.lsprof") && "$PYQ" - "$j" <<'PYEOF' | check_lines
+import json, sys
+d = json.load(open(sys.argv[1]))
+py = [p for p in d["processes"] if (p["argv"] or "").split(" ")[0].endswith(("python3.11", "python3"))]
+lined = {l["pid"] for l in d["lines"]}
+ok = [p for p in py if p["pid"] in lined and p["python"]]
+refused = [p for p in py if p["pid"] not in lined and "interpreter layouts" in (p["note"] or "")]
+good = len(py) == 2 and len(ok) == 1 and len(refused) == 1 and refused[0]["samples"] > 100
+print("%s layout table full: %s has lines, %s refused: %s" % (
+    "ok" if good else "FAIL", [p["python"] for p in ok], [p["pid"] for p in refused],
+    [p["note"] for p in refused]))
+PYEOF
 finish

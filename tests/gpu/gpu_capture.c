@@ -193,7 +193,8 @@ static __u64 duplicate_corrs(void)
 	__u64 dup = 0;
 	size_t i;
 
-	qsort(C.launches, C.nlaunch, sizeof(*C.launches), cmp_launch);
+	if (C.nlaunch)
+		qsort(C.launches, C.nlaunch, sizeof(*C.launches), cmp_launch);
 	for (i = 1; i < C.nlaunch; i++)
 		if (!cmp_launch(&C.launches[i - 1], &C.launches[i]))
 			dup++;

@@ -173,12 +173,27 @@ static void test_malformed(void **state)
 	assert_int_equal(ls_linetable__decode(NULL, 0, 1, lines, 8), 0);
 }
 
+/* Line deltas from a target's memory that leave int's range are a malformed table (was UB). */
+static void test_line_overflow(void **state)
+{
+	/* no-column entries (code 13), each +2^30 (svarint 2^31 in six 6-bit chunks) */
+	const uint8_t big[] = {0x80 | (13 << 3), 0x40 | 0, 0x40, 0x40, 0x40, 0x40, 0x02,
+			       0x80 | (13 << 3), 0x40 | 0, 0x40, 0x40, 0x40, 0x40, 0x02};
+	int lines[8];
+
+	assert_int_equal(ls_linetable__decode(big, 7, 1, lines, 8), 1);
+	assert_int_equal(lines[0], 1 + (1 << 30));
+	assert_int_equal(ls_linetable__decode(big, sizeof(big), 1 << 30, lines, 8), -EINVAL);
+	assert_int_equal(ls_linetable__line(big, sizeof(big), 1 << 30, 1, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_none_entry_keeps_running_line),
 		cmocka_unit_test(test_entry_end_is_exclusive),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_line_overflow),
 		cmocka_unit_test(test_stdlib_debian_311),
 		cmocka_unit_test(test_stdlib_pyenv_311),
 		cmocka_unit_test(test_stdlib_pyenv_312),

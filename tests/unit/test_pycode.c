@@ -150,11 +150,27 @@ static void test_code_objects(void **state)
 	free_code(&fc);
 }
 
+/* A code_adaptive smaller than the fields it must cover is refused, not read past. */
+static void test_short_header(void **state)
+{
+	struct ls_pycode_cache c;
+	struct fake_code fc;
+	struct ls_pycode *code;
+
+	make_code(&fc, 10);
+	py.ver.code_adaptive = py.layout.code_firstlineno; /* the line number would lie past it */
+	ls_pycode_cache_init(&c, getpid(), &py);
+	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, fc.fp, &code), -EINVAL);
+	ls_pycode_cache_release(&c);
+	free_code(&fc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_strings, setup),
 		cmocka_unit_test_setup(test_code_objects, setup),
+		cmocka_unit_test_setup(test_short_header, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
