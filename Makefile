@@ -26,6 +26,26 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 
 WARNINGS := -Wall -Wextra -Werror -Wmissing-field-initializers -Wno-unused-parameter
 CFLAGS ?= -g -O2
+
+# `make test SANITIZE=address,undefined`: every userspace binary and library built with the
+# sanitizers, and the suites run with them (a report fails the run). The shared libraries loaded
+# into profiled interpreters (python-usdt, the CUDA injection library) bring libasan with them;
+# an interpreter that was not built with it is told not to insist on it coming first. A change
+# of SANITIZE rebuilds everything (.output/.build-flags).
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+CFLAGS += $(SAN_FLAGS)
+export ASAN_OPTIONS ?= detect_leaks=0:verify_asan_link_order=0:abort_on_error=0:exitcode=86
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1:exitcode=87
+endif
+BUILD_FLAGS := $(CC) $(CFLAGS) SANITIZE=$(SANITIZE)
+ifneq ($(BUILD_FLAGS),$(shell cat .output/.build-flags 2>/dev/null))
+$(shell rm -rf linescope-bpf .output/userspace .output/report .output/gpu .output/python-usdt \
+	.output/tests/unit .output/tests/bpf .output/tests/gpu .output/tests/report \
+	.output/liblinescope.a .output/bench; mkdir -p .output; \
+	echo '$(BUILD_FLAGS)' > .output/.build-flags)
+endif
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DLS_VERSION='"$(VERSION)"' \
 	-I$(OUTPUT) -Ibpf -Iuserspace -Ireport -Igpu -Ipython-usdt $(PKG_CFLAGS)
 LDLIBS := $(PKG_LIBS) -lpthread -lm
@@ -57,6 +77,7 @@ include report/module.mk
 include python-usdt/module.mk
 include gpu/module.mk
 include tests/module.mk
+include tests/fuzz/module.mk
 include bench/module.mk
 
 .PHONY: ls-all bpf skel test test-unit test-bpf test-e2e check vmlinux install clean demo format

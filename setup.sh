@@ -11,7 +11,7 @@ pkgs=(
 	build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 	libsqlite3-dev sqlite3 libjansson-dev libxxhash-dev libcmocka-dev systemtap-sdt-dev
 	python3.11 python3.11-dev python3-line-profiler libpython3.11-testsuite bpftrace debootstrap
-	chromium clang-format openssl
+	chromium clang-format openssl clang-14 libclang-rt-14-dev
 )
 # Node.js may come from nodesource (which bundles npm and conflicts with Debian's npm package).
 command -v node >/dev/null || pkgs+=(nodejs)

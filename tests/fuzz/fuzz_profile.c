@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Profile reader (report/model*.c through store.c): the input is a whole .lsprof file, loaded and
+ * rendered as the report's JSON and as text, as `linescope-bpf report` would.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "json.h"
+#include "log.h"
+#include "model.h"
+#include "text.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char path[64];
+	struct ls_model *m;
+	FILE *f;
+
+	if (!path[0]) {
+		snprintf(path, sizeof(path), "/tmp/ls-fuzz-profile-%d.lsprof", getpid());
+		ls_log_set_level(LS_LOG_QUIET - 1);
+	}
+	f = fopen(path, "w");
+	if (!f)
+		return 0;
+	fwrite(data, 1, size, f);
+	fclose(f);
+	if (!ls_model__load(path, &m)) {
+		size_t len;
+		char *s = ls_json__report_text(m, &len);
+		json_t *j = ls_json__lines(m);
+		FILE *null = fopen("/dev/null", "w");
+
+		free(s);
+		json_decref(j);
+		if (null) {
+			ls_text__write(null, m, 40);
+			fclose(null);
+		}
+		ls_model__free(m);
+	}
+	unlink(path);
+	return 0;
+}
