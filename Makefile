@@ -35,7 +35,8 @@ CFLAGS ?= -g -O2
 SANITIZE ?=
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
-CFLAGS += $(SAN_FLAGS)
+# in CC itself: every compile and every link, test tools and shared libraries included
+override CC := $(CC) $(SAN_FLAGS)
 export ASAN_OPTIONS ?= detect_leaks=0:verify_asan_link_order=0:abort_on_error=0:exitcode=86
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1:exitcode=87
 endif

@@ -45,7 +45,7 @@ $(GPU_OUT)/%.o: gpu/%.c $(GPU_HDRS) | $(GPU_OUT)
 # the library is never unloaded while CUPTI holds pointers to its callbacks (-z nodelete).
 $(GPU_LIB): $(GPU_PIC_OBJS) gpu/inject.map
 	$(call msg,LIB,$@)
-	$(Q)$(CC) $(SAN_FLAGS) -shared -Wl,-soname,liblinescope_cupti.so -Wl,--version-script=gpu/inject.map \
+	$(Q)$(CC) -shared -Wl,-soname,liblinescope_cupti.so -Wl,--version-script=gpu/inject.map \
 		-Wl,-z,nodelete -Wl,-z,now $(GPU_PIC_OBJS) -ldl -lpthread -o $@
 
 .PHONY: gpu test-gpu test-gpu-unit test-gpu-root bench-gpu-overhead gpu-check-bundle

@@ -21,7 +21,7 @@ PYUSDT_OUT := $(OUTPUT)/python-usdt
 PYUSDT_SITE := $(PYUSDT_OUT)/site
 PYUSDT_SRCS := $(wildcard python-usdt/*.c)
 PYUSDT_DEPS := $(PYUSDT_SRCS) $(wildcard python-usdt/*.h) bpf/linescope.h python-usdt/module.mk
-PYUSDT_CFLAGS := -g -O2 $(SAN_FLAGS) -fPIC -fvisibility=hidden -std=gnu11 -D_GNU_SOURCE \
+PYUSDT_CFLAGS := -g -O2 -fPIC -fvisibility=hidden -std=gnu11 -D_GNU_SOURCE \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Ibpf -Ipython-usdt
 

@@ -125,6 +125,51 @@ static const struct ls_mline *find_line(const struct ls_model *m, int line)
 	return NULL;
 }
 
+/*
+ * Lines whose keys collided in the old (proc << 44 ^ file << 22 ^ line) index: /a.py:2^22+3 and
+ * /b.py:3. Each must be one line, however many stacks it is on.
+ */
+static void test_line_key_collision(void **state)
+{
+	const uint32_t big = (1u << 22) + 3, st1[] = {1, big}, st2[] = {2, 3}, st3[] = {2, 3, 1, big};
+	struct ls_store_proc p = {.id = 1, .pid = 100, .parent_id = -1, .spawn_stack = -1,
+				  .spawn_tid = -1, .comm = "python3", .exit_code = 0};
+	const struct ls_mline *a = NULL, *b = NULL;
+	struct ls_store *s;
+	struct ls_model *m;
+
+	unlink(path);
+	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_process(s, &p), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
+	assert_int_equal(ls_store__put_file(s, 1, "/a.py", -1, "python", "gone"), 0);
+	assert_int_equal(ls_store__put_file(s, 2, "/b.py", -1, "python", "gone"), 0);
+	assert_int_equal(ls_store__put_function(s, 1, 1, "fa", 1), 0);
+	assert_int_equal(ls_store__put_function(s, 2, 2, "fb", 1), 0);
+	assert_int_equal(ls_store__put_stack(s, 1, st1, 1, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 2, st2, 1, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 3, st3, 2, false), 0);
+	put_samples(s, 1, 10);
+	put_samples(s, 2, 7);
+	put_samples(s, 3, 5);
+	assert_int_equal(ls_store__commit(s), 0);
+	ls_store__free(s);
+
+	assert_int_equal(ls_model__load(path, &m), 0);
+	assert_int_equal(m->nlines, 2);
+	for (size_t i = 0; i < m->nlines; i++)
+		*(m->lines[i].line == 3 ? &b : &a) = &m->lines[i];
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->line, (int)big);
+	assert_int_equal(a->self_count, 10);
+	assert_int_equal(a->total_count, 15);
+	assert_int_equal(b->self_count, 12);
+	ls_model__free(m);
+}
+
 static void test_round_trip(void **state)
 {
 	struct ls_model *m;
@@ -424,6 +469,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test(test_unpublished_keeps_old),
+		cmocka_unit_test_setup_teardown(test_line_key_collision, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
 		cmocka_unit_test(test_publish_replaces_symlink),
