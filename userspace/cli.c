@@ -108,6 +108,23 @@ static long parse_long(struct argp_state *state, const char *arg, long min, long
 	return v;
 }
 
+/* Sampling faster than this costs more than it tells (and loses samples to the ring buffer). */
+#define LS_MAX_FREQUENCY 10000
+
+/* kernel.perf_event_max_sample_rate, which perf_event_open() enforces; -1 when unreadable */
+static long max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 static void parse_pids(struct argp_state *state, struct ls_opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
@@ -143,11 +160,23 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		o->duration = strtod(arg, &end);
 		if (errno || end == arg || *end || !(o->duration > 0) || o->duration > 1e7)
-			usage_error(state, "invalid duration '%s' (seconds, > 0)", arg);
+			usage_error(state, "invalid duration '%s' (seconds, 0 < d <= 1e7)", arg);
 		break;
-	case 'F':
-		o->frequency = parse_long(state, arg, 1, 100000, "frequency");
+	case 'F': {
+		long cap = max_sample_rate(), max = LS_MAX_FREQUENCY, hz;
+
+		if (cap > 0 && cap < max)
+			max = cap;
+		errno = 0;
+		hz = strtol(arg, &end, 10);
+		o->frequency = hz;
+		if (errno || end == arg || *end || hz < 1 || hz > max)
+			usage_error(state,
+				    "invalid frequency '%s' (1..%ld Hz: at most %d, and "
+				    "kernel.perf_event_max_sample_rate is %ld)",
+				    arg, max, LS_MAX_FREQUENCY, cap);
 		break;
+	}
 	case 'o':
 		o->output = arg;
 		break;

@@ -43,6 +43,8 @@ expect_error "dead pid" 1 "pid $dead: no such process" -- -p "$dead" -d 1
 # a process that is not Python
 sleep 30 &
 sl=$!
+# the background child is bash until it has exec'd sleep: wait for the exec, not for a time
+until [ "$(cat /proc/$sl/comm 2>/dev/null)" = sleep ]; do :; done
 expect_error "non-Python pid" 1 "pid $sl \(sleep\) is not a Python process" -- -p "$sl" -d 1
 kill $sl
 # an unknown cgroup
@@ -51,6 +53,8 @@ expect_error "unknown cgroup" 1 "no cgroup v2 group 'no/such/group'" -- -c no/su
 expect_error "no target" 64 "nothing to profile" --
 expect_error "two targets" 64 "exclusive" -- -p 1 -c foo
 expect_error "bad frequency" 64 "invalid frequency" -- -F abc -p 1
+expect_error "frequency too high" 64 "invalid frequency '100000' \(1\.\.[0-9]+ Hz: at most 10000, and kernel.perf_event_max_sample_rate is [0-9]+\)" -- -F 100000 -p 1
+expect_error "duration too long" 64 "invalid duration '1e9' \(seconds, 0 < d <= 1e7\)" -- -d 1e9 -p 1
 expect_error "bad pid" 64 "invalid pid" -- -p 12x
 # a command that does not exist
 expect_error "missing command" 127 "cannot run '/no/such/binary'" -- -q -- /no/such/binary
