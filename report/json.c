@@ -80,7 +80,7 @@ static json_t *run_object(const struct ls_model *m)
 {
 	/* read errors and truncated stacks are kept samples with a partial stack: not lost */
 	int64_t lost = ls_model__lost(m);
-	const char *status = meta_or(m, "status", NULL);
+	const char *status = ls_model__status(m);
 	json_t *run = json_object(), *notes = json_array(), *caps = json_object();
 	char buf[256];
 
@@ -90,6 +90,10 @@ static json_t *run_object(const struct ls_model *m)
 		json_array_append_new(notes, json_string("the recording was interrupted before it "
 							 "finished; measurements up to the last "
 							 "flush are shown"));
+	} else if (!strcmp(status, "Running")) {
+		json_array_append_new(notes, json_string("the recording is still running; "
+							 "measurements up to its last flush (once a "
+							 "second) are shown"));
 	}
 	json_object_set_new(run, "status", json_string(status));
 	json_object_set_new(run, "status_detail", ls_json__str(ls_model__meta(m, "status_detail")));

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "model.h"
 #include "model_int.h"
+#include "procfs.h"
 #include "pyindex.h"
 #include "store.h"
 
@@ -77,6 +78,20 @@ static int load_meta(struct loader *L)
 	if (rc < 0 && !err)
 		err = rc;
 	return err;
+}
+
+const char *ls_model__status(const struct ls_model *m)
+{
+	const char *status = ls_model__meta(m, "status"), *pid = ls_model__meta(m, "writer_pid"),
+		   *start = ls_model__meta(m, "writer_start");
+	struct ls_procstat st;
+
+	if (status || !pid || !start)
+		return status;
+	if (ls_procfs__stat((pid_t)strtol(pid, NULL, 10), &st) ||
+	    st.start_ticks != strtoull(start, NULL, 10))
+		return NULL;
+	return "Running";
 }
 
 const char *ls_model__meta(const struct ls_model *m, const char *key)

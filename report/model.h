@@ -169,6 +169,12 @@ void ls_model__free(struct ls_model *m);
 
 /* Metadata value, or NULL. Valid until ls_model__free(). */
 const char *ls_model__meta(const struct ls_model *m, const char *key);
+/*
+ * The run's status: the recorded one ("Success", "Failed"); "Running" while the recorder that
+ * writes the profile is still alive (same pid and start time); NULL when it stopped without
+ * finishing (killed, or the machine went down).
+ */
+const char *ls_model__status(const struct ls_model *m);
 
 /* Index of a file/function by store id, or -1. */
 int ls_model__file_index(const struct ls_model *m, int64_t id);

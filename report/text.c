@@ -53,7 +53,7 @@ static void put_source(FILE *out, const struct ls_mfile *f, int line, int width)
 
 int ls_text__write(FILE *out, const struct ls_model *m, int top)
 {
-	const char *status = ls_model__meta(m, "status"),
+	const char *status = ls_model__status(m),
 		   *detail = ls_model__meta(m, "status_detail");
 	int64_t total_ns = 0, lost = ls_model__lost(m);
 	size_t *order;

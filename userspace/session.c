@@ -155,6 +155,7 @@ static void write_meta(struct session *s, int argc, char **argv)
 {
 	const struct ls_opts *o = s->o;
 	char buf[4096] = "", host[256] = "";
+	struct ls_procstat self;
 	struct utsname u;
 	time_t now = time(NULL);
 	size_t n = 0;
@@ -162,6 +163,11 @@ static void write_meta(struct session *s, int argc, char **argv)
 	for (int i = 0; i < argc && n < sizeof(buf) - 2; i++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", argv[i]);
 	ls_store__put_meta(s->store, "tool", "linescope-bpf " LS_VERSION);
+	/* a reader of the profile sees "Running" while this process (this pid, this start) lives */
+	if (!ls_procfs__stat(getpid(), &self)) {
+		ls_store__put_meta_int(s->store, "writer_pid", getpid());
+		ls_store__put_meta_int(s->store, "writer_start", (int64_t)self.start_ticks);
+	}
 	ls_store__put_meta(s->store, "profiler_command", buf);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	ls_store__put_meta(s->store, "started_at", buf);

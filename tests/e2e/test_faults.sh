@@ -54,6 +54,21 @@ if j=$(json_of "$WORK/killed.lsprof"); then
 else
 	fail "killed mid-flush: profile unreadable"
 fi
+# while a recording runs, its profile reads as Running; the kill above left a Failed one
+"$LS" -q -p $target -d 30 --profile "$WORK/running.lsprof" -o "$WORK/running.html" &
+rec=$!
+st=
+for _ in $(seq 300); do # until its first flush is readable
+	st=$("$LS" report "$WORK/running.lsprof" --format json 2>/dev/null |
+		"$PYQ" -c 'import json, sys; r = json.load(sys.stdin)["run"]; print(r["status"] if r["samples"] else "")' 2>/dev/null)
+	[ -n "$st" ] && break
+	sleep 0.1
+done
+[ "$st" = Running ] && pass "a profile being written reads as Running" || fail "while recording: status '$st'"
+kill -TERM $rec
+wait $rec
+st=$(pyq "$(json_of "$WORK/running.lsprof")" 'd["run"]["status"]')
+[ "$st" = Success ] && pass "stopped with SIGTERM: $st" || fail "after SIGTERM: status '$st'"
 kill $target
 wait $target 2>/dev/null
 
