@@ -37,14 +37,21 @@
 #define REAP_NS	  500000000ULL
 #define JITTER_NS 100000000ULL
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal;    /* the first signal that stopped us */
+static volatile sig_atomic_t stop_count;     /* how many arrived: a second one kills the command */
 static volatile sig_atomic_t stop_from_user; /* sent with kill(), not by the terminal */
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	stop_signal = sig;
-	stop_from_user = si && (si->si_code == SI_USER || si->si_code == SI_QUEUE);
+	if (!stop_signal) {
+		stop_signal = sig;
+		stop_from_user = si && (si->si_code == SI_USER || si->si_code == SI_QUEUE);
+	}
+	stop_count++;
 }
+
+#define GRACE_NS 3000000000ULL /* for a launched command to exit once asked */
+#define EXIT_REPORT 74	       /* EX_IOERR: the report could not be written */
 
 static uint64_t mono_ns(void)
 {
@@ -67,6 +74,7 @@ struct session {
 	struct ls_cgroup cg;
 	struct ls_launch launch;
 	bool launched, child_reaped, cg_seen;
+	bool timed_out; /* -d ran out (a launched command was asked to stop) */
 	int child_status;
 	uint64_t t0;
 	int uid, gid;
@@ -504,6 +512,7 @@ static void finish_meta(struct session *s, uint64_t end)
 
 	if (s->launched) {
 		if (!s->child_reaped) {
+			status = "Failed";
 			snprintf(detail, sizeof(detail),
 				 "command still running when recording stopped");
 		} else if (WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status)) {
@@ -521,6 +530,9 @@ static void finish_meta(struct session *s, uint64_t end)
 	if (stop_signal)
 		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
 			 "%sstopped by %s", detail[0] ? "; " : "", strsignal(stop_signal));
+	else if (s->timed_out)
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+			 "%sstopped at -d %gs", detail[0] ? "; " : "", s->o->duration);
 	ls_store__put_meta(s->store, "status", status);
 	if (detail[0])
 		ls_store__put_meta(s->store, "status_detail", detail);
@@ -528,15 +540,31 @@ static void finish_meta(struct session *s, uint64_t end)
 	ls_store__put_meta(s->store, "finished", "1");
 }
 
+/* The command's status; else 128 + the signal that stopped us (SIGHUP 129, SIGINT 130). */
 static int exit_status(const struct session *s)
 {
-	if (!s->launched || !s->child_reaped)
-		return 0;
-	if (WIFEXITED(s->child_status))
-		return WEXITSTATUS(s->child_status);
-	if (WIFSIGNALED(s->child_status))
-		return 128 + WTERMSIG(s->child_status);
-	return 1;
+	if (s->launched && s->child_reaped) {
+		if (WIFEXITED(s->child_status))
+			return WEXITSTATUS(s->child_status);
+		if (WIFSIGNALED(s->child_status))
+			return 128 + WTERMSIG(s->child_status);
+		return 1;
+	}
+	return stop_signal ? 128 + stop_signal : 0;
+}
+
+static void kill_one(void *ctx, pid_t pid, pid_t ppid)
+{
+	kill(pid, SIGKILL);
+}
+
+/* The launched command and everything it started: it ignored its chance to exit. */
+static void kill_command(struct session *s)
+{
+	ls_warn(0, "pid %d did not exit; killing it and its children", s->launch.pid);
+	/* the descendants first: once the command is gone they are no longer its children */
+	ls_targets__descendants(s->launch.pid, kill_one, NULL);
+	kill(s->launch.pid, SIGKILL);
 }
 
 static void cleanup(struct session *s)
@@ -568,8 +596,9 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
 	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, last_jitter = 0;
 	uint64_t next_try;
-	uint64_t deadline = 0, now;
-	bool stopping = false;
+	uint64_t deadline = 0, grace_end = 0, kill_end = 0, now;
+	bool stopping = false, killed = false;
+	int signals_seen = 0;
 	char gpu_lib[PATH_MAX];
 	int err, rc = 1;
 
@@ -720,15 +749,29 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		}
 		if (stop_signal && !stopping) {
 			stopping = true;
+			signals_seen = stop_count;
 			/* the terminal signals the whole process group; a kill() only reaches us */
 			if (s.launched && !s.child_reaped &&
 			    (stop_from_user || stop_signal != SIGINT))
 				kill(s.launch.pid, stop_signal == SIGINT ? SIGINT : SIGTERM);
-			deadline = now + 3000000000ULL; /* grace for the command to exit */
+			grace_end = now + GRACE_NS;
+		}
+		if (deadline && now >= deadline && !stopping) {
+			/* -d: a launched command is asked to stop, then made to */
+			stopping = s.timed_out = true;
+			if (s.launched && !s.child_reaped)
+				kill(s.launch.pid, SIGTERM);
+			grace_end = now + GRACE_NS;
 		}
 		if (stopping && (!s.launched || s.child_reaped))
 			break;
-		if (deadline && now >= deadline)
+		if (stopping && !killed && (now >= grace_end || stop_count > signals_seen)) {
+			/* it ignored SIGINT/SIGTERM for 3 s, or a second Ctrl-C came */
+			kill_command(&s);
+			killed = true;
+			kill_end = now + 1000000000ULL;
+		}
+		if (killed && now >= kill_end)
 			break;
 		if (targets_gone(&s)) {
 			/* drain what the last processes emitted */
@@ -760,8 +803,12 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		ls_store__free(s.store);
 		s.store = NULL;
 		err = ls_render__file(o->profile, o->output, LS_FMT_HTML, 0, s.uid, s.gid);
-		if (err)
+		if (err) {
+			/* the command's own failure says more than ours */
+			rc = exit_status(&s) && s.launched && s.child_reaped ? exit_status(&s)
+									: EXIT_REPORT;
 			goto out;
+		}
 		if (!o->quiet)
 			fprintf(stderr,
 				"linescope-bpf: %llu samples from %u process%s in %.1fs; profile %s, "
