@@ -95,6 +95,8 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		put_clean(out, p->argv ? p->argv : p->comm ? p->comm : "?", 40);
 		fprintf(out, "  %8lld samples  %s%s", (long long)p->samples,
 			p->python ? "Python " : "", p->python ? p->python : "");
+		if (p->python && p->note)
+			fputs("; ", out);
 		put_clean(out, p->note, -1);
 		fputc('\n', out);
 		/* a process that exec'd: each image with its own samples */

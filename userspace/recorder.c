@@ -1324,10 +1324,22 @@ static uint64_t unresolved_samples(const struct ls_recorder *r)
 	return n;
 }
 
+/* The latest of p's images that ran Python, when its current one does not. */
+static const struct rexec *python_image(const struct rproc *p)
+{
+	if (p->py_state == PY_READY)
+		return NULL;
+	for (size_t k = p->nexecs; k-- > 0;)
+		if (p->execs[k].python)
+			return &p->execs[k];
+	return NULL;
+}
+
 static int flush_procs(struct ls_recorder *r)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = r->procs[i];
+		const struct rexec *was_py = python_image(p);
 		struct ls_store_proc row = {
 			.id = p->id,
 			.pid = p->pid,
@@ -1352,6 +1364,13 @@ static int flush_procs(struct ls_recorder *r)
 		};
 		int err;
 
+		if (was_py) {
+			/* Python, then exec'd into something else: the row says what it ran, its
+			 * images say which part was which */
+			row.python = was_py->python;
+			row.python_build = was_py->python_build;
+			row.note = "then exec'd a program that is not CPython (see its images)";
+		}
 		err = flush_execs(r, p);
 		if (err)
 			return err;

@@ -56,4 +56,24 @@ for p in runs:
         sh and (sh[0]["argv"] or "")[:20], sh and sh[0]["python"]))
 PYEOF
 )
+
+# Python that execs another program: the row keeps its Python version, each image its own share
+"$LS" -q --profile "$WORK/execv.lsprof" -o "$WORK/execv.html" -- "$DEB_PY" -c 'import os, time
+t = time.thread_time()
+while time.thread_time() - t < 0.3: pass
+print(time.thread_time(), flush=True)
+os.execv("/bin/sleep", ["sleep", "1"])' >"$WORK/execv.out" || fail "execv: exit $?"
+j=$(json_of "$WORK/execv.lsprof") && "$PYQ" - "$j" "$(cat "$WORK/execv.out")" <<'PYEOF' | check_lines
+import json, math, sys
+d = json.load(open(sys.argv[1])); cpu = float(sys.argv[2])
+p = d["processes"][0]
+py = [x for x in p["execs"] if x["python"]]
+sl = [x for x in p["execs"] if (x["exe"] or "").endswith("/sleep")]
+ok = p["python"] and "exec'd a program that is not CPython" in (p["note"] or "")
+print("%s execv: the row says %s; %s" % ("ok" if ok else "FAIL", p["python"], p["note"]))
+tol = 3 / math.sqrt(max(cpu * 999, 1)) + 0.05
+ok = py and sl and abs(py[0]["cpu_s"] / cpu - 1) <= tol and sl[0]["wait_s"] > 0.9
+print("%s execv: Python image %.3fs CPU (measured %.3fs), sleep image %.3fs blocked" % (
+    "ok" if ok else "FAIL", py and py[0]["cpu_s"] or 0, cpu, sl and sl[0]["wait_s"] or 0))
+PYEOF
 finish
