@@ -636,6 +636,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		if (ls_cgroup__open(o->cgroup, &s.cg))
 			return 1;
 		lo.cgroup_fd = s.cg.fd;
+		if (!strcmp(s.cg.rel, "/"))
+			ls_info("-c %s is the root cgroup: every process of the machine, until -d or "
+				"Ctrl-C",
+				o->cgroup);
 	}
 	if (geteuid() != 0)
 		ls_warn(0,

@@ -250,8 +250,8 @@ bool ls_cgroup__populated(const struct ls_cgroup *cg)
 
 	snprintf(p, sizeof(p), "%s/cgroup.events", cg->path);
 	f = fopen(p, "re");
-	if (!f)
-		return false; /* the group was removed */
+	if (!f) /* the root group has no cgroup.events and is never empty; any other was removed */
+		return !strcmp(cg->rel, "/") && !access(cg->path, F_OK);
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "populated ", 10))
 			populated = atoi(line + 10) != 0;

@@ -48,4 +48,26 @@ late=$(pyq "$j" "sum(l['total_time_s'] for l in lines($pypid) if l['function'] =
 	pass "late joiner $pypid profiled (${late}s in late_joiner)" || fail "late joiner: ${late}s"
 scope=$(pyq "$j" 'd["run"]["scope"]["kind"] + " " + d["run"]["scope"]["text"]')
 [ "$scope" = "cgroup /$name" ] && pass "scope $scope" || fail "scope '$scope'"
+
+# the root group (-c /, or the v2 mount itself) has no cgroup.events: it is watched like any
+# group, so the run lasts until -d, with a Python process of this test among its processes
+"$DEB_PY" -c 'import time
+print("ready", flush=True)
+t = time.thread_time()
+while time.thread_time() - t < 30: pass  # ROOT' >"$WORK/root.log" &
+spin=$!
+wait_log "$WORK/root.log" ready
+for root in / "$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)"; do
+	"$LS" -q -c "$root" -d 1.5 --profile "$WORK/root.lsprof" -o "$WORK/root.html" ||
+		fail "-c $root: exit $?"
+	j=$(json_of "$WORK/root.lsprof") && "$PYQ" - "$j" "$root" "$spin" <<'PYEOF' | check_lines
+import json, sys
+d = json.load(open(sys.argv[1])); r = d["run"]; spin = int(sys.argv[3])
+mine = sum(l["samples"] for l in d["lines"] if l["pid"] == spin)
+ok = r["status"] == "Success" and r["elapsed_s"] >= 1.4 and r["processes"] > 1 and mine > 100
+print("%s -c %s: %.2fs, %d processes, the test's spinner has %d samples" % (
+    "ok" if ok else "FAIL", sys.argv[2], r["elapsed_s"], r["processes"], mine))
+PYEOF
+done
+kill $spin
 finish
