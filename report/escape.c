@@ -158,3 +158,30 @@ int ls_escape__html(FILE *out, const char *text)
 {
 	return escape_with(out, text, strlen(text), html_subst);
 }
+
+size_t ls_escape__name(const char *in, bool controls, char *out, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t n = strlen(in), o = 0;
+
+	if (!len)
+		return 0;
+	for (size_t i = 0; i < n;) {
+		int k = ls_utf8_seq(s + i, n - i);
+
+		if (k > 0 && (k > 1 || !controls || (s[i] >= 0x20 && s[i] != 0x7f))) {
+			if (o + k >= len)
+				break;
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k;
+			continue;
+		}
+		if (o + 4 >= len)
+			break;
+		o += snprintf(out + o, len - o, "\\x%02x", s[i]);
+		i++;
+	}
+	out[o] = 0;
+	return o;
+}

@@ -9,6 +9,7 @@
 #ifndef LS_ESCAPE_H
 #define LS_ESCAPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -29,6 +30,15 @@ int ls_utf8_seq(const unsigned char *s, size_t n);
  * The caller frees *out. jansson rejects invalid UTF-8, so source text goes through here first.
  */
 int ls_utf8_sanitize(const char *in, size_t len, char **out, size_t *out_len);
+
+/*
+ * A name that may not be text (a file name is bytes: Python keeps undecodable ones as
+ * surrogateescape, which the recorder turns back into the bytes), shown the same way in every
+ * output: well-formed UTF-8 as it is, every other byte as \xHH, and control characters too when
+ * `controls` (text output; JSON escapes them itself). Writes at most len-1 bytes and a NUL into
+ * out; returns the length.
+ */
+size_t ls_escape__name(const char *in, bool controls, char *out, size_t len);
 
 /*
  * Writes JSON text so that it can be the content of a <script type="application/json"> element:

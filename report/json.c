@@ -33,6 +33,16 @@ json_t *ls_json__str(const char *text)
 	return text ? ls_json__strn(text, strlen(text)) : json_null();
 }
 
+json_t *ls_json__name(const char *name)
+{
+	char buf[4 * 4096 + 1];
+
+	if (!name)
+		return json_null();
+	ls_escape__name(name, false, buf, sizeof(buf));
+	return json_string(buf);
+}
+
 static json_t *secs(int64_t ns)
 {
 	return json_real(ns / 1e9);
@@ -172,8 +182,8 @@ static json_t *execs_array(const struct ls_model *m, const struct ls_mproc *p)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "how", ls_json__str(x->how));
-		json_object_set_new(o, "argv", ls_json__str(x->argv ? x->argv : x->comm));
-		json_object_set_new(o, "exe", ls_json__str(x->exe));
+		json_object_set_new(o, "argv", ls_json__name(x->argv ? x->argv : x->comm));
+		json_object_set_new(o, "exe", ls_json__name(x->exe));
 		json_object_set_new(o, "comm", ls_json__str(x->comm));
 		json_object_set_new(o, "start_s", secs(x->start_ns));
 		json_object_set_new(o, "end_s", x->end_ns >= 0 ? secs(x->end_ns) : json_null());
@@ -199,7 +209,7 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	json_object_set_new(o, "nspid",
 			    p->nspid && p->nspid != p->pid ? json_integer(p->nspid) : json_null());
 	json_object_set_new(o, "comm", ls_json__str(p->comm));
-	json_object_set_new(o, "argv", ls_json__str(p->argv ? p->argv : p->comm));
+	json_object_set_new(o, "argv", ls_json__name(p->argv ? p->argv : p->comm));
 	json_object_set_new(o, "start_s", secs(p->start_ns));
 	json_object_set_new(o, "end_s", p->end_ns >= 0 ? secs(p->end_ns) : json_null());
 	json_object_set_new(o, "exit", exit_text(p->exit_code));
@@ -231,8 +241,8 @@ static json_t *source_object(const struct ls_mfile *f)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "path", ls_json__str(f->path));
-	json_object_set_new(o, "name", ls_json__str(f->name));
+	json_object_set_new(o, "path", ls_json__name(f->path));
+	json_object_set_new(o, "name", ls_json__name(f->name));
 	json_object_set_new(o, "kind", json_string(f->kind));
 	json_object_set_new(o, "text", f->text ? ls_json__strn(f->text, f->len) : json_null());
 	json_object_set_new(
@@ -411,7 +421,7 @@ static json_t *children_array(const struct ls_model *m)
 							? "Failed"
 							: "Success"));
 		json_object_set_new(o, "source", json_null());
-		json_object_set_new(o, "cmd", ls_json__str(p->argv ? p->argv : p->comm));
+		json_object_set_new(o, "cmd", ls_json__name(p->argv ? p->argv : p->comm));
 		json_object_set_new(o, "wait_s", m->wall ? secs(p->parent_wait_ns) : json_null());
 		json_object_set_new(o, "duration_s",
 				    p->end_ns >= 0 ? secs(p->end_ns - p->start_ns) : json_null());
@@ -699,7 +709,7 @@ static json_t *files_array(const struct ls_model *m)
 				continue;
 			o = json_object();
 			json_object_set_new(o, "pid", json_integer(m->procs[p].pid));
-			json_object_set_new(o, "path", ls_json__str(m->files[f].path));
+			json_object_set_new(o, "path", ls_json__name(m->files[f].path));
 			json_object_set_new(o, "kind", json_string(m->files[f].kind));
 			json_object_set_new(o, "lines",
 					    m->files[f].text ? json_integer(m->files[f].nlines)
@@ -745,7 +755,7 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_t *r = json_object();
 
 		json_object_set_new(r, "pid", json_integer(m->procs[l->proc].pid));
-		json_object_set_new(r, "path", ls_json__str(f->path));
+		json_object_set_new(r, "path", ls_json__name(f->path));
 		json_object_set_new(r, "line", json_integer(l->line));
 		json_object_set_new(r, "function",
 				    l->func >= 0 ? ls_json__str(m->funcs[l->func].qualname)
@@ -793,7 +803,7 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_t *fo = json_object();
 
 		json_object_set_new(fo, "pid", json_integer(m->procs[fs->proc].pid));
-		json_object_set_new(fo, "path", ls_json__str(m->files[f->file].path));
+		json_object_set_new(fo, "path", ls_json__name(m->files[f->file].path));
 		json_object_set_new(fo, "function", ls_json__str(f->qualname));
 		json_object_set_new(fo, "first_line", json_integer(f->def_line));
 		json_object_set_new(fo, "lines",

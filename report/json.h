@@ -17,5 +17,7 @@ json_t *ls_json__lines(const struct ls_model *m);
 /* A JSON string of text, with invalid UTF-8 replaced by U+FFFD. NULL text gives JSON null. */
 json_t *ls_json__str(const char *text);
 json_t *ls_json__strn(const char *text, size_t len);
+/* A file name or command line, escaped as everywhere else (ls_escape__name). */
+json_t *ls_json__name(const char *name);
 
 #endif

@@ -3,17 +3,21 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "text.h"
 
 static const struct ls_model *sort_model;
 
 /* Writes user text on one line: control characters (newlines in argv, say) become spaces. */
+/* A name escaped as in every output (ls_escape__name), cut or padded to width bytes. */
 static void put_clean(FILE *out, const char *s, int width)
 {
+	char buf[4 * 4096 + 1];
 	int n = 0;
 
-	for (; s && *s && (width < 0 || n < width); s++, n++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, out);
+	ls_escape__name(s ? s : "", true, buf, sizeof(buf));
+	for (const char *p = buf; *p && (width < 0 || n < width); p++, n++)
+		fputc(*p, out);
 	for (; width > 0 && n < width; n++)
 		fputc(' ', out);
 }
@@ -125,11 +129,12 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	for (size_t k = 0; k < m->nlines && shown < (top ? top : 40); k++) {
 		const struct ls_mline *l = &m->lines[order[k]];
 		const struct ls_mfile *f = &m->files[l->file];
-		char loc[256];
+		char loc[256], name[256];
 
 		if (!l->own_ns)
 			break;
-		snprintf(loc, sizeof(loc), "%s:%d [%d]", f->name, l->line, m->procs[l->proc].pid);
+		ls_escape__name(f->name, true, name, sizeof(name));
+		snprintf(loc, sizeof(loc), "%.200s:%d [%d]", name, l->line, m->procs[l->proc].pid);
 		fprintf(out, "  %7.2f%% %9lld %9.3f %9.3f  ",
 			total_ns ? 100.0 * l->own_ns / total_ns : 0.0, (long long)l->own_count,
 			l->own_ns / 1e9, l->total_ns / 1e9);

@@ -46,8 +46,14 @@ void ls_pycode_cache_release(struct ls_pycode_cache *c)
 
 static size_t put_utf8(char *out, uint32_t cp)
 {
+	if (cp >= 0xdc80 && cp < 0xdd00) {
+		/* surrogateescape: Python's way of keeping a byte of a name that is not UTF-8; the
+		 * byte itself is the name the file has (os.fsencode() does the same) */
+		out[0] = cp - 0xdc00;
+		return 1;
+	}
 	if (cp >= 0xd800 && cp < 0xe000)
-		cp = 0xfffd; /* lone surrogate (e.g. surrogateescape'd file names) */
+		cp = 0xfffd; /* any other lone surrogate */
 	if (cp < 0x80) {
 		out[0] = cp;
 		return 1;

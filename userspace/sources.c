@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* Source snapshots, read inside the process's root (containers work) with its own rights. */
+#include <ctype.h>
 #include <errno.h>
+#include <iconv.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -109,6 +112,92 @@ static ssize_t read_file(pid_t pid, const char *path, char **out, char *why, siz
 	return total;
 }
 
+/*
+ * The PEP 263 declaration of lines 1-2 ("# -*- coding: latin-1 -*-", "# vim: set
+ * fileencoding=cp1252 :"), as CPython's tokenizer finds it: a comment line whose text matches
+ * coding[:=]\s*([-\w.]+). Line 2 counts only when line 1 is a comment or blank. Writes the name
+ * into enc and returns true when there is one.
+ */
+static bool coding_cookie(const char *t, size_t len, char *enc, size_t enclen)
+{
+	const char *end = t + len;
+
+	for (int line = 0; line < 2 && t < end; line++) {
+		const char *eol = memchr(t, '\n', end - t), *p = t, *c;
+		size_t n;
+
+		if (!eol)
+			eol = end;
+		while (p < eol && (*p == ' ' || *p == '\t' || *p == '\f'))
+			p++;
+		if (p < eol && *p == '#') {
+			for (c = p; c + 7 <= eol; c++) {
+				if (memcmp(c, "coding", 6) || (c[6] != ':' && c[6] != '='))
+					continue;
+				c += 7;
+				while (c < eol && (*c == ' ' || *c == '\t'))
+					c++;
+				for (n = 0; c + n < eol && n + 1 < enclen &&
+					    (isalnum((unsigned char)c[n]) || strchr("-_.", c[n]));
+				     n++)
+					enc[n] = c[n];
+				enc[n] = 0;
+				if (n)
+					return true;
+			}
+		} else if (p < eol && *p != '\r') {
+			return false; /* code on line 1: line 2 is not looked at */
+		}
+		t = eol + 1;
+	}
+	return false;
+}
+
+/*
+ * Sources are stored as UTF-8, the encoding CPython's columns count in: one with a PEP 263
+ * declaration of another encoding is converted (iconv). 0; -EILSEQ with why when it does not
+ * decode as declared (the text is then stored as it is, and the report repairs it).
+ */
+static int decode_source(char **text, ssize_t *len, char *why, size_t whylen)
+{
+	char enc[64], *out, *in = *text, *o;
+	size_t inleft = *len, cap = (size_t)*len * 4 + 1, oleft = cap;
+	iconv_t cd;
+
+	if (!coding_cookie(*text, *len, enc, sizeof(enc)))
+		return 0;
+	/* CPython's normalisation (tokenizer.c get_normal_name), then iconv's spelling */
+	for (char *c = enc; *c; c++)
+		*c = *c == '_' ? '-' : tolower((unsigned char)*c);
+	if (!strcmp(enc, "utf-8") || !strncmp(enc, "utf-8-", 6) || !strcmp(enc, "utf8"))
+		return 0;
+	if (!strncmp(enc, "latin-1", 7) || !strncmp(enc, "iso-8859-1", 10) ||
+	    !strncmp(enc, "iso-latin-1", 11))
+		snprintf(enc, sizeof(enc), "ISO-8859-1");
+	cd = iconv_open("UTF-8", enc);
+	if (cd == (iconv_t)-1) {
+		snprintf(why, whylen, "unknown encoding %s", enc);
+		return -EILSEQ;
+	}
+	out = o = malloc(cap);
+	if (!out) {
+		iconv_close(cd);
+		return -ENOMEM;
+	}
+	if (iconv(cd, &in, &inleft, &o, &oleft) == (size_t)-1) {
+		snprintf(why, whylen, "does not decode as its declared %s", enc);
+		iconv_close(cd);
+		free(out);
+		return -EILSEQ;
+	}
+	iconv_close(cd);
+	*o = 0;
+	free(*text);
+	*text = out;
+	*len = o - out;
+	return 0;
+}
+
 struct src_probe {
 	const struct ls_sources *s;
 	const char *text;
@@ -199,6 +288,12 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
 		return add_file(s, path, -1, "code without a source file");
 	}
 	n = read_file(pid, path, &text, why, sizeof(why));
+	if (n >= 0 && decode_source(&text, &n, why, sizeof(why)) == -ENOMEM) {
+		free(text);
+		return -ENOMEM;
+	}
+	if (why[0])
+		ls_dbg("pid %d: %s: %s", pid, path, why);
 	if (n >= 0) {
 		src = add_source(s, text, n);
 		if (src < 0)
