@@ -270,6 +270,29 @@ static uint64_t lost_count(struct session *s)
 	return bs.sample_drops + rs.unresolved_samples;
 }
 
+/* At the end of every run that lost anything: how much, of what, and where it went. */
+static void warn_lost(struct session *s)
+{
+	struct ls_stats bs;
+	struct ls_recorder_stats rs;
+	uint64_t lost, taken;
+
+	ls_loader__stats(s->loader, &bs);
+	ls_recorder__stats(s->rec, &rs);
+	lost = bs.sample_drops + rs.unresolved_samples;
+	taken = bs.taken;
+	if (lost)
+		ls_warn(0,
+			"lost %llu of %llu samples (%.1f%%): %llu to a full ring buffer, %llu of "
+			"processes whose interpreter was not known yet",
+			(unsigned long long)lost, (unsigned long long)taken,
+			taken ? 100.0 * lost / taken : 100.0, (unsigned long long)bs.sample_drops,
+			(unsigned long long)rs.unresolved_samples);
+	if (bs.ringbuf_drops > bs.sample_drops || bs.scratch_busy)
+		ls_warn(0, "lost %llu other records (off-CPU intervals, traces, GPU records)",
+			(unsigned long long)(bs.ringbuf_drops - bs.sample_drops + bs.scratch_busy));
+}
+
 static void reap_child(struct session *s)
 {
 	int status;
@@ -813,6 +836,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 									: EXIT_REPORT;
 			goto out;
 		}
+		warn_lost(&s);
 		if (!o->quiet)
 			fprintf(stderr,
 				"linescope-bpf: %llu samples from %u process%s in %.1fs; profile %s, "
