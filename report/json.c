@@ -101,9 +101,10 @@ static json_t *run_object(const struct ls_model *m)
 							 "finished; measurements up to the last "
 							 "flush are shown"));
 	} else if (!strcmp(status, "Running")) {
-		json_array_append_new(notes, json_string("the recording is still running; "
-							 "measurements up to its last flush (once a "
-							 "second) are shown"));
+		json_array_append_new(notes,
+				      json_string("the recording is still running; "
+						  "measurements up to its last flush (once a "
+						  "second) are shown"));
 	}
 	json_object_set_new(run, "status", json_string(status));
 	json_object_set_new(run, "status_detail", ls_json__str(ls_model__meta(m, "status_detail")));

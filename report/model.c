@@ -23,9 +23,9 @@ int64_t lsm_col_id(sqlite3_stmt *st, int i)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
 }
 
-/* Deeper than any stack the recorder stores (LS_MAX_FRAMES plus a spawn chain), and CPython's lines. */
+/* Deeper than any stack the recorder stores (LS_MAX_FRAMES and a spawn chain); CPython's lines */
 #define LS_MODEL_MAX_DEPTH 65536
-#define LS_MODEL_MAX_LINE INT32_MAX
+#define LS_MODEL_MAX_LINE  INT32_MAX
 
 int lsm_step(struct loader *L, sqlite3_stmt *st)
 {
@@ -394,7 +394,8 @@ struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line)
 {
 	struct ls_model *m = L->m;
 	struct slot_probe q = {m, proc, file, line, 0};
-	uint64_t *slot = ls_hashmap__intern(&L->line_idx, line_hash(proc, file, line), same_line, &q);
+	uint64_t *slot =
+		ls_hashmap__intern(&L->line_idx, line_hash(proc, file, line), same_line, &q);
 	struct ls_mline *l;
 
 	if (!slot)

@@ -152,11 +152,11 @@ struct ls_model {
 	bool gpu;	    /* some GPU work was recorded */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
-	int64_t taken;		  /* on-CPU samples the kernel took (-1: not recorded): */
-				  /* ls_model__kept() + ls_model__lost() */
+	int64_t taken;		   /* on-CPU samples the kernel took (-1: not recorded): */
+				   /* ls_model__kept() + ls_model__lost() */
 	int64_t unresolved_frames; /* frames whose code object could not be read */
-	int64_t lost_records;	  /* other ring-buffer records dropped (process, off-CPU, code) */
-	int64_t damaged_rows;	  /* profile rows skipped: values out of range (a damaged file) */
+	int64_t lost_records;	   /* other ring-buffer records dropped (process, off-CPU, code) */
+	int64_t damaged_rows;	   /* profile rows skipped: values out of range (a damaged file) */
 	double elapsed_s;
 	uint64_t period_ns;
 	bool wall;   /* off-CPU time was recorded */

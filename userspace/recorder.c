@@ -659,7 +659,8 @@ static bool same_path(const void *ctx, uint64_t idx)
 static int64_t file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 {
 	struct file_probe q = {&r->sources, path};
-	uint64_t *slot = ls_hashmap__intern(&p->files, XXH3_64bits(path, strlen(path)), same_path, &q);
+	uint64_t *slot =
+		ls_hashmap__intern(&p->files, XXH3_64bits(path, strlen(path)), same_path, &q);
 	int64_t fid;
 
 	if (!slot)
@@ -734,7 +735,8 @@ static bool same_agg(const void *ctx, uint64_t idx)
 static struct agg *agg_slot(struct ls_recorder *r, const struct agg_key *k)
 {
 	struct agg_probe q = {r, k};
-	uint64_t *slot = ls_hashmap__intern(&r->agg_index, XXH3_64bits(k, sizeof(*k)), same_agg, &q);
+	uint64_t *slot =
+		ls_hashmap__intern(&r->agg_index, XXH3_64bits(k, sizeof(*k)), same_agg, &q);
 	struct agg *a, *v;
 
 	if (!slot)
@@ -1515,7 +1517,7 @@ int ls_recorder__flush(struct ls_recorder *r)
 	if (!err)
 		err = ls_store__commit(r->store);
 	if (err) {
-		/* keep the transaction's partial work out of the file, and all of it for the next */
+		/* keep the partial work out of the file, and all of it for the next flush */
 		ls_store__rollback(r->store);
 		unflush(r, marks);
 	}

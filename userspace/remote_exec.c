@@ -17,7 +17,7 @@
 #define EVAL_PLEASE_STOP (1ull << 5)
 #define DEBUG_COOKIE	 "xdebugpy"
 /* words of _Py_DebugOffsets read: more than any version has */
-#define OFFSETS_WORDS 192
+#define OFFSETS_WORDS	  192
 #define MAX_STRUCT_OFFSET (4u << 20) /* PyInterpreterState is the largest, well under this */
 /* word indexes in _Py_DebugOffsets that every version with remote execution shares */
 #define W_VERSION	1

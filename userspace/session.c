@@ -50,8 +50,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	stop_count++;
 }
 
-#define GRACE_NS 3000000000ULL /* for a launched command to exit once asked */
-#define EXIT_REPORT 74	       /* EX_IOERR: the report could not be written */
+#define GRACE_NS    3000000000ULL /* for a launched command to exit once asked */
+#define EXIT_REPORT 74		  /* EX_IOERR: the report could not be written */
 
 static uint64_t mono_ns(void)
 {
@@ -490,8 +490,8 @@ static void trace_running(struct session *s, pid_t pid)
 		return;
 	if (pi->version_hex >= 0x030e0000 && !has_build(s, pi->version_hex)) {
 		snprintf(note, sizeof(note),
-			 "exact line tracing unavailable: %.100s has no linescope_usdt build for CPython "
-			 "%u.%u (make pyusdt PYUSDT_PYTHONS=...)",
+			 "exact line tracing unavailable: %.100s has no linescope_usdt build for "
+			 "CPython %u.%u (make pyusdt PYUSDT_PYTHONS=...)",
 			 s->trace_site, pi->version_hex >> 24, (pi->version_hex >> 16) & 0xff);
 	} else if (pi->version_hex >= 0x030e0000) {
 		char script[128];

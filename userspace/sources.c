@@ -217,7 +217,8 @@ static bool same_file(const void *ctx, uint64_t idx)
 {
 	const struct src_probe *q = ctx;
 
-	return q->s->files[idx].source_id == q->source_id && !strcmp(q->s->files[idx].path, q->path);
+	return q->s->files[idx].source_id == q->source_id &&
+	       !strcmp(q->s->files[idx].path, q->path);
 }
 
 static int64_t add_source(struct ls_sources *s, char *text, size_t len)

@@ -345,8 +345,8 @@ static int step(struct ls_store *s, enum stmt_id id)
 	if (++s->writes == s->fault_write && s->txns == s->fault_txn && s->fault_kill)
 		kill(getpid(), SIGKILL);
 	if (s->writes == s->fault_write && s->txns == s->fault_txn)
-		return s->err = ls_err(-EIO, "profile %s: write %lu of transaction %lu failed "
-					     "(injected)",
+		return s->err = ls_err(-EIO,
+				       "profile %s: write %lu of transaction %lu failed (injected)",
 				       s->path, s->writes, s->txns);
 	rc = sqlite3_step(s->st[id]);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* ELF reader (userspace/elffile.c): the input is the file, in a memfd as a mapped image would be. */
+/* ELF reader (userspace/elffile.c): the input is the file, in a memfd as a mapped image would be.
+ */
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>

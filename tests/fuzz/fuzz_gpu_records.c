@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = size;
 		if (kind & 1) {
 			memcpy(v, data, n < sizeof(v) ? n : sizeof(v));
-			ls_gpu_agg__launch(agg, 100 + (kind >> 6), 7, v[0], v[1], v[2], v[0] ^ v[1]);
+			ls_gpu_agg__launch(agg, 100 + (kind >> 6), 7, v[0], v[1], v[2],
+					   v[0] ^ v[1]);
 		} else {
 			/* ring-buffer records are 8-byte aligned */
 			memcpy(rec, data, n);

@@ -64,18 +64,24 @@ int main(int argc, char **argv)
 
 	/* trace: state on, a code object, a batch of two lines and a call count */
 	{
-		struct ls_trace_state st = {.kind = LS_TM_STATE, .state = 1, .hexversion = 0x030b02f0};
+		struct ls_trace_state st = {
+			.kind = LS_TM_STATE, .state = 1, .hexversion = 0x030b02f0};
 		struct {
 			struct ls_trace_code c;
 			char names[16];
-		} code = {{.kind = LS_TM_CODE, .code = 1, .firstlineno = 3, .filename_len = 6,
+		} code = {{.kind = LS_TM_CODE,
+			   .code = 1,
+			   .firstlineno = 3,
+			   .filename_len = 6,
 			   .qualname_len = 4},
 			  "app.pymain"};
 		struct {
 			struct ls_trace_batch b;
 			struct ls_trace_line l[3];
 		} batch = {{.kind = LS_TM_BATCH, .tid = 100, .nlines = 3},
-			   {{1, 4, 10, 1000, 2000}, {1, 5, 10, 500, 500}, {1, LS_TRACE_CALLS, 1, 0, 3000}}};
+			   {{1, 4, 10, 1000, 2000},
+			    {1, 5, 10, 500, 500},
+			    {1, LS_TRACE_CALLS, 1, 0, 3000}}};
 
 		trace_rec(&st, sizeof(st));
 		trace_rec(&code, sizeof(code.c) + 10);
@@ -85,25 +91,44 @@ int main(int argc, char **argv)
 	}
 	/* gpu_records: hello, a kernel name, a launch and its kernel, a copy, an exit */
 	{
-		struct ls_gpu_hello h = {.hdr = {.type = LS_REC_GPU, .pid = 100, .tid = 7,
-						 .sub = LS_GPU_HELLO, .seq = 1, .lib_pid = 100},
-					 .abi = LS_GPU_ABI_VERSION, .kinds = 0x3f};
+		struct ls_gpu_hello h = {.hdr = {.type = LS_REC_GPU,
+						 .pid = 100,
+						 .tid = 7,
+						 .sub = LS_GPU_HELLO,
+						 .seq = 1,
+						 .lib_pid = 100},
+					 .abi = LS_GPU_ABI_VERSION,
+					 .kinds = 0x3f};
 		struct {
 			struct ls_gpu_name n;
 			char name[8];
-		} nm = {{.hdr = {.type = LS_REC_GPU, .pid = 100, .sub = LS_GPU_NAME, .count = 6,
+		} nm = {{.hdr = {.type = LS_REC_GPU,
+				 .pid = 100,
+				 .sub = LS_GPU_NAME,
+				 .count = 6,
 				 .seq = 2},
 			 .id = 1},
 			"kernel"};
 		struct {
 			struct ls_gpu_hdr hdr;
 			struct ls_gpu_act a[2];
-		} act = {{.type = LS_REC_GPU, .pid = 100, .sub = LS_GPU_ACTIVITY, .count = 2, .seq = 3},
-			 {{.start = 1000, .end = 2000, .corr = 5, .name_id = 1, .kind = LS_GPU_ACT_KERNEL},
-			  {.start = 2000, .end = 2500, .bytes = 4096, .corr = 6,
+		} act = {{.type = LS_REC_GPU,
+			  .pid = 100,
+			  .sub = LS_GPU_ACTIVITY,
+			  .count = 2,
+			  .seq = 3},
+			 {{.start = 1000,
+			   .end = 2000,
+			   .corr = 5,
+			   .name_id = 1,
+			   .kind = LS_GPU_ACT_KERNEL},
+			  {.start = 2000,
+			   .end = 2500,
+			   .bytes = 4096,
+			   .corr = 6,
 			   .kind = LS_GPU_ACT_MEMCPY}}};
-		struct ls_gpu_status ex = {.hdr = {.type = LS_REC_GPU, .pid = 100, .sub = LS_GPU_EXIT,
-						   .seq = 4}};
+		struct ls_gpu_status ex = {
+			.hdr = {.type = LS_REC_GPU, .pid = 100, .sub = LS_GPU_EXIT, .seq = 4}};
 		uint64_t launch[3] = {900, LS_GPU_AUX(5, 1, 0, 0), 100};
 
 		gpu_rec(0, &h, sizeof(h));
@@ -114,12 +139,15 @@ int main(int argc, char **argv)
 		snprintf(p, sizeof(p), "%s/gpu_records", d);
 		save(p, "seed-session");
 	}
-	/* activity: one 256-byte slot per record: a kernel, a copy, a set, an allocation, a device */
+	/* activity: one 256-byte slot per record: a kernel, a copy, a set, an allocation, a device
+	 */
 	{
-		static const CUpti_ActivityKind kinds[] = {
-			CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-			CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2,
-			CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_MEMCPY2};
+		static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+							   CUPTI_ACTIVITY_KIND_MEMCPY,
+							   CUPTI_ACTIVITY_KIND_MEMSET,
+							   CUPTI_ACTIVITY_KIND_MEMORY2,
+							   CUPTI_ACTIVITY_KIND_DEVICE,
+							   CUPTI_ACTIVITY_KIND_MEMCPY2};
 
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 			uint8_t slot[256] = {0};
