@@ -7,9 +7,9 @@
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 
-# a command that ignores SIGINT, spins, and says its pid when ready
+# a command that shrugs SIGINT off (saying so), spins, and says its pid when ready
 stubborn='import os, signal, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGINT, lambda *a: print("got INT", flush=True))
 print("ready", os.getpid(), flush=True)
 t = time.time()
 while time.time() - t < 60: pass'
@@ -47,14 +47,21 @@ gone "SIGINT ignored" "$child"
 st=$(status_of "$WORK/ignore.lsprof")
 [[ "$st" == "Failed (killed by signal 9"* ]] && pass "SIGINT ignored: $st" || fail "SIGINT ignored: $st"
 
-# 2. a second SIGINT does not wait for the grace
+grep -q "got INT" "$WORK/ignore.out" && pass "SIGINT ignored: the command got the forwarded SIGINT" ||
+	fail "SIGINT ignored: the command never got SIGINT"
+
+# 2. a second SIGINT, once the first has reached the command, does not wait for the grace
 run_bg twice
 kill -INT $ls
+wait_log "$WORK/twice.out" "got INT" || fail "second SIGINT: the first was not forwarded"
+t1=$(date +%s%N)
 kill -INT $ls
 wait $ls
 rc=$?
-[ $rc -eq 137 ] && grep -q "did not exit; killing it" "$WORK/twice.err" &&
-	pass "second SIGINT: killed at once (exit $rc)" || fail "second SIGINT: exit $rc, $(cat "$WORK/twice.err")"
+waited=$((($(date +%s%N) - t1) / 1000000))
+[ $rc -eq 137 ] && grep -q "did not exit; killing it" "$WORK/twice.err" && [ $waited -lt 3000 ] &&
+	pass "second SIGINT: killed after ${waited} ms, not the 3 s grace (exit $rc)" ||
+	fail "second SIGINT: exit $rc after ${waited} ms, $(cat "$WORK/twice.err")"
 gone "second SIGINT" "$child"
 
 # 3. -d with a launched command: SIGTERM at the deadline
