@@ -250,6 +250,7 @@ static json_t *source_object(const struct ls_mfile *f)
 		o, "unavailable",
 		f->text ? json_null()
 			: ls_json__str(f->unavailable ? f->unavailable : "source not captured"));
+	json_object_set_new(o, "stale", ls_json__str(f->stale));
 	json_object_set_new(o, "nlines", json_integer(f->nlines));
 	json_object_set_new(o, "cells", json_null());
 	return o;
@@ -717,6 +718,7 @@ static json_t *files_array(const struct ls_model *m)
 							     : json_null());
 			json_object_set_new(o, "samples", json_integer(cnt[k]));
 			json_object_set_new(o, "time_s", secs(ns[k]));
+			json_object_set_new(o, "stale", ls_json__str(m->files[f].stale));
 			json_object_set_new(
 				o, "unavailable",
 				m->files[f].text ? json_null()

@@ -712,6 +712,28 @@ static void resolve_spawns(struct loader *L)
 }
 
 /*
+ * A function that ran (its code object says where it starts) but that the stored text does not
+ * define there: the file changed on disk after the process loaded it, so the text shown is not
+ * what ran. Lambdas, comprehensions and module bodies (names in <>) have no def to look for.
+ */
+static void check_stale(struct ls_model *m, const struct ls_mfunc *fn)
+{
+	struct ls_mfile *f = &m->files[fn->file];
+	const char *name = strrchr(fn->qualname, '.');
+	char why[320];
+
+	name = name ? name + 1 : fn->qualname;
+	if (!f->text || strcmp(f->kind, "python") || f->stale || name[0] == '<' ||
+	    fn->firstlineno <= 0)
+		return;
+	snprintf(why, sizeof(why),
+		 "changed on disk after it was loaded: %.200s is not defined at line %d, where its "
+		 "code says it starts",
+		 fn->qualname, fn->firstlineno);
+	f->stale = strdup(why);
+}
+
+/*
  * Static index of the project sources: symbol links for the source view, and each function's
  * definition line and extent (Lines). Library sources are not indexed: they are not link targets.
  */
@@ -741,6 +763,8 @@ static int index_sources(struct ls_model *m)
 
 		fn->def_line = fn->firstlineno;
 		fn->end_line = 0;
+		if (d < 0)
+			check_stale(m, fn);
 		if (d < 0 || ls_pyindex__defs(m->index, fn->file, &defs) <= d)
 			continue;
 		fn->def_line = defs[d].def_line;
@@ -882,6 +906,7 @@ void ls_model__free(struct ls_model *m)
 	for (size_t i = 0; i < m->nfiles; i++) {
 		free(m->files[i].path);
 		free(m->files[i].unavailable);
+		free(m->files[i].stale);
 		free(m->files[i].text);
 	}
 	free(m->files);

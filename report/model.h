@@ -59,7 +59,8 @@ struct ls_mfile {
 	const char *name; /* points into path */
 	const char *kind; /* "python" | "library" */
 	char *unavailable;
-	char *text; /* NULL when unavailable */
+	char *text;   /* NULL when unavailable */
+	char *stale;  /* the text is not what ran (a function is not where its code says): why */
 	size_t len;
 	int nlines;
 	bool used; /* some line of it was sampled */

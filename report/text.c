@@ -91,6 +91,13 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	if (m->damaged_rows)
 		fprintf(out, "# Damaged: %lld profile rows out of range were skipped\n",
 			(long long)m->damaged_rows);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		if (!m->files[i].stale)
+			continue;
+		fputs("# Stale source: ", out);
+		put_clean(out, m->files[i].path, -1);
+		fprintf(out, ": %s\n", m->files[i].stale);
+	}
 	fprintf(out, "#\n# Processes:\n");
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct ls_mproc *p = &m->procs[i];

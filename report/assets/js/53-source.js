@@ -204,7 +204,8 @@ function renderSource(root, r) {
 			 el("p", {class: "path"}, src.path || ""),
 			 src.text === null || src.text === undefined
 				 ? el("p", {class: "notice"}, "Source text unavailable" + (src.unavailable ? ": " + src.unavailable : "") + ".")
-				 : null),
+				 : null,
+			 src.stale ? el("p", {class: "notice bad"}, "This text is not what ran: " + src.stale + ".") : null),
 		      el("div", {class: "vtools"}, modeSwitch(render), hot,
 			 heatSwitch("source", heatOpts, function (v) {
 				 t.o.heatKind = v === "mem" ? "mheat" : "heat";

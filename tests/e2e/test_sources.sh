@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Sources decoded as CPython decodes them (PEP 263 declarations: latin-1, cp1252), and a script
-# whose name is not UTF-8: its source is found (Python keeps such a name as surrogateescape,
-# which must become the file's bytes again) and the name is shown escaped the same way in the
-# text and JSON reports.
+# Sources as they ran: decoded as CPython decodes them (PEP 263 declarations: latin-1, cp1252); a
+# script whose name is not UTF-8 (Python keeps such a name as surrogateescape, which must become
+# the file's bytes again), shown escaped the same way in the text and JSON reports; and a file
+# that changed on disk after its code was loaded, labelled as not what ran.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 
@@ -51,4 +51,16 @@ want="bad\\xff\\xfename.py"
 	pass "text report names it $want" || fail "text report: $("$LS" report "$WORK/non-UTF-8 name.lsprof" --format text | grep SPIN)"
 n=$(pyq "$(json_of "$WORK/non-UTF-8 name.lsprof")" '[f["path"] for f in d["files"]][0]')
 [ "$n" = "$WORK/$want" ] && pass "JSON names it the same: $n" || fail "JSON path: $n"
+
+# code that ran from a file that has changed since: its text is labelled, everywhere
+"$LS" -q --profile "$WORK/stale.lsprof" -o "$WORK/stale.html" -- "$DEB_PY" "$FIX/stale_source.py" \
+	"$WORK/edited.py" || fail "stale: exit $?"
+j=$(json_of "$WORK/stale.lsprof") && st=$(pyq "$j" '[f["stale"] for f in d["files"] if f["path"].endswith("edited.py")]')
+[[ "$st" == *"changed on disk after it was loaded: spin is not defined at line 2"* ]] &&
+	pass "edited after loading: $st" || fail "edited after loading: $st"
+"$LS" report "$WORK/stale.lsprof" --format text | grep -q "^# Stale source: $WORK/edited.py" &&
+	pass "text report names the stale source" || fail "text report: no stale source line"
+# and a source that matches its code has no such label
+st=$(pyq "$(json_of "$WORK/latin-1 declared.lsprof")" '[f["stale"] for f in d["files"]]')
+[ "$st" = "[None]" ] && pass "an unchanged source is not labelled" || fail "unchanged source: $st"
 finish
