@@ -31,7 +31,11 @@ PYEOF
 done
 # without --memory the columns are unavailable, not zero
 prof="$WORK/nomem.lsprof"
-"$LS" -q --profile "$prof" -o "$WORK/nomem.html" -- "$DEB_PY" -c "x = bytearray(10**7)"
+# (it spins for 0.1 s of CPU: a run too short to be sampled at all has no lines to check)
+"$LS" -q --profile "$prof" -o "$WORK/nomem.html" -- "$DEB_PY" -c "import time
+x = bytearray(10**7)
+t = time.thread_time()
+while time.thread_time() - t < 0.1: pass"
 j=$(json_of "$prof")
 v=$(pyq "$j" 'set(l["mem_change_bytes"] for l in d["lines"])')
 [ "$v" = "{None}" ] && pass "no --memory: Mem Change unavailable" || fail "no --memory: $v"
