@@ -245,6 +245,14 @@ static int flush(struct session *s, uint64_t now)
 {
 	int err;
 
+	/*
+	 * The targets run and are sampled: only now may the profile replace the one at its path.
+	 * At the first flush, not at the start: closing and reopening the database there would
+	 * hold up the first records, and with them the discovery of the interpreters.
+	 */
+	err = ls_store__publish(s->store);
+	if (err)
+		return err;
 	for (int i = 0; i < s->nnative; i++)
 		ls_loader__native_drain(s->loader, s->native_pids[i], ls_recorder__native_count,
 					s->rec);
@@ -715,10 +723,6 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		}
 		goto out;
 	}
-	/* the targets run and are sampled: only now may the profile replace the one at its path */
-	err = ls_store__publish(s.store);
-	if (err)
-		goto out;
 	if (o->trace && o->npids)
 		for (int i = 0; i < o->npids; i++) {
 			trace_running(&s, o->pids[i]);
