@@ -208,6 +208,17 @@ int ls_procfs__open_link(pid_t pid, const char *name)
 	return ls_asuser__open(&creds, AT_FDCWD, path, O_RDONLY, 0, LS_OPEN_REGULAR);
 }
 
+int ls_procfs__open_mapped(pid_t pid, const struct ls_vma *v)
+{
+	char name[64];
+	int fd;
+
+	/* map_files names the very file mapped, deleted or not; its path is only the fallback */
+	snprintf(name, sizeof(name), "map_files/%lx-%lx", v->start, v->end);
+	fd = ls_procfs__open_link(pid, name);
+	return fd >= 0 ? fd : ls_procfs__open_file(pid, v->path, LS_VIEW_OURS);
+}
+
 int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {.iov_base = buf, .iov_len = len};

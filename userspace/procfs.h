@@ -51,6 +51,10 @@ int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view);
 /* /proc/PID/<name> ("exe", "map_files/START-END": the very file mapped), opened the same way. */
 int ls_procfs__open_link(pid_t pid, const char *name);
 
+struct ls_vma;
+/* The file mapped at v: through map_files, else by its path inside the root; fd or -errno. */
+int ls_procfs__open_mapped(pid_t pid, const struct ls_vma *v);
+
 /* Reads len bytes of the target's memory at addr. 0, or -EFAULT/-ESRCH/-EPERM. */
 int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 

@@ -38,14 +38,8 @@ static bool is_candidate(const char *path)
 /* Opens a mapped file with the process's rights. */
 static int open_mapped(pid_t pid, const struct ls_vma *v, struct ls_elf **elf)
 {
-	char name[64];
-	int fd;
+	int fd = ls_procfs__open_mapped(pid, v);
 
-	/* map_files names the very file mapped, deleted or not; its path is only the fallback */
-	snprintf(name, sizeof(name), "map_files/%lx-%lx", v->start, v->end);
-	fd = ls_procfs__open_link(pid, name);
-	if (fd < 0)
-		fd = ls_procfs__open_file(pid, v->path, LS_VIEW_OURS);
 	return fd < 0 ? fd : ls_elf__open_fd(fd, elf);
 }
 

@@ -116,7 +116,6 @@ out:
 static int find_runtime(pid_t pid, uint64_t *out)
 {
 	struct ls_procmaps maps;
-	char name[64];
 	int fd, err;
 
 	err = ls_procmaps__load(pid, &maps);
@@ -131,10 +130,7 @@ static int find_runtime(pid_t pid, uint64_t *out)
 		if (v->offset != 0 || v->path[0] != '/' || !strstr(base, "python"))
 			continue;
 		/* the very file mapped, opened with the process's rights */
-		snprintf(name, sizeof(name), "map_files/%lx-%lx", v->start, v->end);
-		fd = ls_procfs__open_link(pid, name);
-		if (fd < 0)
-			fd = ls_procfs__open_file(pid, v->path, LS_VIEW_OURS);
+		fd = ls_procfs__open_mapped(pid, v);
 		err = fd < 0 ? fd : elf_runtime_addr(fd, v->start, out);
 		if (!err)
 			break;

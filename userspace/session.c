@@ -283,11 +283,10 @@ static void warn_lost(struct session *s)
 {
 	struct ls_stats bs;
 	struct ls_recorder_stats rs;
-	uint64_t lost, taken;
+	uint64_t lost = lost_count(s), taken;
 
 	ls_loader__stats(s->loader, &bs);
 	ls_recorder__stats(s->rec, &rs);
-	lost = bs.sample_drops + rs.unresolved_samples;
 	taken = bs.taken;
 	if (lost)
 		ls_warn(0,
