@@ -475,6 +475,8 @@ struct ls_stats {
 	__u64 exec_events;
 	__u64 images_known;   /* execs of a known interpreter image: walked from the first tick */
 	__u64 scratch_busy;   /* records dropped: a preempted program on this CPU held the buffer */
+	__u64 offcpu_opened;  /* threads already off the CPU when the recording began */
+	__u64 offcpu_closed;  /* intervals still pending when it stopped, reported then */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

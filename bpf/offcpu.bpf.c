@@ -2,10 +2,6 @@
 /* Wall-clock time: off-CPU intervals of target threads (see offcpu.bpf.h). */
 #include "offcpu.bpf.h"
 
-#define NR_FUTEX  202
-#define NR_WAIT4  61
-#define NR_WAITID 247
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -18,29 +14,14 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	p = tgid && tgid != self_tgid ? bpf_map_lookup_elem(&procs, &tgid) : NULL;
 	if (p) {
-		/* prev is current: its syscall number and first argument say what it waits for */
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-		long nr = BPF_CORE_READ(regs, orig_ax);
-		__u64 arg0 = BPF_CORE_READ(regs, di);
-
 		/*
 		 * An interval that ended but was not reported yet (preempted again before its
 		 * syscall returned): report it now, we run in its thread's context.
 		 */
 		ls_offcpu_resume(p, tid, LS_SLOT_ATOMIC);
 		fresh.start = bpf_ktime_get_ns();
-		fresh.waited = -1;
-		if (!preempt && prev_state)
-			fresh.xflags |= LS_XF_VOLUNTARY;
-		if (nr == NR_FUTEX && arg0 >= p->gil_lo && arg0 < p->gil_hi)
-			fresh.xflags |= LS_XF_GIL_WAIT;
-		if (nr == NR_WAIT4 || nr == NR_WAITID) {
-			fresh.xflags |= LS_XF_WAITPID;
-			/* wait4(pid, ...) or waitid(P_PID, pid, ...) */
-			fresh.waited = nr == NR_WAIT4 ? (__s32)arg0
-				       : arg0 == 1    ? (__s32)BPF_CORE_READ(regs, si)
-						      : -1;
-		}
+		/* prev is current: its syscall says what it waits for */
+		ls_offcpu_classify(p, prev, !preempt && prev_state, &fresh);
 		if (bpf_map_update_elem(&offcpu_pending, &tid, &fresh, BPF_ANY))
 			LS_STAT_INC(pending_full);
 	}

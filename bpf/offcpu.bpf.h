@@ -23,6 +23,11 @@ struct ls_pending {
 	__u16 pad;
 };
 
+/*
+ * One per target thread that left the CPU, by tid. Whoever reports an interval first claims it
+ * by swapping `start` to 0 (the thread itself when it runs again, or the stop-time iterator of
+ * edges.bpf.c on another CPU), so it is counted once.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
@@ -30,20 +35,55 @@ struct {
 	__type(value, struct ls_pending);
 } offcpu_pending SEC(".maps") __weak;
 
-/* Emits the interval that ended for the current thread, if any. Call in the thread's context. */
-static __always_inline void ls_offcpu_resume(const struct ls_proc *p, __u32 tid, __u32 slot)
-{
-	struct ls_pending *w = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	__u64 d, weight;
-	__u16 xflags;
-	__s32 waited;
+#define NR_FUTEX  202
+#define NR_WAIT4  61
+#define NR_WAITID 247
 
-	if (!w || !w->end)
-		return;
-	d = w->end > w->start ? w->end - w->start : 0;
-	xflags = w->xflags;
-	waited = w->waited;
-	bpf_map_delete_elem(&offcpu_pending, &tid);
+/*
+ * What a thread that is off the CPU waits for, from the syscall it is in: the GIL (a futex in
+ * the interpreter's GIL), a child (wait4/waitid and its target), else voluntary when it went to
+ * sleep rather than was preempted. Fills w's xflags and waited.
+ */
+static __always_inline void ls_offcpu_classify(const struct ls_proc *p, struct task_struct *t,
+					       bool voluntary, struct ls_pending *w)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long nr = BPF_CORE_READ(regs, orig_ax);
+	__u64 arg0 = BPF_CORE_READ(regs, di);
+
+	w->waited = -1;
+	if (voluntary)
+		w->xflags |= LS_XF_VOLUNTARY;
+	if (nr == NR_FUTEX && arg0 >= p->gil_lo && arg0 < p->gil_hi)
+		w->xflags |= LS_XF_GIL_WAIT;
+	if (nr == NR_WAIT4 || nr == NR_WAITID) {
+		w->xflags |= LS_XF_WAITPID;
+		/* wait4(pid, ...) or waitid(P_PID, pid, ...) */
+		w->waited = nr == NR_WAIT4 ? (__s32)arg0
+			    : arg0 == 1	   ? (__s32)BPF_CORE_READ(regs, si)
+					   : -1;
+	}
+}
+
+/* Claims a pending interval: false when another reporter has it already. */
+static __always_inline bool ls_offcpu_claim(struct ls_pending *w, __u64 *start)
+{
+	__u64 s = w->start;
+
+	*start = s;
+	return s && __sync_val_compare_and_swap(&w->start, s, 0) == s;
+}
+
+/*
+ * Emits an interval of d ns of thread `task` (tid of process pid), sampled like on-CPU time:
+ * shorter than the period, it is kept with probability d/period at weight period.
+ */
+static __always_inline void ls_offcpu_emit(const struct ls_proc *p, struct task_struct *task,
+					   __u32 pid, __u32 tid, __u64 d, __s32 waited,
+					   __u16 xflags, __u32 slot)
+{
+	__u64 weight;
+
 	if (d >= offcpu_period_ns) {
 		weight = d;
 	} else if ((__u64)bpf_get_prandom_u32() * offcpu_period_ns < d * 0x100000000ULL) {
@@ -52,9 +92,30 @@ static __always_inline void ls_offcpu_resume(const struct ls_proc *p, __u32 tid,
 		LS_STAT_INC(offcpu_dropped);
 		return;
 	}
-	if (!ls_emit_sample(p, LS_SAMPLE_OFFCPU, weight, (__u64)(__s64)waited, xflags, 0, false,
-			    slot))
+	if (!ls_emit_task_sample(p, task, pid, tid, LS_SAMPLE_OFFCPU, weight, (__u64)(__s64)waited,
+				 xflags, 0, false, slot))
 		LS_STAT_INC(offcpu);
 }
+
+#ifndef LS_WALK_REMOTE
+/* Emits the interval that ended for the current thread, if any. Call in the thread's context. */
+static __always_inline void ls_offcpu_resume(const struct ls_proc *p, __u32 tid, __u32 slot)
+{
+	struct ls_pending *w = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	__u64 start, end;
+	__u16 xflags;
+	__s32 waited;
+
+	if (!w || !(end = w->end))
+		return;
+	xflags = w->xflags;
+	waited = w->waited;
+	if (!ls_offcpu_claim(w, &start))
+		return;
+	bpf_map_delete_elem(&offcpu_pending, &tid);
+	ls_offcpu_emit(p, bpf_get_current_task_btf(), bpf_get_current_pid_tgid() >> 32, tid,
+		       end > start ? end - start : 0, waited, xflags, slot);
+}
+#endif
 
 #endif /* __LS_OFFCPU_BPF_H */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CPython frame walker: finds the current thread's PyThreadState and records, innermost first,
- * each interpreter frame's code object, instruction offset and code fingerprint. Runs in the
- * context of the thread being walked (perf_event, sched_switch, USDT), so user reads hit its
- * address space. Layout offsets come from `pylayouts`; nothing here is specific to one CPython
- * version.
+ * The CPython frame walker: finds a thread's PyThreadState and records, innermost first, each
+ * interpreter frame's code object, instruction offset and code fingerprint. Layout offsets come
+ * from `pylayouts`; nothing here is specific to one CPython version.
+ *
+ * Every program but one runs in the context of the thread it walks (perf_event, sched_switch,
+ * USDT), so user reads hit its address space. The stop-time iterator (edges.bpf.c) walks other
+ * tasks from a sleepable program: its file defines LS_WALK_REMOTE, and reads go through
+ * bpf_copy_from_user_task (allowed only there, so each file gets its own copy of the walker).
  */
 #ifndef __LS_PYWALK_BPF_H
 #define __LS_PYWALK_BPF_H
@@ -14,11 +17,17 @@
 
 #define LS_THREAD_LIST_MAX 256 /* threads scanned per lookup in LS_TS_THREAD_LIST mode */
 
-static __always_inline __u64 read_u64(const void *uaddr)
+#ifdef LS_WALK_REMOTE
+#define ls_read_user(dst, size, src, task) bpf_copy_from_user_task(dst, size, src, task, 0)
+#else
+#define ls_read_user(dst, size, src, task) bpf_probe_read_user(dst, size, src)
+#endif
+
+static __always_inline __u64 read_u64(const void *uaddr, struct task_struct *task)
 {
 	__u64 v = 0;
 
-	if (bpf_probe_read_user(&v, sizeof(v), uaddr)) {
+	if (ls_read_user(&v, sizeof(v), uaddr, task)) {
 		LS_STAT_INC(read_fail);
 		return 0;
 	}
@@ -29,6 +38,7 @@ static __always_inline __u64 read_u64(const void *uaddr)
 #define WIN_U64(win, off, winsz) ((off) <= (winsz)-8 ? *(__u64 *)&(win)[(off)&0xff] : 0)
 
 struct tl_ctx {
+	struct task_struct *task;
 	__u64 ts;
 	__u64 found;
 	__u32 tid;
@@ -43,12 +53,12 @@ static long thread_list_step(__u32 i, void *data)
 
 	if (!c->ts)
 		return 1;
-	tid = read_u64((void *)(c->ts + c->tid_off));
+	tid = read_u64((void *)(c->ts + c->tid_off), c->task);
 	if ((__u32)tid == c->tid) {
 		c->found = c->ts;
 		return 1;
 	}
-	c->ts = read_u64((void *)(c->ts + c->next_off));
+	c->ts = read_u64((void *)(c->ts + c->next_off), c->task);
 	return 0;
 }
 
@@ -68,7 +78,7 @@ static __always_inline __u32 ns_tid(struct task_struct *task, __u32 level, __u32
 	return up.nr;
 }
 
-/* Returns the PyThreadState of the current thread, or 0 when it has none. */
+/* Returns the PyThreadState of thread `task` (tid), or 0 when it has none. */
 static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const struct ls_pylayout *L,
 					       struct task_struct *task, __u32 tid)
 {
@@ -79,7 +89,7 @@ static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const st
 		} tss;
 		__u64 fsbase, slot;
 
-		if (bpf_probe_read_user(&tss, sizeof(tss), (void *)p->tss_addr)) {
+		if (ls_read_user(&tss, sizeof(tss), (void *)p->tss_addr, task)) {
 			LS_STAT_INC(read_fail);
 			return 0;
 		}
@@ -92,26 +102,28 @@ static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const st
 			slot = fsbase + p->tsd_base + (__u64)tss.key * p->tsd_stride;
 		} else {
 			/* glibc's second-level table: specific[key / 32][key % 32] */
-			__u64 blk = read_u64((void *)(fsbase + p->tsd_2nd + (tss.key / 32) * 8));
+			__u64 blk =
+				read_u64((void *)(fsbase + p->tsd_2nd + (tss.key / 32) * 8), task);
 
 			if (!blk)
 				return 0;
 			slot = blk + (__u64)(tss.key % 32) * p->tsd_stride;
 		}
-		return read_u64((void *)(slot + p->tsd_data));
+		return read_u64((void *)(slot + p->tsd_data), task);
 	}
 	if (p->tsd_mode == LS_TS_THREAD_LIST) {
 		struct tl_ctx c = {
+			.task = task,
 			/* native_thread_id holds the tid as the target's own namespace sees it */
 			.tid = ns_tid(task, p->pidns_level, tid),
 			.next_off = L->tstate_next,
 			.tid_off = L->tstate_native_tid,
 		};
-		__u64 interp = read_u64((void *)(p->runtime + L->runtime_interp_head));
+		__u64 interp = read_u64((void *)(p->runtime + L->runtime_interp_head), task);
 
 		if (!interp)
 			return 0;
-		c.ts = read_u64((void *)(interp + L->interp_threads_head));
+		c.ts = read_u64((void *)(interp + L->interp_threads_head), task);
 		bpf_loop(LS_THREAD_LIST_MAX, thread_list_step, &c, 0);
 		return c.found;
 	}
@@ -119,6 +131,7 @@ static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const st
 }
 
 struct walk_ctx {
+	struct task_struct *task;
 	struct ls_sample_buf *b;
 	const struct ls_pylayout *L;
 	__u64 frame;
@@ -131,13 +144,13 @@ struct walk_ctx {
 
 /* Copies a str object's raw data (kind bytes per code point); returns the kind, 0 on failure. */
 static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __u8 *dst, __u32 *len,
-				     bool *cut)
+				     bool *cut, struct task_struct *task)
 {
 	__u8 hdr[48];
 	__u64 length;
 	__u32 state, kind, bytes;
 
-	if (!addr || bpf_probe_read_user(hdr, sizeof(hdr), (void *)addr))
+	if (!addr || ls_read_user(hdr, sizeof(hdr), (void *)addr, task))
 		return 0;
 	if (L->unicode_length > sizeof(hdr) - 8 || L->unicode_state > sizeof(hdr) - 4)
 		return 0;
@@ -158,7 +171,7 @@ static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __
 		return 0;
 	addr += (state >> L->unicode_ascii_bit) & 1 ? L->unicode_ascii_data
 						    : L->unicode_compact_data;
-	if (bpf_probe_read_user(dst, bytes, (void *)addr))
+	if (ls_read_user(dst, bytes, (void *)addr, task))
 		return 0;
 	*len = bytes;
 	return kind;
@@ -193,15 +206,15 @@ static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 
 	r->pad0 = 0;
 	r->pad1 = 0;
 	r->fname_len = r->qname_len = r->ltab_len = 0;
-	r->fname_kind = read_str(L, fname, r->fname, &r->fname_len, &fcut);
-	r->qname_kind = read_str(L, qname, r->qname, &r->qname_len, &qcut);
+	r->fname_kind = read_str(L, fname, r->fname, &r->fname_len, &fcut, c->task);
+	r->qname_kind = read_str(L, qname, r->qname, &r->qname_len, &qcut, c->task);
 	if (fcut)
 		r->flags |= LS_CF_FNAME_CUT;
 	if (qcut)
 		r->flags |= LS_CF_QNAME_CUT;
 	if (!r->fname_kind || !r->qname_kind)
 		r->flags |= LS_CF_READ_FAIL;
-	if (ltab && !bpf_probe_read_user(&size, sizeof(size), (void *)(ltab + L->bytes_size))) {
+	if (ltab && !ls_read_user(&size, sizeof(size), (void *)(ltab + L->bytes_size), c->task)) {
 		if (size > LS_CODE_LTAB_MAX) {
 			n = LS_CODE_LTAB_MAX;
 			r->flags |= LS_CF_LTAB_CUT;
@@ -210,7 +223,7 @@ static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 
 		}
 		barrier_var(n);
 		if (n <= LS_CODE_LTAB_MAX &&
-		    !bpf_probe_read_user(r->ltab, n, (void *)(ltab + L->bytes_data)))
+		    !ls_read_user(r->ltab, n, (void *)(ltab + L->bytes_data), c->task))
 			r->ltab_len = n;
 		else
 			r->flags |= LS_CF_READ_FAIL;
@@ -239,7 +252,7 @@ static long walk_step(__u32 i, void *data)
 		LS_STAT_INC(truncated);
 		return 1;
 	}
-	if (bpf_probe_read_user(b->fwin, LS_FRAME_WIN, (void *)c->frame)) {
+	if (ls_read_user(b->fwin, LS_FRAME_WIN, (void *)c->frame, c->task)) {
 		c->flags |= LS_SF_READ_FAIL;
 		LS_STAT_INC(read_fail);
 		return 1;
@@ -252,7 +265,7 @@ static long walk_step(__u32 i, void *data)
 	/* shim frames owned by the C stack or the interpreter (3.12+) carry no user code */
 	if (owner >= L->owner_cstack)
 		return 0;
-	if (!code || bpf_probe_read_user(b->cwin, LS_CODE_WIN, (void *)code)) {
+	if (!code || ls_read_user(b->cwin, LS_CODE_WIN, (void *)code, c->task)) {
 		c->flags |= LS_SF_READ_FAIL;
 		LS_STAT_INC(read_fail);
 		return 1;
@@ -279,11 +292,11 @@ static long walk_step(__u32 i, void *data)
 }
 
 /*
- * Fills b->frames for the current thread and returns how many; sets LS_SF_* flags in b->hdr.
- * b->hdr.flags must be initialised by the caller.
+ * Fills b->frames for thread `task` (tid of process tgid) and returns how many; sets LS_SF_*
+ * flags in b->hdr. b->hdr.flags must be initialised by the caller.
  */
 static __always_inline __u32 ls_walk_python(struct ls_sample_buf *b, const struct ls_proc *p,
-					    struct task_struct *task, __u32 tid)
+					    struct task_struct *task, __u32 tgid, __u32 tid)
 {
 	const struct ls_pylayout *L;
 	struct walk_ctx c = {};
@@ -303,18 +316,19 @@ static __always_inline __u32 ls_walk_python(struct ls_sample_buf *b, const struc
 	}
 	if (L->runtime_gil_holder != LS_OFF_NONE) {
 		b->hdr.flags |= LS_SF_GIL_KNOWN;
-		if (read_u64((void *)(p->runtime + L->runtime_gil_holder)) == tstate)
+		if (read_u64((void *)(p->runtime + L->runtime_gil_holder), task) == tstate)
 			b->hdr.flags |= LS_SF_GIL_HELD;
 	}
-	frame = read_u64((void *)(tstate + L->tstate_frame));
+	frame = read_u64((void *)(tstate + L->tstate_frame), task);
 	if (frame && L->cframe_current != LS_OFF_NONE)
-		frame = read_u64((void *)(frame + L->cframe_current));
+		frame = read_u64((void *)(frame + L->cframe_current), task);
 
+	c.task = task;
 	c.b = b;
 	c.L = L;
 	c.frame = frame;
 	c.code_type = p->code_type;
-	c.tgid = bpf_get_current_pid_tgid() >> 32;
+	c.tgid = tgid;
 	c.gen = p->gen;
 	bpf_loop(LS_MAX_FRAMES + 1, walk_step, &c, 0);
 	if (c.frame && !(c.flags & (LS_SF_TRUNCATED | LS_SF_READ_FAIL))) {

@@ -294,6 +294,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	/* programs for collections that are off are not even attached */
 	bpf_program__set_autoload(l->skel->progs.handle_switch, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.handle_sys_exit, opts->offcpu);
+	bpf_program__set_autoload(l->skel->progs.open_blocked, opts->offcpu);
+	bpf_program__set_autoload(l->skel->progs.close_blocked, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_api, opts->gpu_lib != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_record, opts->gpu_lib != NULL);
@@ -410,6 +412,36 @@ int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.images), k, img, BPF_ANY))
 		return ls_err(-errno, "cannot record an interpreter image: %s", strerror(errno));
 	return 0;
+}
+
+/* Runs a task iterator over every task of the machine (it writes nothing to read). */
+static int run_iter(struct bpf_link *link, const char *what)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (!link)
+		return 0; /* wall mode is off */
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return ls_err(-errno, "cannot run the %s iterator: %s", what, strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+	if (n < 0)
+		n = ls_err(-errno, "the %s iterator failed: %s", what, strerror(errno));
+	close(fd);
+	return n < 0 ? (int)n : 0;
+}
+
+int ls_loader__open_blocked(struct ls_loader *l)
+{
+	return run_iter(l->skel->links.open_blocked, "attach-time off-CPU");
+}
+
+int ls_loader__close_blocked(struct ls_loader *l)
+{
+	return run_iter(l->skel->links.close_blocked, "stop-time off-CPU");
 }
 
 void ls_loader__stop_sampling(struct ls_loader *l)

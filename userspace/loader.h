@@ -48,6 +48,13 @@ int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
  * Stops the cpu-clock sampler (before the last drain), so that the kernel's count of samples
  * taken is final and every one of them is either in the ring buffer or counted as dropped.
  */
+/*
+ * Wall mode's edges: open_blocked starts an interval, from now, for every target thread off the
+ * CPU (call once the targets are known); close_blocked reports every interval still pending,
+ * with its thread's stack (call before stopping). No-ops in CPU mode. 0 or a negative errno.
+ */
+int ls_loader__open_blocked(struct ls_loader *l);
+int ls_loader__close_blocked(struct ls_loader *l);
 void ls_loader__stop_sampling(struct ls_loader *l);
 
 /* The events ring buffer; sample_cb(ctx, data, len) is called for each record on poll. */

@@ -77,6 +77,7 @@ struct session {
 	bool timed_out; /* -d ran out (a launched command was asked to stop) */
 	int child_status;
 	uint64_t t0;
+	uint64_t attached_ns; /* when threads already blocked began to count, after t0 (0: none) */
 	int uid, gid;
 };
 
@@ -192,6 +193,8 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta_int(s->store, "frequency_hz", o->frequency);
 	ls_store__put_meta_int(s->store, "period_ns", ls_loader__period_ns(s->loader));
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
+	/* CLOCK_MONOTONIC at the start, the clock of every *_ns time in the profile */
+	ls_store__put_meta_int(s->store, "clock_start_ns", (int64_t)s->t0);
 	if (o->command) {
 		n = 0;
 		buf[0] = 0;
@@ -224,6 +227,8 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_loader__stats(s->loader, &bs);
 	ls_recorder__stats(s->rec, &rs);
 	ls_store__put_meta_int(s->store, "elapsed_ns", now - s->t0);
+	if (s->attached_ns)
+		ls_store__put_meta_int(s->store, "attached_ns", s->attached_ns);
 	ls_store__put_stat(s->store, "bpf_samples", bs.samples);
 	ls_store__put_stat(s->store, "taken", bs.taken);
 	ls_store__put_stat(s->store, "sample_drops", bs.sample_drops);
@@ -237,6 +242,8 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "offcpu_intervals", bs.offcpu);
 	ls_store__put_stat(s->store, "offcpu_short_skipped", bs.offcpu_dropped);
 	ls_store__put_stat(s->store, "offcpu_pending_full", bs.pending_full);
+	ls_store__put_stat(s->store, "offcpu_open_at_start", bs.offcpu_opened);
+	ls_store__put_stat(s->store, "offcpu_open_at_stop", bs.offcpu_closed);
 	ls_store__put_stat(s->store, "code_records", bs.code_records);
 	ls_store__put_stat(s->store, "rss_events", bs.rss_events);
 }
@@ -727,6 +734,18 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 			trace_running(&s, o->pids[i]);
 			ls_targets__descendants(o->pids[i], trace_running_cb, &s);
 		}
+	/* threads already blocked: their wait counts from now (a launched command has none) */
+	now = mono_ns();
+	if (!o->command && !ls_loader__open_blocked(s.loader)) {
+		struct ls_stats bs;
+
+		s.attached_ns = now - s.t0; /* every interval it opened starts after this */
+		ls_loader__stats(s.loader, &bs);
+		if (lo.offcpu)
+			ls_info("%llu target threads off the CPU at the start: their wait counts "
+				"from now",
+				(unsigned long long)bs.offcpu_opened);
+	}
 	ls_status__init(!o->quiet);
 	srandom(s.t0 ^ getpid());
 	last_flush = mono_ns();
@@ -809,6 +828,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 			break;
 		}
 	}
+	/* threads still blocked: their wait ends now, on the line they block in */
+	ls_loader__close_blocked(s.loader);
 	/* no more samples: what the kernel took is now either in the ring buffer or dropped */
 	ls_loader__stop_sampling(s.loader);
 	ring_buffer__consume(s.rb);

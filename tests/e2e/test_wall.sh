@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Wall-clock mode (the default): a line that sleeps 1 s and a line that burns 1 s of CPU both
 # show about 1 s, one as Wait and one as CPU; GIL contention is labelled as such; a parent's
-# wait() line carries the wait for its children; --mode cpu records no off-CPU time.
+# wait() line carries the wait for its children; --mode cpu records no off-CPU time. A thread
+# blocked before we attach or still blocked when we stop has its wait counted from the attach and
+# up to the stop, against its own clock.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 
@@ -82,4 +84,74 @@ j=$(json_of "$prof")
 w=$(pyq "$j" 'd["lines"][0]["wait_time_s"]')
 n=$(sqlite3 "$prof" "SELECT count(*) FROM samples WHERE kind != 0")
 [ "$w" = None ] && [ "$n" = 0 ] && pass "--mode cpu: no wait column, no off-CPU rows" || fail "--mode cpu: wait=$w rows=$n"
+# The edges: tests/fixtures/blocked.py blocks on line 10 (opening a FIFO) and writes when it began
+# to block and when it woke, on CLOCK_MONOTONIC, the clock of the profile's clock_start_ns.
+fifo="$WORK/edge.fifo"
+mkfifo "$fifo"
+meta() { sqlite3 "$1" "SELECT value FROM meta WHERE key = '$2'"; }
+stat_of() { sqlite3 "$1" "SELECT value FROM stats WHERE key = '$2'"; }
+# near WHAT VALUE TRUTH BELOW ABOVE: TRUTH - BELOW <= VALUE <= TRUTH + ABOVE
+near() {
+	"$PYQ" -c "import sys; v, t, lo, hi = map(float, sys.argv[1:]); sys.exit(0 if t - lo <= v <= t + hi else 1)" "$2" "$3" "$4" "$5" &&
+		pass "$1: $2 s, truth $3 s (-$4/+$5)" || fail "$1: $2 s, want $3 s (-$4/+$5)"
+}
+# blocked_in PID: waits until its thread sleeps in openat (257), the line it blocks in
+blocked_in() {
+	local i nr
+	for ((i = 0; i < 600; i++)); do
+		read -r nr _ <"/proc/$1/syscall" 2>/dev/null && [ "$nr" = 257 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# -p a thread blocked all along: its wait runs from the attach to the stop
+"$DEB_PY" "$FIX/blocked.py" "$fifo" "$WORK/edgeA.times" &
+bp=$!
+blocked_in $bp || fail "blocked.py never blocked"
+prof="$WORK/edgeA.lsprof"
+"$LS" -q -p $bp -d 1.5 --profile "$prof" -o "$WORK/edgeA.html" || fail "-p blocked: exit $?"
+echo >"$fifo" # release it
+wait $bp
+j=$(json_of "$prof")
+w=$(pyq "$j" "own('blocked.py', 10)")
+span=$("$PYQ" -c "import sys; print((int(sys.argv[1]) - int(sys.argv[2])) / 1e9)" \
+	"$(meta "$prof" elapsed_ns)" "$(meta "$prof" attached_ns)")
+# it opened at or after the attach and closed before the end was taken
+near "-p, blocked from before the attach to after the stop: the line's wait" "$w" "$span" 0.05 0
+[ "$(stat_of "$prof" offcpu_open_at_start)" -ge 1 ] && [ "$(stat_of "$prof" offcpu_open_at_stop)" -ge 1 ] &&
+	pass "counted as open at the start and at the stop" || fail "open at start/stop not counted"
+[ "$(pyq "$j" 'd["run"]["threads"]')" = 1 ] && pass "the blocked thread has its row" ||
+	fail "no thread row for the blocked thread"
+
+# -p a thread blocked at the attach that wakes during the run: wait from the attach to its wake
+"$DEB_PY" "$FIX/blocked.py" "$fifo" "$WORK/edgeB.times" &
+bp=$!
+blocked_in $bp || fail "blocked.py never blocked"
+prof="$WORK/edgeB.lsprof"
+"$LS" -v -p $bp --profile "$prof" -o "$WORK/edgeB.html" 2>"$WORK/edgeB.log" &
+lp=$!
+wait_log "$WORK/edgeB.log" "off the CPU at the start" || fail "the tool never said it attached"
+# release it once the profile is published (the first flush, a second in): a wait worth measuring
+for ((i = 0; i < 600; i++)); do [ -e "$prof" ] && break; sleep 0.05; done
+echo >"$fifo"
+wait $bp
+wait $lp || fail "-p blocked then woken: exit $?"
+j=$(json_of "$prof")
+w=$(pyq "$j" "own('blocked.py', 10)")
+truth=$("$PYQ" -c "import sys; print((int(sys.argv[1]) - int(sys.argv[2]) - int(sys.argv[3])) / 1e9)" \
+	"$(awk '/^wake/ {print $2}' "$WORK/edgeB.times")" "$(meta "$prof" clock_start_ns)" "$(meta "$prof" attached_ns)")
+# it opened at or after the attach and ended before the thread read its clock
+near "-p, blocked at the attach, woken later by its own clock: the line's wait" "$w" "$truth" 0.05 0.002
+
+# a launched command still blocked at -d: its wait runs up to its end (SIGTERM at the deadline)
+prof="$WORK/edgeC.lsprof"
+"$LS" -q -d 1 --profile "$prof" -o "$WORK/edgeC.html" -- "$DEB_PY" "$FIX/blocked.py" "$fifo" "$WORK/edgeC.times"
+[ $? = 143 ] && pass "-d 1, blocked command: exit 143" || fail "-d 1, blocked command: exit $?"
+j=$(json_of "$prof")
+w=$(pyq "$j" "own('blocked.py', 10)")
+truth=$("$PYQ" -c "import sys; print(float(sys.argv[1]) - (int(sys.argv[2]) - int(sys.argv[3])) / 1e9)" \
+	"$(pyq "$j" 'd["processes"][0]["end_s"]')" "$(awk '/^block/ {print $2}' "$WORK/edgeC.times")" \
+	"$(meta "$prof" clock_start_ns)")
+near "-d 1 -- blocked command, blocked until it ended: the line's wait" "$w" "$truth" 0.05 0.002
 finish
