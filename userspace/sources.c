@@ -77,6 +77,9 @@ static ssize_t read_file(pid_t pid, const char *path, char **out, char *why, siz
 			snprintf(why, whylen, "unreadable by the profiled process");
 		else if (fd == -EINVAL)
 			snprintf(why, whylen, "source is not a regular file");
+		else if (fd == -ENOENT)
+			snprintf(why, whylen,
+				 "deleted or moved before it could be read (no such file)");
 		else
 			snprintf(why, whylen, "cannot read source: %s", strerror(-fd));
 		return fd;

@@ -63,4 +63,17 @@ j=$(json_of "$WORK/stale.lsprof") && st=$(pyq "$j" '[f["stale"] for f in d["file
 # and a source that matches its code has no such label
 st=$(pyq "$(json_of "$WORK/latin-1 declared.lsprof")" '[f["stale"] for f in d["files"] if f["stale"]]')
 [ "$st" = "[]" ] && pass "no unchanged source is labelled" || fail "unchanged source labelled: $st"
+# a script that deletes itself before it is read: the report says so instead of a bare errno
+cat >"$WORK/gone.py" <<'PY'
+import os
+import time
+
+os.unlink(__file__)
+t = time.thread_time()
+while time.thread_time() - t < 0.2:
+    pass
+PY
+"$LS" -q --profile "$WORK/gone.lsprof" -o "$WORK/gone.html" -- "$DEB_PY" "$WORK/gone.py" || fail "gone: exit $?"
+u=$(pyq "$(json_of "$WORK/gone.lsprof")" '[f["unavailable"] for f in d["files"] if f["path"].endswith("gone.py")]')
+[[ "$u" == *"deleted or moved before it could be read"* ]] && pass "deleted source: $u" || fail "deleted source: $u"
 finish
