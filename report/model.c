@@ -630,35 +630,18 @@ static int add_row(struct loader *L, int proc, int64_t stack_id, int kind, int m
 	return 0;
 }
 
-/*
- * On-CPU samples of a thread are scaled to the CPU time the scheduler accounted for it during the
- * recording, when the profile has it: the timer sample count carries noise at every preemption,
- * GIL hand-off and vCPU stall, the kernel's accounting does not. Lines keep their shares of the
- * thread's samples. Left as sampled: threads under 100 ms (the exit value can be one scheduler
- * tick stale) and factors outside [0.5, 2] (something does not match, e.g. a reused tid).
- */
-#define CPU_SCALE_SQL                                                                    \
-	"SELECT t.process_id AS c_proc, t.tid AS c_tid, t.cpu_ns * 1.0 / w.w AS f"       \
-	" FROM threads t JOIN (SELECT process_id, tid, sum(weight_ns) AS w FROM samples" \
-	" WHERE kind = 0 GROUP BY process_id, tid) w"                                    \
-	" ON w.process_id = t.process_id AND w.tid = t.tid"                              \
-	" WHERE t.cpu_ns >= 100000000 AND w.w >= 100000000"                              \
-	" AND t.cpu_ns BETWEEN w.w / 2 AND w.w * 2"
-
 static int load_samples(struct loader *L)
 {
 	int rc = 0;
 	sqlite3_stmt *st;
-	int err =
-		lsm_prepare(L,
-			    "SELECT s.process_id, s.stack_id, s.kind, s.mode, sum(s.count),"
-			    " sum(CASE WHEN s.kind = 0 AND c.f IS NOT NULL"
-			    " THEN CAST(round(s.weight_ns * c.f) AS INTEGER) ELSE s.weight_ns END)"
-			    " FROM samples s LEFT JOIN (" CPU_SCALE_SQL ") c"
-			    " ON c.c_proc = s.process_id AND c.c_tid = s.tid"
-			    " GROUP BY s.process_id, s.stack_id, s.kind, s.mode"
-			    " ORDER BY s.kind, s.process_id, s.stack_id, s.mode",
-			    &st);
+	int err = lsm_prepare(L,
+			      "SELECT s.process_id, s.stack_id, s.kind, s.mode, sum(s.count),"
+			      " sum(" LSM_SCALED_WEIGHT ")"
+			      " FROM samples s LEFT JOIN (" LSM_CPU_SCALE_SQL ") c"
+			      " ON c.c_proc = s.process_id AND c.c_tid = s.tid"
+			      " GROUP BY s.process_id, s.stack_id, s.kind, s.mode"
+			      " ORDER BY s.kind, s.process_id, s.stack_id, s.mode",
+			      &st);
 
 	if (err)
 		return err;
@@ -788,6 +771,11 @@ static void loader_release(struct loader *L)
 
 int ls_model__load(const char *path, struct ls_model **out)
 {
+	return ls_model__load_flags(path, 0, out);
+}
+
+int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out)
+{
 	struct ls_store *store;
 	struct loader L = {};
 	const char *v;
@@ -820,6 +808,8 @@ int ls_model__load(const char *path, struct ls_model **out)
 		err = load_stacks(&L);
 	if (!err)
 		err = load_samples(&L);
+	if (!err && (flags & LS_MODEL_STACKS))
+		err = lsm_load_stacks(&L);
 	if (!err)
 		err = lsm_load_rss(&L);
 	if (!err)
@@ -916,6 +906,7 @@ void ls_model__free(struct ls_model *m)
 	free(m->lines);
 	free(m->fstats);
 	free(m->edges);
+	lsm_free_stacks(m->stacks);
 	for (size_t i = 0; i < m->nrss; i++) {
 		free(m->rss[i].t_ns);
 		free(m->rss[i].rss);

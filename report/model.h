@@ -125,6 +125,47 @@ struct ls_mgpu_dev {
 	char *name, *driver, *uuid;
 };
 
+/* A thread that has samples (LS_MODEL_STACKS). */
+struct ls_mthread {
+	int proc; /* index into procs */
+	int tid;
+	char *name; /* its name at first sight; NULL when the profile has none */
+};
+
+struct ls_mframe {
+	int func; /* index into funcs */
+	int line;
+};
+
+/*
+ * The Python frames of a stored stack, innermost first, without those of functions the profile
+ * does not hold (as the lines leave them out). depth 0: no Python frame (native code, no thread
+ * state, an interpreter not known yet) or a stack the profile does not hold intact.
+ */
+struct ls_mstack {
+	struct ls_mframe *frames;
+	int depth;
+};
+
+/* Totals of one (thread, stack, kind), weighted as the lines are: on-CPU scaled per thread. */
+struct ls_msample {
+	int thread;	   /* index into ls_mstacks.threads */
+	int stack;	   /* index into ls_mstacks.stacks */
+	int kind;	   /* enum ls_sample_class (store.h) */
+	int64_t count;	   /* on-CPU samples; 0 for off-CPU time */
+	int64_t weight_ns; /* the time they stand for */
+};
+
+/* The samples by stack and thread that the per-line aggregates are made of, for the exporters. */
+struct ls_mstacks {
+	struct ls_mthread *threads;
+	size_t nthreads;
+	struct ls_mstack *stacks; /* stacks[0] is the empty stack */
+	size_t nstacks;
+	struct ls_msample *samples; /* ordered by process, thread, stored stack id, kind */
+	size_t nsamples;
+};
+
 struct ls_pyindex;
 
 struct ls_model {
@@ -162,10 +203,18 @@ struct ls_model {
 	uint64_t period_ns;
 	bool wall;   /* off-CPU time was recorded */
 	bool memory; /* RSS readings were recorded */
+	/* LS_MODEL_STACKS only, else NULL */
+	struct ls_mstacks *stacks;
+};
+
+enum ls_model_flags {
+	LS_MODEL_STACKS = 1 << 0, /* also keep the samples by thread and stack (ls_mstacks) */
 };
 
 /* Loads the profile at path. One-line errors logged (missing, corrupt, wrong schema). */
 int ls_model__load(const char *path, struct ls_model **out);
+/* The same, with what else to keep (enum ls_model_flags). */
+int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out);
 void ls_model__free(struct ls_model *m);
 
 /* Metadata value, or NULL. Valid until ls_model__free(). */

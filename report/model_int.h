@@ -29,6 +29,25 @@ struct loader {
 	size_t scratch;
 };
 
+/*
+ * On-CPU samples of a thread are scaled to the CPU time the scheduler accounted for it during the
+ * recording, when the profile has it: the timer sample count carries noise at every preemption,
+ * GIL hand-off and vCPU stall, the kernel's accounting does not. Lines keep their shares of the
+ * thread's samples. Left as sampled: threads under 100 ms (the exit value can be one scheduler
+ * tick stale) and factors outside [0.5, 2] (something does not match, e.g. a reused tid).
+ * Columns c_proc, c_tid and f (the factor); LSM_SCALED_WEIGHT is a samples row's weight with it.
+ */
+#define LSM_CPU_SCALE_SQL                                                                \
+	"SELECT t.process_id AS c_proc, t.tid AS c_tid, t.cpu_ns * 1.0 / w.w AS f"       \
+	" FROM threads t JOIN (SELECT process_id, tid, sum(weight_ns) AS w FROM samples" \
+	" WHERE kind = 0 GROUP BY process_id, tid) w"                                    \
+	" ON w.process_id = t.process_id AND w.tid = t.tid"                              \
+	" WHERE t.cpu_ns >= 100000000 AND w.w >= 100000000"                              \
+	" AND t.cpu_ns BETWEEN w.w / 2 AND w.w * 2"
+#define LSM_SCALED_WEIGHT                          \
+	"CASE WHEN s.kind = 0 AND c.f IS NOT NULL" \
+	" THEN CAST(round(s.weight_ns * c.f) AS INTEGER) ELSE s.weight_ns END"
+
 char *lsm_col_dup(sqlite3_stmt *st, int i);
 /* sqlite3_step(): 1 for a row, 0 at the end, -EIO (logged) when the profile is corrupt. */
 int lsm_step(struct loader *L, sqlite3_stmt *st);
@@ -47,5 +66,8 @@ int lsm_load_gpu(struct loader *L);
 int lsm_load_trace(struct loader *L);
 int lsm_load_execs(struct loader *L);
 void lsm_free_execs(struct ls_mproc *p);
+/* LS_MODEL_STACKS: the samples by (thread, stack, kind) into m->stacks (model_stacks.c). */
+int lsm_load_stacks(struct loader *L);
+void lsm_free_stacks(struct ls_mstacks *s);
 
 #endif

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Exports (report/model_stacks.c, report/export*.c): a profile written through the store with
+ * two processes, three threads, every sample kind, a thread scaled to its accounted CPU, stacks
+ * without a known frame and damaged rows, read back as the model's stacks and as each format.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "json.h"
+#include "model.h"
+#include "store.h"
+
+#define MS 1000000LL
+
+static char path[64];
+
+static int setup(void **state)
+{
+	strcpy(path, "/tmp/ls-export-XXXXXX");
+	close(mkstemp(path));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char p[96];
+
+	unlink(path);
+	snprintf(p, sizeof(p), "%s-wal", path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", path);
+	unlink(p);
+	return 0;
+}
+
+static void put_proc(struct ls_store *s, int64_t id, int pid, const char *comm, const char *argv)
+{
+	struct ls_store_proc p = {
+		.id = id,
+		.pid = pid,
+		.ppid = 1,
+		.nspid = pid,
+		.parent_id = -1,
+		.spawn_stack = -1,
+		.spawn_tid = -1,
+		.comm = comm,
+		.argv = argv,
+		.exe = "/usr/bin/python3.11",
+		.end_ns = -1,
+		.exit_code = -1,
+		.python = "3.11.2",
+		.cgroup_id = -1,
+	};
+
+	assert_int_equal(ls_store__put_process(s, &p), 0);
+}
+
+static void put_row(struct ls_store *s, int64_t proc, int tid, int64_t stack, int kind, int mode,
+		    int64_t count, int64_t weight)
+{
+	struct ls_store_sample x = {.proc_id = proc,
+				    .tid = tid,
+				    .stack_id = stack,
+				    .kind = kind,
+				    .mode = mode,
+				    .count = count,
+				    .weight_ns = weight};
+
+	assert_int_equal(ls_store__put_sample(s, &x), 0);
+}
+
+/*
+ * Stacks (innermost first): 1 f:2 <module>:5; 2 <module>:5; 3 g:10 f:3 <module>:5 (g in a
+ * library); 4 a frame of a function whose file the profile lacks; 5 f:8 <module>:6, f a second
+ * code object of the same name and file; 6 a depth that does not match its blob; 7 a line
+ * beyond any file's. 4, 6 and 7 hold no Python frame the report can show.
+ */
+static void write_profile(void)
+{
+	const char *text = "def f():\n    x = 1\n    return g()\n\nf()\nf()\ndef f():\n    pass\n";
+	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5}, st3[] = {3, 10, 1, 3, 2, 5},
+		       st4[] = {5, 1}, st5[] = {4, 8, 2, 6}, st6[] = {1, 2},
+		       st7[] = {1, 0x80000000};
+	struct ls_store *s;
+
+	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_meta(s, "status", "Success"), 0);
+	assert_int_equal(ls_store__put_meta(s, "tool", "linescope-bpf 0.1.0"), 0);
+	assert_int_equal(ls_store__put_meta(s, "mode", "wall"), 0);
+	assert_int_equal(ls_store__put_meta(s, "host", "box"), 0);
+	assert_int_equal(ls_store__put_meta(s, "scope", "python3 app.py"), 0);
+	assert_int_equal(ls_store__put_meta(s, "started_at", "2026-01-02T03:04:05Z"), 0);
+	assert_int_equal(ls_store__put_meta_int(s, "elapsed_ns", 2000 * MS), 0);
+	assert_int_equal(ls_store__put_meta_int(s, "period_ns", MS), 0);
+	put_proc(s, 1, 100, "python3", "python3 app.py");
+	put_proc(s, 2, 200, "w;rk\n", "w;rk --x");
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "MainThread"), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 101, "worker"), 0);
+	assert_int_equal(ls_store__put_thread(s, 2, 200, "py\"2"), 0);
+	/* thread 100 sampled 260 ms, accounted 390: its on-CPU weights are scaled by 1.5 */
+	assert_int_equal(ls_store__put_thread_cpu(s, 1, 100, 390 * MS), 0);
+	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);
+	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
+	assert_int_equal(
+		ls_store__put_file(s, 2, "/usr/lib/python3.11/l;b.py", -1, "library", "gone"), 0);
+	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);
+	assert_int_equal(ls_store__put_function(s, 2, 1, "<module>", 1), 0);
+	assert_int_equal(ls_store__put_function(s, 3, 2, "g", 9), 0);
+	assert_int_equal(ls_store__put_function(s, 4, 1, "f", 7), 0);
+	assert_int_equal(ls_store__put_function(s, 5, 9, "lost", 1), 0);
+	assert_int_equal(ls_store__put_stack(s, 1, st1, 2, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 2, st2, 1, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 3, st3, 3, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 4, st4, 1, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 5, st5, 2, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 6, st6, 1, false), 0);
+	assert_int_equal(ls_store__put_stack(s, 7, st7, 1, false), 0);
+	assert_int_equal(sqlite3_exec(ls_store__db(s), "UPDATE stacks SET depth = 3 WHERE id = 6",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+
+	put_row(s, 1, 100, 1, LS_CLASS_CPU, LS_MODE_PYTHON, 200, 200 * MS);
+	put_row(s, 1, 100, 3, LS_CLASS_CPU, LS_MODE_NATIVE, 50, 50 * MS);
+	put_row(s, 1, 100, 0, LS_CLASS_CPU, LS_MODE_NATIVE, 10, 10 * MS);
+	put_row(s, 1, 100, 2, LS_CLASS_WAIT, LS_MODE_KERNEL, 1, 40 * MS);
+	put_row(s, 1, 101, 1, LS_CLASS_CPU, LS_MODE_PYTHON, 20, 20 * MS);
+	put_row(s, 1, 101, 1, LS_CLASS_GIL_WAIT, LS_MODE_KERNEL, 1, 5 * MS);
+	put_row(s, 1, 101, 5, LS_CLASS_RUNQ, LS_MODE_KERNEL, 1, 3 * MS);
+	put_row(s, 1, 101, 4, LS_CLASS_CPU, LS_MODE_PYTHON, 2, 2 * MS);
+	put_row(s, 1, 101, 6, LS_CLASS_CPU, LS_MODE_PYTHON, 1, 1 * MS);
+	put_row(s, 1, 101, 7, LS_CLASS_CPU, LS_MODE_PYTHON, 1, 1 * MS);
+	/* two modes of one (thread, stack, kind): one sample in every export */
+	put_row(s, 2, 200, 2, LS_CLASS_CPU, LS_MODE_PYTHON, 7, 7 * MS);
+	put_row(s, 2, 200, 2, LS_CLASS_CPU, LS_MODE_KERNEL, 3, 3 * MS);
+	put_row(s, 2, 200, 0, LS_CLASS_CPU, LS_MODE_NATIVE, 1, 1 * MS);
+	/* a kind no reader knows: skipped (and counted as damaged) */
+	put_row(s, 1, 100, 1, 7, LS_MODE_PYTHON, 5, 5 * MS);
+	assert_int_equal(ls_store__commit(s), 0);
+	ls_store__free(s);
+}
+
+static struct ls_model *load(void)
+{
+	struct ls_model *m = NULL;
+
+	write_profile();
+	assert_int_equal(ls_model__load_flags(path, LS_MODEL_STACKS, &m), 0);
+	assert_non_null(m->stacks);
+	return m;
+}
+
+static void test_model_stacks(void **state)
+{
+	struct ls_model *m = load(), *plain = NULL;
+	const struct ls_mstacks *s = m->stacks;
+	int64_t count = 0, ns[4] = {};
+	char *a, *b;
+	json_t *j;
+
+	/* the same report as a model loaded without the stacks */
+	assert_int_equal(ls_model__load(path, &plain), 0);
+	assert_null(plain->stacks);
+	j = ls_json__lines(m);
+	a = json_dumps(j, JSON_SORT_KEYS);
+	json_decref(j);
+	j = ls_json__lines(plain);
+	b = json_dumps(j, JSON_SORT_KEYS);
+	json_decref(j);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+
+	assert_int_equal(s->nthreads, 3);
+	assert_int_equal(s->threads[0].tid, 100);
+	assert_string_equal(s->threads[0].name, "MainThread");
+	assert_int_equal(s->threads[2].proc, 1);
+	assert_string_equal(s->threads[2].name, "py\"2");
+	/* the empty stack, then 1, 3, 2 and 5 as first used; 4, 6 and 7 are the empty stack */
+	assert_int_equal(s->nstacks, 5);
+	assert_int_equal(s->stacks[0].depth, 0);
+	for (size_t i = 0; i < s->nsamples; i++) {
+		const struct ls_msample *x = &s->samples[i];
+
+		assert_true(x->thread >= 0 && (size_t)x->thread < s->nthreads);
+		assert_true(x->stack >= 0 && (size_t)x->stack < s->nstacks);
+		count += x->count;
+		ns[x->kind] += x->weight_ns;
+	}
+	/* every valid sample row, weighted as the lines are */
+	assert_int_equal(count, m->samples);
+	assert_int_equal(count, 295);
+	assert_int_equal(ns[LS_CLASS_CPU], (300 + 75 + 15 + 20 + 2 + 1 + 1 + 7 + 3 + 1) * MS);
+	assert_int_equal(ns[LS_CLASS_WAIT], 40 * MS);
+	assert_int_equal(ns[LS_CLASS_GIL_WAIT], 5 * MS);
+	assert_int_equal(ns[LS_CLASS_RUNQ], 3 * MS);
+	for (size_t i = 0; i < m->nlines; i++) {
+		const struct ls_mline *l = &m->lines[i];
+
+		if (l->line == 2)
+			assert_int_equal(l->self_ns, (300 + 20 + 5) * MS);
+	}
+	/* f:8 is the second code object of f */
+	for (size_t i = 1; i < s->nstacks; i++)
+		if (s->stacks[i].frames[0].line == 8)
+			assert_int_equal(m->funcs[s->stacks[i].frames[0].func].firstlineno, 7);
+	ls_model__free(plain);
+	ls_model__free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_model_stacks, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
