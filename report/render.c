@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "export.h"
 #include "html.h"
 #include "json.h"
 #include "log.h"
@@ -39,8 +40,18 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 		free(s);
 		return err;
 	}
+	case LS_FMT_COLLAPSED:
+		return ls_export__collapsed(out, m, LS_EXPORT_SAMPLES);
+	case LS_FMT_COLLAPSED_TIME:
+		return ls_export__collapsed(out, m, LS_EXPORT_TIME);
 	}
 	return -EINVAL;
+}
+
+/* The exporters need the samples by stack, which the report's own formats do without. */
+static unsigned model_flags(enum ls_format fmt)
+{
+	return fmt == LS_FMT_COLLAPSED || fmt == LS_FMT_COLLAPSED_TIME ? LS_MODEL_STACKS : 0;
 }
 
 int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,
@@ -55,7 +66,7 @@ int ls_render__file(const char *profile, const char *output, enum ls_format fmt,
 		output = "-";
 	if (ls_outfile__same(profile, output))
 		return ls_err(-EINVAL, "refusing to write the report over its profile %s", profile);
-	err = ls_model__load(profile, &m);
+	err = ls_model__load_flags(profile, model_flags(fmt), &m);
 	if (err)
 		return err;
 	err = ls_outfile__open(&f, output, LS_OUT_ANY, uid, gid);

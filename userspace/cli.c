@@ -17,7 +17,7 @@ static const char record_doc[] =
 	"Line-level profiler for Python processes, system-wide, on eBPF.\n"
 	"\n"
 	"USAGE: linescope-bpf [OPTIONS] (-p PID[,PID...] | -c CGROUP | -- COMMAND [ARGS...])\n"
-	"       linescope-bpf report PROFILE [-o FILE] [--format html|text|json]\n"
+	"       linescope-bpf report PROFILE [-o FILE] [--format FORMAT] [--weight W]\n"
 	"\n"
 	"Samples every thread of the target processes and their descendants, attributes time to\n"
 	"Python source lines, and writes a profile (--profile) and a self-contained HTML report\n"
@@ -31,14 +31,22 @@ static const char record_doc[] =
 	"    linescope-bpf report linescope.lsprof --format text\n";
 
 static const char report_doc[] =
-	"Re-render a stored profile.\n"
+	"Re-render a stored profile, or export it for other tools (docs/exports.md).\n"
 	"\n"
-	"USAGE: linescope-bpf report PROFILE [-o FILE] [--format html|text|json]\n"
+	"USAGE: linescope-bpf report PROFILE [-o FILE] [--format FORMAT] [--weight W]\n"
+	"\n"
+	"FORMATS:\n"
+	"    html        the self-contained report (default)\n"
+	"    text        hottest lines first\n"
+	"    json        lines, functions, files and processes (docs/json-output.md)\n"
+	"    collapsed   folded stacks for flamegraph.pl, inferno, speedscope\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    linescope-bpf report linescope.lsprof -o report.html\n"
 	"    linescope-bpf report linescope.lsprof --format text | head -40\n"
-	"    linescope-bpf report linescope.lsprof --format json > lines.json\n";
+	"    linescope-bpf report linescope.lsprof --format json > lines.json\n"
+	"    linescope-bpf report linescope.lsprof --format collapsed > stacks.folded\n"
+	"    linescope-bpf report linescope.lsprof --format collapsed --weight time\n";
 
 enum {
 	OPT_PROFILE = 0x100,
@@ -49,6 +57,7 @@ enum {
 	OPT_GPU,
 	OPT_FORMAT,
 	OPT_TOP,
+	OPT_WEIGHT,
 };
 
 static const struct argp_option record_opts[] = {
@@ -74,8 +83,13 @@ static const struct argp_option record_opts[] = {
 
 static const struct argp_option report_opts[] = {
 	{"output", 'o', "FILE", 0, "Write here instead of standard output", 0},
-	{"format", OPT_FORMAT, "html|text|json", 0, "Output format (default html)", 0},
+	{"format", OPT_FORMAT, "FORMAT", 0,
+	 "Output format: html (default), text, json or collapsed", 0},
 	{"top", OPT_TOP, "N", 0, "Text format: number of lines to show (default 40)", 0},
+	{"weight", OPT_WEIGHT, "samples|time", 0,
+	 "Collapsed format: weigh stacks by on-CPU samples (default) or by time in microseconds "
+	 "(on-CPU and, in wall mode, off-CPU)",
+	 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
 	{"quiet", 'q', NULL, 0, "Errors only", 0},
 	{},
@@ -246,8 +260,19 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 			o->format = LS_FMT_TEXT;
 		else if (!strcmp(arg, "json"))
 			o->format = LS_FMT_JSON;
+		else if (!strcmp(arg, "collapsed"))
+			o->format = LS_FMT_COLLAPSED;
 		else
-			usage_error(state, "invalid format '%s' (html, text or json)", arg);
+			usage_error(state, "invalid format '%s' (html, text, json or collapsed)",
+				    arg);
+		break;
+	case OPT_WEIGHT:
+		if (!strcmp(arg, "samples"))
+			o->weight = LS_WEIGHT_SAMPLES;
+		else if (!strcmp(arg, "time"))
+			o->weight = LS_WEIGHT_TIME;
+		else
+			usage_error(state, "invalid weight '%s' (samples or time)", arg);
 		break;
 	case OPT_TOP:
 		o->top = parse_long(state, arg, 1, 1000000, "line count");
@@ -266,6 +291,11 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!o->profile)
 			usage_error(state, "missing PROFILE (a .lsprof file)");
+		/* the other formats each have one weight */
+		if (o->weight != LS_WEIGHT_DEFAULT && o->format != LS_FMT_COLLAPSED)
+			usage_error(state, "--weight applies to --format collapsed only");
+		if (o->weight == LS_WEIGHT_TIME)
+			o->format = LS_FMT_COLLAPSED_TIME;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Command line: `linescope-bpf [OPTIONS] [-- COMMAND ARGS...]` records; `linescope-bpf report
- * PROFILE [-o FILE] [--format html|text|json]` re-renders. Usage errors exit with status 64.
+ * PROFILE [-o FILE] [--format FORMAT] [--weight samples|time]` re-renders (or exports: collapsed)
+ *. Usage errors exit with status 64.
  */
 #ifndef LS_CLI_H
 #define LS_CLI_H
@@ -11,7 +12,18 @@
 
 #define LS_EXIT_USAGE 64
 
-enum ls_format { LS_FMT_HTML, LS_FMT_TEXT, LS_FMT_JSON };
+/*
+ * Report formats. The folded stacks come in two weights, --weight samples (LS_FMT_COLLAPSED) and
+ * --weight time (LS_FMT_COLLAPSED_TIME): a format is all that the renderer is given.
+ */
+enum ls_format {
+	LS_FMT_HTML,
+	LS_FMT_TEXT,
+	LS_FMT_JSON,
+	LS_FMT_COLLAPSED,
+	LS_FMT_COLLAPSED_TIME,
+};
+enum ls_weight { LS_WEIGHT_DEFAULT, LS_WEIGHT_SAMPLES, LS_WEIGHT_TIME };
 enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };
 
 struct ls_opts {
@@ -19,6 +31,8 @@ struct ls_opts {
 	const char *profile; /* --profile FILE.lsprof, or report's PROFILE */
 	const char *output;  /* -o FILE; NULL: default (record) or stdout (report) */
 	enum ls_format format;
+	/* --weight as given: time makes format LS_FMT_COLLAPSED_TIME */
+	enum ls_weight weight;
 	pid_t *pids; /* -p */
 	int npids;
 	const char *cgroup; /* -c */

@@ -67,6 +67,32 @@ static void test_report(void **state)
 	ls_cli__release(&o);
 }
 
+static void test_export_formats(void **state)
+{
+	static const struct {
+		const char *args[3];
+		enum ls_format want;
+	} cases[] = {
+		{{"--format", "collapsed"}, LS_FMT_COLLAPSED},
+		{{"--format=collapsed", "--weight=samples"}, LS_FMT_COLLAPSED},
+		/* --weight time picks the folded stacks by time, before or after --format */
+		{{"--weight", "time", "--format=collapsed"}, LS_FMT_COLLAPSED_TIME},
+		{{"--format=collapsed", "--weight", "time"}, LS_FMT_COLLAPSED_TIME},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[8] = {"linescope-bpf", "report", "p.lsprof"};
+		struct ls_opts o;
+		int argc = 3;
+
+		for (int k = 0; k < 3 && cases[i].args[k]; k++)
+			argv[argc++] = cases[i].args[k];
+		parse(&o, argc, argv);
+		assert_int_equal(o.format, cases[i].want);
+		ls_cli__release(&o);
+	}
+}
+
 /* Runs a parse in a child; returns its exit status and the stderr line count. */
 static int parse_fails(int argc, const char **argv, int *lines)
 {
@@ -114,6 +140,9 @@ static void test_usage_errors(void **state)
 	const char *sample[] = {"linescope-bpf", "--sample", "-p", "1", NULL};
 	const char *fmt[] = {"linescope-bpf", "report", "x", "--format", "pdf", NULL};
 	const char *noprof[] = {"linescope-bpf", "report", NULL};
+	const char *weight[] = {"linescope-bpf", "report", "x", "--weight", "time", NULL};
+	const char *badw[] = {"linescope-bpf",	    "report",	   "x",
+			      "--format=collapsed", "--weight=ms", NULL};
 	int lines;
 
 	assert_int_equal(parse_fails(1, none, &lines), LS_EXIT_USAGE);
@@ -128,14 +157,18 @@ static void test_usage_errors(void **state)
 	assert_int_equal(parse_fails(4, sample, &lines), LS_EXIT_USAGE);
 	assert_int_equal(parse_fails(5, fmt, &lines), LS_EXIT_USAGE);
 	assert_int_equal(parse_fails(2, noprof, &lines), LS_EXIT_USAGE);
+	/* --weight belongs to the folded stacks: the other formats have one weight, or all */
+	assert_int_equal(parse_fails(5, weight, &lines), LS_EXIT_USAGE);
+	assert_int_equal(lines, 1);
+	assert_int_equal(parse_fails(5, badw, &lines), LS_EXIT_USAGE);
+	assert_int_equal(lines, 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_command),
-		cmocka_unit_test(test_pids_and_duration),
-		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_command),	     cmocka_unit_test(test_pids_and_duration),
+		cmocka_unit_test(test_report),	     cmocka_unit_test(test_export_formats),
 		cmocka_unit_test(test_usage_errors),
 	};
 

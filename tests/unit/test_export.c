@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "export.h"
 #include "json.h"
 #include "model.h"
 #include "store.h"
@@ -159,6 +160,24 @@ static struct ls_model *load(void)
 	return m;
 }
 
+/* The text one exporter writes, NUL-terminated (binary output: *len). */
+static char *export(const struct ls_model *m, int fmt, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	int err;
+
+	assert_non_null(f);
+	err = fmt ? ls_export__collapsed(f, m, LS_EXPORT_TIME)
+		  : ls_export__collapsed(f, m, LS_EXPORT_SAMPLES);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(err, 0);
+	if (len)
+		*len = n;
+	return buf;
+}
+
 static void test_model_stacks(void **state)
 {
 	struct ls_model *m = load(), *plain = NULL;
@@ -217,10 +236,95 @@ static void test_model_stacks(void **state)
 	ls_model__free(m);
 }
 
+static void test_collapsed(void **state)
+{
+	struct ls_model *m = load();
+	char *samples = export(m, 0, NULL), *time = export(m, 1, NULL);
+
+	/* root first, one line per distinct stack (both processes' <module>:5 together), sorted */
+	assert_string_equal(samples, "<module> (/src/app.py:5) 10\n"
+				     "<module> (/src/app.py:5);f (/src/app.py:2) 220\n"
+				     "<module> (/src/app.py:5);f (/src/app.py:3);"
+				     "g (/usr/lib/python3.11/l,b.py:10) 50\n"
+				     "[native] python3 (pid 100) 14\n"
+				     "[native] w,rk\\x0a (pid 200) 1\n");
+	/* microseconds of every kind, on-CPU as scaled: 300 ms for stack 1 on thread 100 */
+	assert_string_equal(time, "<module> (/src/app.py:5) 50000\n"
+				  "<module> (/src/app.py:5);f (/src/app.py:2) 325000\n"
+				  "<module> (/src/app.py:5);f (/src/app.py:3);"
+				  "g (/usr/lib/python3.11/l,b.py:10) 75000\n"
+				  "<module> (/src/app.py:6);f (/src/app.py:8) 3000\n"
+				  "[native] python3 (pid 100) 19000\n"
+				  "[native] w,rk\\x0a (pid 200) 1000\n");
+	free(samples);
+	free(time);
+	ls_model__free(m);
+}
+
+/* Damaged rows: every export still writes, and refers only to what exists. */
+static void test_hostile_rows(void **state)
+{
+	static const char *const sqls[] = {
+		"UPDATE stacks SET depth = 536870913, frames = X'0100000002000000' WHERE id = 1",
+		"UPDATE stacks SET frames = X'01000000FFFFFFFF02000000FFFFFF7F' WHERE id = 1",
+		"UPDATE stacks SET frames = NULL WHERE id = 3",
+		"UPDATE stacks SET id = 99999 WHERE id = 1",
+		"UPDATE samples SET kind = 9 WHERE tid = 101",
+		"UPDATE samples SET count = -5 WHERE stack_id = 1",
+		"UPDATE samples SET weight_ns = -5 WHERE stack_id = 2",
+		"UPDATE samples SET process_id = 77 WHERE tid = 200",
+		"UPDATE samples SET tid = -3 WHERE tid = 101",
+		"UPDATE samples SET stack_id = -1 WHERE tid = 100 AND stack_id = 1",
+		"DELETE FROM threads",
+		"UPDATE threads SET name = NULL",
+		"DELETE FROM functions WHERE id = 2",
+		"UPDATE processes SET comm = NULL, argv = NULL",
+	};
+
+	for (size_t i = 0; i < sizeof(sqls) / sizeof(sqls[0]); i++) {
+		struct ls_model *m = NULL;
+		sqlite3 *db;
+
+		write_profile();
+		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+		if (sqlite3_exec(db, sqls[i], NULL, NULL, NULL) != SQLITE_OK)
+			fail_msg("%s: %s", sqls[i], sqlite3_errmsg(db));
+		sqlite3_close(db);
+		if (ls_model__load_flags(path, LS_MODEL_STACKS, &m))
+			fail_msg("not loaded: %s", sqls[i]);
+		for (size_t k = 0; k < m->stacks->nsamples; k++) {
+			const struct ls_msample *x = &m->stacks->samples[k];
+
+			assert_true((size_t)x->thread < m->stacks->nthreads);
+			assert_true((size_t)x->stack < m->stacks->nstacks);
+			assert_true(x->count >= 0 && x->weight_ns >= 0);
+		}
+		for (int fmt = 0; fmt < 2; fmt++)
+			free(export(m, fmt, NULL));
+		ls_model__free(m);
+	}
+}
+
+/* A damaged file is one error from the loader, whatever the format asks for. */
+static void test_not_a_profile(void **state)
+{
+	struct ls_model *m = NULL;
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs("SQLite format 3\nnot really", f);
+	fclose(f);
+	assert_int_not_equal(ls_model__load_flags(path, LS_MODEL_STACKS, &m), 0);
+	assert_null(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_model_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collapsed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_profile, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
