@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Exporters: a model loaded with LS_MODEL_STACKS written in formats that other profilers' tools
- * read (docs/exports.md): folded stacks (export_collapsed.c). Each writes the whole document to out and returns 0, -ENOMEM
+ * read (docs/exports.md): folded stacks (export_collapsed.c) and speedscope
+ * (export_speedscope.c). Each writes the whole document to out and returns 0, -ENOMEM
  * or -EIO, logging nothing: ls_render__file() names the file. The helpers below are what the
  * three share, so that a stack reads the same in every format.
  */
@@ -20,6 +21,7 @@ enum ls_export_weight {
 };
 
 int ls_export__collapsed(FILE *out, const struct ls_model *m, enum ls_export_weight weight);
+int ls_export__speedscope(FILE *out, const struct ls_model *m);
 
 /* One (thread, stack) of the model's samples, with its kinds side by side. */
 struct ls_export_row {

@@ -44,6 +44,8 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 		return ls_export__collapsed(out, m, LS_EXPORT_SAMPLES);
 	case LS_FMT_COLLAPSED_TIME:
 		return ls_export__collapsed(out, m, LS_EXPORT_TIME);
+	case LS_FMT_SPEEDSCOPE:
+		return ls_export__speedscope(out, m);
 	}
 	return -EINVAL;
 }
@@ -51,7 +53,9 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 /* The exporters need the samples by stack, which the report's own formats do without. */
 static unsigned model_flags(enum ls_format fmt)
 {
-	return fmt == LS_FMT_COLLAPSED || fmt == LS_FMT_COLLAPSED_TIME ? LS_MODEL_STACKS : 0;
+	return fmt == LS_FMT_COLLAPSED || fmt == LS_FMT_COLLAPSED_TIME || fmt == LS_FMT_SPEEDSCOPE
+		       ? LS_MODEL_STACKS
+		       : 0;
 }
 
 int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,

@@ -40,6 +40,7 @@ static const char report_doc[] =
 	"    text        hottest lines first\n"
 	"    json        lines, functions, files and processes (docs/json-output.md)\n"
 	"    collapsed   folded stacks for flamegraph.pl, inferno, speedscope\n"
+	"    speedscope  speedscope's JSON, one profile per thread\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    linescope-bpf report linescope.lsprof -o report.html\n"
@@ -84,7 +85,7 @@ static const struct argp_option record_opts[] = {
 static const struct argp_option report_opts[] = {
 	{"output", 'o', "FILE", 0, "Write here instead of standard output", 0},
 	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "Output format: html (default), text, json or collapsed", 0},
+	 "Output format: html (default), text, json, collapsed or speedscope", 0},
 	{"top", OPT_TOP, "N", 0, "Text format: number of lines to show (default 40)", 0},
 	{"weight", OPT_WEIGHT, "samples|time", 0,
 	 "Collapsed format: weigh stacks by on-CPU samples (default) or by time in microseconds "
@@ -262,9 +263,13 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 			o->format = LS_FMT_JSON;
 		else if (!strcmp(arg, "collapsed"))
 			o->format = LS_FMT_COLLAPSED;
+		else if (!strcmp(arg, "speedscope"))
+			o->format = LS_FMT_SPEEDSCOPE;
 		else
-			usage_error(state, "invalid format '%s' (html, text, json or collapsed)",
-				    arg);
+			usage_error(
+				state,
+				"invalid format '%s' (html, text, json, collapsed or speedscope)",
+				arg);
 		break;
 	case OPT_WEIGHT:
 		if (!strcmp(arg, "samples"))

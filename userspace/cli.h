@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Command line: `linescope-bpf [OPTIONS] [-- COMMAND ARGS...]` records; `linescope-bpf report
- * PROFILE [-o FILE] [--format FORMAT] [--weight samples|time]` re-renders (or exports: collapsed)
- *. Usage errors exit with status 64.
+ * PROFILE [-o FILE] [--format FORMAT] [--weight samples|time]` re-renders (or exports: collapsed,
+ * speedscope). Usage errors exit with status 64.
  */
 #ifndef LS_CLI_H
 #define LS_CLI_H
@@ -22,6 +22,7 @@ enum ls_format {
 	LS_FMT_JSON,
 	LS_FMT_COLLAPSED,
 	LS_FMT_COLLAPSED_TIME,
+	LS_FMT_SPEEDSCOPE,
 };
 enum ls_weight { LS_WEIGHT_DEFAULT, LS_WEIGHT_SAMPLES, LS_WEIGHT_TIME };
 enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };

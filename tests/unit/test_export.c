@@ -169,8 +169,9 @@ static char *export(const struct ls_model *m, int fmt, size_t *len)
 	int err;
 
 	assert_non_null(f);
-	err = fmt ? ls_export__collapsed(f, m, LS_EXPORT_TIME)
-		  : ls_export__collapsed(f, m, LS_EXPORT_SAMPLES);
+	err = fmt == 0	 ? ls_export__collapsed(f, m, LS_EXPORT_SAMPLES)
+	      : fmt == 1 ? ls_export__collapsed(f, m, LS_EXPORT_TIME)
+			 : ls_export__speedscope(f, m);
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(err, 0);
 	if (len)
@@ -261,6 +262,63 @@ static void test_collapsed(void **state)
 	ls_model__free(m);
 }
 
+static const char *frame_name(json_t *frames, json_t *idx)
+{
+	return json_string_value(
+		json_object_get(json_array_get(frames, json_integer_value(idx)), "name"));
+}
+
+static void test_speedscope(void **state)
+{
+	struct ls_model *m = load();
+	char *text = export(m, 2, NULL);
+	json_error_t jerr;
+	json_t *d = json_loads(text, 0, &jerr), *frames, *profiles, *p;
+	int64_t sum = 0;
+	size_t i;
+	json_t *w;
+
+	assert_non_null(d);
+	assert_string_equal(json_string_value(json_object_get(d, "$schema")),
+			    "https://www.speedscope.app/file-format-schema.json");
+	assert_string_equal(json_string_value(json_object_get(d, "name")), "python3 app.py");
+	frames = json_object_get(json_object_get(d, "shared"), "frames");
+	profiles = json_object_get(d, "profiles");
+	/* one profile per thread, the busiest shown first */
+	assert_int_equal(json_array_size(profiles), 3);
+	assert_int_equal(json_integer_value(json_object_get(d, "activeProfileIndex")), 0);
+	p = json_array_get(profiles, 0);
+	assert_string_equal(json_string_value(json_object_get(p, "type")), "sampled");
+	assert_string_equal(json_string_value(json_object_get(p, "unit")), "nanoseconds");
+	assert_string_equal(json_string_value(json_object_get(p, "name")),
+			    "python3 (pid 100): MainThread (tid 100)");
+	json_array_foreach(json_object_get(p, "weights"), i, w) sum += json_integer_value(w);
+	/* on-CPU scaled, and off-CPU */
+	assert_int_equal(sum, (300 + 75 + 15 + 40) * MS);
+	assert_int_equal(json_integer_value(json_object_get(p, "endValue")), sum);
+	/* stacks root first: stack 1 is <module>:5 then f:2 */
+	json_array_foreach(json_object_get(p, "samples"), i, w)
+	{
+		if (json_array_size(w) != 2)
+			continue;
+		assert_string_equal(frame_name(frames, json_array_get(w, 0)), "<module>");
+		assert_string_equal(frame_name(frames, json_array_get(w, 1)), "f");
+		assert_int_equal(
+			json_integer_value(json_object_get(
+				json_array_get(frames, json_integer_value(json_array_get(w, 1))),
+				"line")),
+			2);
+	}
+	p = json_array_get(profiles, 2);
+	/* names in JSON as they are, the comm escaped as everywhere */
+	assert_string_equal(json_string_value(json_object_get(p, "name")),
+			    "w;rk\\x0a (pid 200): py\"2 (tid 200)");
+	assert_int_equal(json_integer_value(json_object_get(p, "endValue")), 11 * MS);
+	json_decref(d);
+	free(text);
+	ls_model__free(m);
+}
+
 /* Damaged rows: every export still writes, and refers only to what exists. */
 static void test_hostile_rows(void **state)
 {
@@ -299,7 +357,7 @@ static void test_hostile_rows(void **state)
 			assert_true((size_t)x->stack < m->stacks->nstacks);
 			assert_true(x->count >= 0 && x->weight_ns >= 0);
 		}
-		for (int fmt = 0; fmt < 2; fmt++)
+		for (int fmt = 0; fmt < 3; fmt++)
 			free(export(m, fmt, NULL));
 		ls_model__free(m);
 	}
@@ -323,6 +381,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_model_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collapsed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_profile, setup, teardown),
 	};
