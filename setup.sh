@@ -12,6 +12,7 @@ pkgs=(
 	libsqlite3-dev sqlite3 libjansson-dev libxxhash-dev libcmocka-dev systemtap-sdt-dev
 	python3.11 python3.11-dev python3-line-profiler libpython3.11-testsuite bpftrace debootstrap
 	chromium clang-format openssl clang-14 libclang-rt-14-dev
+	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go
 )
 # Node.js may come from nodesource (which bundles npm and conflicts with Debian's npm package).
 command -v node >/dev/null || pkgs+=(nodejs)

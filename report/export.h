@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Exporters: a model loaded with LS_MODEL_STACKS written in formats that other profilers' tools
- * read (docs/exports.md): folded stacks (export_collapsed.c) and speedscope
- * (export_speedscope.c). Each writes the whole document to out and returns 0, -ENOMEM
+ * read (docs/exports.md): pprof (export_pprof.c), folded stacks (export_collapsed.c) and
+ * speedscope (export_speedscope.c). Each writes the whole document to out and returns 0, -ENOMEM
  * or -EIO, logging nothing: ls_render__file() names the file. The helpers below are what the
  * three share, so that a stack reads the same in every format.
  */
@@ -20,6 +20,7 @@ enum ls_export_weight {
 	LS_EXPORT_TIME,	   /* time in microseconds: on-CPU, and off-CPU in wall mode */
 };
 
+int ls_export__pprof(FILE *out, const struct ls_model *m);
 int ls_export__collapsed(FILE *out, const struct ls_model *m, enum ls_export_weight weight);
 int ls_export__speedscope(FILE *out, const struct ls_model *m);
 

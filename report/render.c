@@ -40,6 +40,8 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 		free(s);
 		return err;
 	}
+	case LS_FMT_PPROF:
+		return ls_export__pprof(out, m);
 	case LS_FMT_COLLAPSED:
 		return ls_export__collapsed(out, m, LS_EXPORT_SAMPLES);
 	case LS_FMT_COLLAPSED_TIME:
@@ -53,7 +55,8 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 /* The exporters need the samples by stack, which the report's own formats do without. */
 static unsigned model_flags(enum ls_format fmt)
 {
-	return fmt == LS_FMT_COLLAPSED || fmt == LS_FMT_COLLAPSED_TIME || fmt == LS_FMT_SPEEDSCOPE
+	return fmt == LS_FMT_PPROF || fmt == LS_FMT_COLLAPSED || fmt == LS_FMT_COLLAPSED_TIME ||
+			       fmt == LS_FMT_SPEEDSCOPE
 		       ? LS_MODEL_STACKS
 		       : 0;
 }
@@ -77,6 +80,12 @@ int ls_render__file(const char *profile, const char *output, enum ls_format fmt,
 	if (err) {
 		ls_model__free(m);
 		return err;
+	}
+	if (fmt == LS_FMT_PPROF && f.is_stdout && isatty(STDOUT_FILENO)) {
+		ls_outfile__release(&f);
+		ls_model__free(m);
+		return ls_err(-EINVAL,
+			      "refusing to write gzipped pprof to a terminal; use -o FILE");
 	}
 	out = f.is_stdout ? stdout : fdopen(f.fd, "w");
 	if (!out) {

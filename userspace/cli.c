@@ -39,6 +39,7 @@ static const char report_doc[] =
 	"    html        the self-contained report (default)\n"
 	"    text        hottest lines first\n"
 	"    json        lines, functions, files and processes (docs/json-output.md)\n"
+	"    pprof       gzipped profile.proto for go tool pprof, Parca, Pyroscope\n"
 	"    collapsed   folded stacks for flamegraph.pl, inferno, speedscope\n"
 	"    speedscope  speedscope's JSON, one profile per thread\n"
 	"\n"
@@ -46,6 +47,7 @@ static const char report_doc[] =
 	"    linescope-bpf report linescope.lsprof -o report.html\n"
 	"    linescope-bpf report linescope.lsprof --format text | head -40\n"
 	"    linescope-bpf report linescope.lsprof --format json > lines.json\n"
+	"    linescope-bpf report linescope.lsprof --format pprof -o cpu.pb.gz\n"
 	"    linescope-bpf report linescope.lsprof --format collapsed > stacks.folded\n"
 	"    linescope-bpf report linescope.lsprof --format collapsed --weight time\n";
 
@@ -85,7 +87,7 @@ static const struct argp_option record_opts[] = {
 static const struct argp_option report_opts[] = {
 	{"output", 'o', "FILE", 0, "Write here instead of standard output", 0},
 	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "Output format: html (default), text, json, collapsed or speedscope", 0},
+	 "Output format: html (default), text, json, pprof, collapsed or speedscope", 0},
 	{"top", OPT_TOP, "N", 0, "Text format: number of lines to show (default 40)", 0},
 	{"weight", OPT_WEIGHT, "samples|time", 0,
 	 "Collapsed format: weigh stacks by on-CPU samples (default) or by time in microseconds "
@@ -261,15 +263,17 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 			o->format = LS_FMT_TEXT;
 		else if (!strcmp(arg, "json"))
 			o->format = LS_FMT_JSON;
+		else if (!strcmp(arg, "pprof"))
+			o->format = LS_FMT_PPROF;
 		else if (!strcmp(arg, "collapsed"))
 			o->format = LS_FMT_COLLAPSED;
 		else if (!strcmp(arg, "speedscope"))
 			o->format = LS_FMT_SPEEDSCOPE;
 		else
-			usage_error(
-				state,
-				"invalid format '%s' (html, text, json, collapsed or speedscope)",
-				arg);
+			usage_error(state,
+				    "invalid format '%s' (html, text, json, pprof, collapsed or "
+				    "speedscope)",
+				    arg);
 		break;
 	case OPT_WEIGHT:
 		if (!strcmp(arg, "samples"))
@@ -296,7 +300,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!o->profile)
 			usage_error(state, "missing PROFILE (a .lsprof file)");
-		/* the other formats each have one weight */
+		/* the other formats each have one weight: pprof carries them all side by side */
 		if (o->weight != LS_WEIGHT_DEFAULT && o->format != LS_FMT_COLLAPSED)
 			usage_error(state, "--weight applies to --format collapsed only");
 		if (o->weight == LS_WEIGHT_TIME)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Command line: `linescope-bpf [OPTIONS] [-- COMMAND ARGS...]` records; `linescope-bpf report
- * PROFILE [-o FILE] [--format FORMAT] [--weight samples|time]` re-renders (or exports: collapsed,
- * speedscope). Usage errors exit with status 64.
+ * PROFILE [-o FILE] [--format FORMAT] [--weight samples|time]` re-renders (or exports: pprof,
+ * collapsed, speedscope). Usage errors exit with status 64.
  */
 #ifndef LS_CLI_H
 #define LS_CLI_H
@@ -20,6 +20,7 @@ enum ls_format {
 	LS_FMT_HTML,
 	LS_FMT_TEXT,
 	LS_FMT_JSON,
+	LS_FMT_PPROF,
 	LS_FMT_COLLAPSED,
 	LS_FMT_COLLAPSED_TIME,
 	LS_FMT_SPEEDSCOPE,

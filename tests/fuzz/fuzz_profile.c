@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Profile reader (report/model*.c through store.c): the input is a whole .lsprof file, loaded and
- * rendered as the report's JSON and as text, as `linescope-bpf report` would.
+ * rendered as the report's JSON and as text, and loaded with its stacks and exported as pprof,
+ * folded stacks and speedscope, as `linescope-bpf report` would.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "export.h"
 #include "json.h"
 #include "log.h"
 #include "model.h"
@@ -37,6 +39,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(j);
 		if (null) {
 			ls_text__write(null, m, 40);
+			fclose(null);
+		}
+		ls_model__free(m);
+	}
+	if (!ls_model__load_flags(path, LS_MODEL_STACKS, &m)) {
+		FILE *null = fopen("/dev/null", "w");
+
+		if (null) {
+			ls_export__pprof(null, m);
+			ls_export__collapsed(null, m, LS_EXPORT_SAMPLES);
+			ls_export__collapsed(null, m, LS_EXPORT_TIME);
+			ls_export__speedscope(null, m);
 			fclose(null);
 		}
 		ls_model__free(m);

@@ -73,6 +73,7 @@ static void test_export_formats(void **state)
 		const char *args[3];
 		enum ls_format want;
 	} cases[] = {
+		{{"--format", "pprof"}, LS_FMT_PPROF},
 		{{"--format", "speedscope"}, LS_FMT_SPEEDSCOPE},
 		{{"--format", "collapsed"}, LS_FMT_COLLAPSED},
 		{{"--format=collapsed", "--weight=samples"}, LS_FMT_COLLAPSED},

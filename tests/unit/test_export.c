@@ -14,10 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include <zlib.h>
 #include "export.h"
 #include "json.h"
 #include "model.h"
 #include "store.h"
+#include "report/profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PbProfileT;
 
 #define MS 1000000LL
 
@@ -171,7 +175,8 @@ static char *export(const struct ls_model *m, int fmt, size_t *len)
 	assert_non_null(f);
 	err = fmt == 0	 ? ls_export__collapsed(f, m, LS_EXPORT_SAMPLES)
 	      : fmt == 1 ? ls_export__collapsed(f, m, LS_EXPORT_TIME)
-			 : ls_export__speedscope(f, m);
+	      : fmt == 2 ? ls_export__speedscope(f, m)
+			 : ls_export__pprof(f, m);
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(err, 0);
 	if (len)
@@ -319,6 +324,136 @@ static void test_speedscope(void **state)
 	ls_model__free(m);
 }
 
+static PbProfileT *unpack_pprof(const char *gz, size_t len)
+{
+	size_t cap = 1 << 20;
+	unsigned char *raw = malloc(cap);
+	z_stream z = {};
+	PbProfileT *pb;
+
+	assert_non_null(raw);
+	/* 15 + 32: gzip (or zlib) header, as pprof files are read */
+	assert_int_equal(inflateInit2(&z, 15 + 32), Z_OK);
+	z.next_in = (unsigned char *)gz;
+	z.avail_in = len;
+	z.next_out = raw;
+	z.avail_out = cap;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	pb = perftools__profiles__profile__unpack(NULL, z.total_out, raw);
+	inflateEnd(&z);
+	free(raw);
+	assert_non_null(pb);
+	return pb;
+}
+
+static const char *str(const PbProfileT *pb, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < pb->n_string_table);
+	return pb->string_table[i];
+}
+
+static const Perftools__Profiles__Function *pb_function(const PbProfileT *pb, uint64_t loc)
+{
+	assert_true(loc >= 1 && loc <= pb->n_location);
+	assert_int_equal(pb->location[loc - 1]->id, loc);
+	assert_int_equal(pb->location[loc - 1]->n_line, 1);
+	for (size_t i = 0; i < pb->n_function; i++)
+		if (pb->function[i]->id == pb->location[loc - 1]->line[0]->function_id)
+			return pb->function[i];
+	fail_msg("location %llu has no function", (unsigned long long)loc);
+	return NULL;
+}
+
+static const char *label(const PbProfileT *pb, const Perftools__Profiles__Sample *x,
+			 const char *key, int64_t *num)
+{
+	for (size_t i = 0; i < x->n_label; i++)
+		if (!strcmp(str(pb, x->label[i]->key), key)) {
+			if (num)
+				*num = x->label[i]->num;
+			return str(pb, x->label[i]->str);
+		}
+	return NULL;
+}
+
+static void test_pprof(void **state)
+{
+	static const char *const types[] = {"samples",	"cpu",	    "wait",
+					    "gil_wait", "cpu_wait", "wall"};
+	struct ls_model *m = load();
+	size_t len;
+	char *gz = export(m, 3, &len);
+	PbProfileT *pb = unpack_pprof(gz, len);
+	int64_t sum[6] = {}, num = 0;
+	int found = 0, fs = 0;
+
+	assert_true(len > 2 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
+	assert_string_equal(str(pb, 0), "");
+	/* wall mode: the off-CPU kinds and their sum, each in its unit */
+	assert_int_equal(pb->n_sample_type, 6);
+	for (int k = 0; k < 6; k++) {
+		assert_string_equal(str(pb, pb->sample_type[k]->type), types[k]);
+		assert_string_equal(str(pb, pb->sample_type[k]->unit), k ? "nanoseconds" : "count");
+	}
+	assert_string_equal(str(pb, pb->default_sample_type), "wall");
+	assert_int_equal(pb->period, MS);
+	assert_int_equal(pb->duration_nanos, 2000 * MS);
+	assert_int_equal(pb->time_nanos, 1767323045LL * 1000000000);
+	/* one Function for the two code objects of f: f, <module>, g and two [native] */
+	assert_int_equal(pb->n_function, 5);
+	for (size_t i = 0; i < pb->n_function; i++)
+		if (!strcmp(str(pb, pb->function[i]->name), "f")) {
+			assert_string_equal(str(pb, pb->function[i]->filename), "/src/app.py");
+			fs++;
+		}
+	assert_int_equal(fs, 1);
+	/* (f,2) (<module>,5) (f,3) (g,10) (f,8) (<module>,6) and the two native frames */
+	assert_int_equal(pb->n_location, 8);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *x = pb->sample[i];
+
+		assert_int_equal(x->n_value, 6);
+		for (int k = 0; k < 6; k++)
+			sum[k] += x->value[k];
+		assert_int_equal(x->value[5],
+				 x->value[1] + x->value[2] + x->value[3] + x->value[4]);
+		/* leaf first: f:2 called from <module>:5, on the main thread */
+		if (x->n_location_id == 2 &&
+		    !strcmp(str(pb, pb_function(pb, x->location_id[0])->name), "f") &&
+		    pb->location[x->location_id[0] - 1]->line[0]->line == 2 &&
+		    label(pb, x, "thread_id", &num) && num == 100) {
+			found++;
+			assert_string_equal(str(pb, pb_function(pb, x->location_id[1])->name),
+					    "<module>");
+			assert_int_equal(x->value[0], 200);
+			assert_int_equal(x->value[1], 300 * MS);
+			assert_string_equal(label(pb, x, "thread_name", NULL), "MainThread");
+			assert_string_equal(label(pb, x, "comm", NULL), "python3");
+			assert_string_equal(label(pb, x, "cmdline", NULL), "python3 app.py");
+			assert_string_equal(label(pb, x, "host", NULL), "box");
+			label(pb, x, "pid", &num);
+			assert_int_equal(num, 100);
+		}
+		if (x->n_location_id == 1 &&
+		    !strcmp(str(pb, pb_function(pb, x->location_id[0])->name),
+			    "[native] w;rk\\x0a (pid 200)")) {
+			found++;
+			assert_int_equal(x->value[0], 1);
+			assert_string_equal(label(pb, x, "comm", NULL), "w;rk\n");
+		}
+	}
+	assert_int_equal(found, 2);
+	assert_int_equal(sum[0], 295);
+	assert_int_equal(sum[1], 425 * MS);
+	assert_int_equal(sum[2], 40 * MS);
+	assert_int_equal(sum[3], 5 * MS);
+	assert_int_equal(sum[4], 3 * MS);
+	assert_int_equal(sum[5], 473 * MS);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(gz);
+	ls_model__free(m);
+}
+
 /* Damaged rows: every export still writes, and refers only to what exists. */
 static void test_hostile_rows(void **state)
 {
@@ -357,7 +492,7 @@ static void test_hostile_rows(void **state)
 			assert_true((size_t)x->stack < m->stacks->nstacks);
 			assert_true(x->count >= 0 && x->weight_ns >= 0);
 		}
-		for (int fmt = 0; fmt < 3; fmt++)
+		for (int fmt = 0; fmt < 4; fmt++)
 			free(export(m, fmt, NULL));
 		ls_model__free(m);
 	}
@@ -382,6 +517,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_model_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collapsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_profile, setup, teardown),
 	};
