@@ -67,7 +67,7 @@ static void test_snapshots(void **state)
 	assert_non_null(s.files[fs].unavailable);
 	fmissing = ls_sources__lookup(&s, getpid(), "/no/such/file.py");
 	assert_int_equal(s.files[fmissing].source_id, -1);
-	assert_non_null(strstr(s.files[fmissing].unavailable, "No such file"));
+	assert_non_null(strstr(s.files[fmissing].unavailable, "no such file"));
 	ls_sources_release(&s);
 	unlink(a);
 	unlink(b);
