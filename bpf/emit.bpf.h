@@ -3,14 +3,49 @@
 #ifndef __LS_EMIT_BPF_H
 #define __LS_EMIT_BPF_H
 
+#include "agg.bpf.h"
 #include "pywalk.bpf.h"
+
+#ifndef LS_WALK_REMOTE
+/*
+ * On-CPU samples (without an RSS reading) and off-CPU intervals (but waits for a child, whose
+ * target each record names) of a fully walked stack are added up in the kernel.
+ */
+static __always_inline bool agg_eligible(const struct ls_proc *p, __u8 kind, __u16 xflags,
+					 __u8 flags)
+{
+	if (!agg_enabled || !p->row ||
+	    (flags & (LS_SF_NOT_PYTHON | LS_SF_READ_FAIL | LS_SF_BAD_FRAME)))
+		return false;
+	if (kind == LS_SAMPLE_ONCPU)
+		return !(xflags & LS_XF_RSS);
+	return kind == LS_SAMPLE_OFFCPU && !(xflags & LS_XF_WAITPID);
+}
+
+static __always_inline void agg_key_of(const struct ls_proc *p, __u8 kind, __u16 xflags, __u64 ip,
+				       bool kernel, struct ls_agg_key *k)
+{
+	if (kind == LS_SAMPLE_OFFCPU) {
+		k->cls = (xflags & LS_XF_GIL_WAIT)    ? LS_CLASS_GIL_WAIT
+			 : (xflags & LS_XF_VOLUNTARY) ? LS_CLASS_WAIT
+						      : LS_CLASS_RUNQ;
+		k->mode = LS_MODE_UNKNOWN;
+	} else {
+		k->cls = LS_CLASS_CPU;
+		k->mode = kernel ? LS_MODE_KERNEL
+			  : ip >= p->text_lo && ip < p->text_hi ? LS_MODE_PYTHON
+								  : LS_MODE_NATIVE;
+	}
+}
+#endif
 
 /*
  * Builds a sample of thread `task` (tid of process pid) with kind, weight, aux and xflags, walks
  * its Python stack when the process runs a known interpreter, and writes it to the ring buffer.
  * ip: the user-mode instruction pointer when known (0 otherwise); kernel: sampled in kernel mode;
  * slot: the scratch buffer of the calling context (enum ls_scratch_slot). Outside
- * LS_WALK_REMOTE, task must be the current task.
+ * LS_WALK_REMOTE, task must be the current task, and a sample that can be added up in the kernel
+ * (agg.bpf.h) is, once its thread's first one with that stack has gone whole.
  */
 static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct task_struct *task,
 					       __u32 pid, __u32 tid, __u8 kind, __u64 weight,
@@ -20,6 +55,10 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	struct ls_sample_buf *b;
 	__u32 n = 0, *busy = NULL;
 	int err = 0;
+#ifndef LS_WALK_REMOTE
+	struct ls_known_key kk = {.row = p->row, .tid = tid};
+	bool first = false;
+#endif
 
 	if (slot == LS_SLOT_TASK && !(busy = ls_task_scratch_take()))
 		return -1;
@@ -40,11 +79,7 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	b->hdr.aux = aux;
 	b->hdr.xflags = xflags;
 	b->hdr.pad1 = 0;
-#ifdef LS_WALK_REMOTE
-	BPF_CORE_READ_STR_INTO(&b->hdr.comm, task, comm);
-#else
-	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
-#endif
+	b->hdr.stack = 0;
 	if (p->flags & LS_PF_PYTHON)
 		n = ls_walk_python(b, p, task, pid, tid);
 	else
@@ -52,11 +87,44 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	if (n > LS_MAX_FRAMES)
 		n = LS_MAX_FRAMES;
 	b->hdr.nframes = n;
+#ifndef LS_WALK_REMOTE
+	if (agg_eligible(p, kind, xflags, b->hdr.flags)) {
+		struct ls_agg_key k = {.row = p->row, .tid = tid};
+
+		kk.stack = k.stack = ls_agg_stack_hash(b->frames, n, b->hdr.flags, p->gen);
+		if (!bpf_map_lookup_elem(&agg_known, &kk)) {
+			b->hdr.stack = k.stack;
+			first = true;
+		} else {
+			agg_key_of(p, kind, xflags, ip, kernel, &k);
+			if (!ls_agg_add(&k, weight)) {
+				LS_STAT_INC(agg_added);
+				goto out;
+			}
+			LS_STAT_INC(agg_full); /* the whole record goes, as without aggregation */
+		}
+	}
+#endif
+#ifdef LS_WALK_REMOTE
+	BPF_CORE_READ_STR_INTO(&b->hdr.comm, task, comm);
+#else
+	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
+#endif
 	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
 			       ls_rb_flags())) {
 		LS_STAT_INC(ringbuf_drops);
 		err = -1;
+		goto out;
 	}
+#ifndef LS_WALK_REMOTE
+	if (first) {
+		__u8 one = 1;
+
+		/* only once userspace has it: a dropped description is made again */
+		bpf_map_update_elem(&agg_known, &kk, &one, BPF_ANY);
+		LS_STAT_INC(agg_first);
+	}
+#endif
 out:
 	if (busy)
 		ls_task_scratch_put(busy);

@@ -84,8 +84,56 @@ struct ls_sample {
 	__u16 nframes;
 	__u16 xflags; /* enum ls_sample_xflags */
 	__u32 pad1;
+	/*
+	 * Non-zero: the first sample of this thread with this stack; later ones are added up in the
+	 * kernel under the same key (struct ls_agg_key.stack): remember what it resolves to.
+	 */
+	__u64 stack;
 	char comm[LS_COMM_LEN]; /* thread name */
 	/* followed by nframes struct ls_frame, innermost first */
+};
+
+/* Classes of time, as the profile's samples.kind stores them. */
+enum ls_sample_class {
+	LS_CLASS_CPU = 0,      /* on-CPU samples */
+	LS_CLASS_WAIT = 1,     /* off-CPU: blocked (sleep, I/O, locks, children) */
+	LS_CLASS_GIL_WAIT = 2, /* off-CPU: blocked waiting for the GIL */
+	LS_CLASS_RUNQ = 3,     /* off-CPU: preempted, runnable, waiting for a CPU */
+};
+
+/* CPU modes, as samples.mode stores them. */
+enum ls_cpu_mode {
+	LS_MODE_PYTHON = 0, /* user mode inside the interpreter */
+	LS_MODE_NATIVE = 1, /* user mode in an extension or library */
+	LS_MODE_KERNEL = 2,
+	LS_MODE_UNKNOWN = 3,
+};
+
+/*
+ * Samples added up in the kernel (agg.bpf.h), per thread, stack, class and mode; the stack is a
+ * hash of its frames, its walk flags and the image generation, described once to userspace by a
+ * sample record carrying the same hash.
+ */
+struct ls_agg_key {
+	__u64 stack;
+	__u32 row; /* ls_proc.row of the process */
+	__u32 tid;
+	__u8 cls;  /* enum ls_sample_class */
+	__u8 mode; /* enum ls_cpu_mode */
+	__u16 pad0;
+	__u32 pad1;
+};
+
+struct ls_agg_val {
+	__u64 count;
+	__u64 weight_ns;
+};
+
+/* Key of `agg_known`: a (process, thread, stack) userspace has been given whole. */
+struct ls_known_key {
+	__u64 stack;
+	__u32 row;
+	__u32 tid;
 };
 
 enum ls_proc_event_kind {
@@ -419,7 +467,13 @@ struct ls_proc {
 	__u64 gil_lo;	   /* [gil_lo, gil_hi): the GIL's state; a futex wait in it waits for the */
 	__u64 gil_hi;	   /* GIL. Both 0 when unknown */
 	__u32 pidns_level; /* depth of its pid namespace: native_thread_id is the tid there */
-	__u32 pad;
+	/*
+	 * The recorder's row for this process, set by userspace; 0 until then (a fork copies its
+	 * parent's entry, and clears it): only samples of a known row are added up in the kernel.
+	 */
+	__u32 row;
+	__u64 text_lo; /* [text_lo, text_hi): the interpreter's code; an ip in it is LS_MODE_PYTHON */
+	__u64 text_hi;
 };
 
 /*
@@ -433,6 +487,8 @@ static inline void ls_proc_move(struct ls_proc *p, __s64 delta)
 	p->code_type += p->code_type ? delta : 0;
 	p->gil_lo += p->gil_lo ? delta : 0;
 	p->gil_hi += p->gil_hi ? delta : 0;
+	p->text_lo += p->text_lo ? delta : 0;
+	p->text_hi += p->text_hi ? delta : 0;
 }
 
 /*
@@ -477,21 +533,25 @@ struct ls_stats {
 	__u64 scratch_busy;   /* records dropped: a preempted program on this CPU held the buffer */
 	__u64 offcpu_opened;  /* threads already off the CPU when the recording began */
 	__u64 offcpu_closed;  /* intervals still pending when it stopped, reported then */
+	__u64 agg_added;      /* samples and intervals added up in the kernel */
+	__u64 agg_full;	      /* of the others, went by the ring buffer: the map was full */
+	__u64 agg_first;      /* first sights of a (thread, stack), described by a record */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
 
 _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
-_Static_assert(sizeof(struct ls_sample) == 72, "ls_sample layout");
+_Static_assert(sizeof(struct ls_sample) == 80, "ls_sample layout");
+_Static_assert(sizeof(struct ls_agg_key) == 24, "ls_agg_key layout");
 _Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
-_Static_assert(sizeof(struct ls_image) == 88, "ls_image layout");
+_Static_assert(sizeof(struct ls_image) == 104, "ls_image layout");
 _Static_assert(sizeof(struct ls_exec_event) == 120 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
 	       "ls_exec_event layout");
 _Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");
 _Static_assert(sizeof(struct ls_pylayout) == 52, "ls_pylayout layout");
-_Static_assert(sizeof(struct ls_proc) == 72, "ls_proc layout");
+_Static_assert(sizeof(struct ls_proc) == 88, "ls_proc layout");
 
 #endif /* __LINESCOPE_H */

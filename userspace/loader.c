@@ -30,6 +30,7 @@ struct ls_loader {
 	struct bpf_link *gpu_links[2];
 	struct bpf_link **trace_links; /* python-usdt builds and native probes */
 	size_t ntrace;
+	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
 };
 
 /* Parses a CPU list like "0-3,5,7-8" into mask[0..max). Returns the count or -EINVAL. */
@@ -288,6 +289,7 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l->skel->rodata->filter_cgroup = opts->cgroup_fd >= 0;
 	l->skel->rodata->offcpu_enabled = opts->offcpu;
 	l->skel->rodata->offcpu_period_ns = l->period_ns;
+	l->skel->rodata->agg_enabled = !opts->no_agg;
 	l->skel->rodata->mem_enabled = opts->memory;
 	if (opts->mem_threshold)
 		l->skel->rodata->mem_threshold = opts->mem_threshold;
@@ -322,6 +324,17 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 			err = -errno;
 			ls_loader__free(l);
 			return ls_err(err, "cannot set the cgroup filter: %s", strerror(-err));
+		}
+	}
+	{
+		__u32 zero = 0;
+		int fd = bpf_map__fd(l->skel->maps.agg_a);
+
+		if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &fd, BPF_ANY)) {
+			err = -errno;
+			ls_loader__free(l);
+			return ls_err(err, "cannot set up the in-kernel aggregates: %s",
+				      strerror(-err));
 		}
 	}
 	err = linescope_bpf__attach(l->skel);
@@ -412,6 +425,56 @@ int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.images), k, img, BPF_ANY))
 		return ls_err(-errno, "cannot record an interpreter image: %s", strerror(errno));
 	return 0;
+}
+
+int ls_loader__agg_swap(struct ls_loader *l)
+{
+	struct bpf_map *next = l->agg_b_active ? l->skel->maps.agg_a : l->skel->maps.agg_b;
+	__u32 zero = 0;
+	int fd = bpf_map__fd(next);
+
+	/* the kernel waits here for every program that may still hold the old map */
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &fd, BPF_ANY))
+		return ls_err(-errno, "cannot swap the in-kernel aggregates: %s", strerror(errno));
+	l->agg_b_active = !l->agg_b_active;
+	return 0;
+}
+
+#define DRAIN_BATCH 4096
+
+int ls_loader__agg_drain(struct ls_loader *l,
+			 void (*cb)(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v),
+			 void *ctx)
+{
+	int fd = bpf_map__fd(l->agg_b_active ? l->skel->maps.agg_a : l->skel->maps.agg_b);
+	static struct ls_agg_key keys[DRAIN_BATCH];
+	static struct ls_agg_val vals[DRAIN_BATCH];
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u64 in = 0, out = 0;
+	bool first = true;
+	int n = 0;
+
+	for (;;) {
+		__u32 count = DRAIN_BATCH;
+		int err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, keys, vals,
+							  &count, &opts);
+
+		if (err && errno != ENOENT)
+			return ls_err(-errno, "cannot read the in-kernel aggregates: %s",
+				      strerror(errno));
+		for (__u32 i = 0; i < count; i++)
+			cb(ctx, &keys[i], &vals[i]);
+		n += count;
+		if (err) /* ENOENT: that was the last batch */
+			return n;
+		in = out;
+		first = false;
+	}
+}
+
+void ls_loader__forget_stack(struct ls_loader *l, const struct ls_known_key *k)
+{
+	bpf_map_delete_elem(bpf_map__fd(l->skel->maps.agg_known), k);
 }
 
 /* Runs a task iterator over every task of the machine (it writes nothing to read). */

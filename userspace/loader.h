@@ -22,6 +22,7 @@ struct ls_loader_opts {
 	const char *gpu_lib;     /* --gpu: liblinescope_cupti.so whose probes to attach, or NULL */
 	const char *trace_site;  /* --trace: python-usdt site directory whose builds to attach */
 	bool no_sampling;        /* --trace without --sample: no cpu-clock sampler */
+	bool no_agg;             /* every sample whole through the ring buffer (benchmarks) */
 	int cgroup_fd;	/* -1 unless profiling a cgroup */
 	pid_t self_pid; /* never sampled */
 };
@@ -48,6 +49,19 @@ int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
  * Stops the cpu-clock sampler (before the last drain), so that the kernel's count of samples
  * taken is final and every one of them is either in the ring buffer or counted as dropped.
  */
+/*
+ * Samples added up in the kernel (bpf/agg.bpf.h): swap makes the other map the active one and
+ * returns once no program writes the retired one; drain then reads and empties it, calling cb
+ * for each key. Consume the ring buffer between the two: the descriptions of the retired map's
+ * stacks are in it. drain returns the number of keys or a negative errno.
+ */
+int ls_loader__agg_swap(struct ls_loader *l);
+int ls_loader__agg_drain(struct ls_loader *l,
+			 void (*cb)(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v),
+			 void *ctx);
+/* Makes BPF send this (process, thread, stack) whole again. */
+void ls_loader__forget_stack(struct ls_loader *l, const struct ls_known_key *k);
+
 /*
  * Wall mode's edges: open_blocked starts an interval, from now, for every target thread off the
  * CPU (call once the targets are known); close_blocked reports every interval still pending,

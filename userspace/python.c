@@ -241,6 +241,8 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 
 	pi->proc.flags = LS_PF_PYTHON;
 	pi->proc.runtime = pi->runtime;
+	pi->proc.text_lo = pi->text_start;
+	pi->proc.text_hi = pi->text_end;
 	pi->proc.code_type = pi->bias + code_type;
 	pi->proc.pidns_level = pidns_level(pid);
 	if (pi->ver.runtime_gil != LS_PY_OFF_NONE) {

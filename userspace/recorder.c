@@ -74,6 +74,8 @@ struct rproc {
 	int tries;
 	uint32_t gen;	  /* generation of its BPF entry, as the last fork/exec record said */
 	uint64_t heal_ns; /* last time its BPF entry was set again after an unwalked sample */
+	/* stacks the kernel adds up: BPF's hash -> stack id << 16 | exec index << 8 | walk flags */
+	struct ls_hashmap agg_stacks;
 	struct rexec *execs;
 	size_t nexecs, xcap;
 };
@@ -221,6 +223,7 @@ void ls_recorder__free(struct ls_recorder *r)
 		ls_hashmap_release(&p->files);
 		ls_hashmap_release(&p->threads);
 		ls_hashmap_release(&p->cpu_base);
+		ls_hashmap_release(&p->agg_stacks);
 		for (size_t k = 0; k < p->nexecs; k++) {
 			struct rexec *x = &p->execs[k];
 
@@ -309,6 +312,7 @@ static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint
 	ls_hashmap_init(&p->files);
 	ls_hashmap_init(&p->threads);
 	ls_hashmap_init(&p->cpu_base);
+	ls_hashmap_init(&p->agg_stacks);
 	if (ppid && ls_hashmap__get(&r->by_pid, ppid, &idx))
 		p->parent_id = r->procs[idx]->id;
 	r->procs[r->nprocs] = p;
@@ -448,6 +452,7 @@ static void push_proc(struct ls_recorder *r, struct rproc *p)
 		bp = p->py.proc;
 	if (p->exited)
 		return;
+	bp.row = (uint32_t)p->id; /* its samples may now be added up in the kernel */
 	/* refused when the kernel's entry is of a newer exec than we know: its record follows */
 	bp.gen = p->gen;
 	r->ops->set_proc(r->ctx, p->pid, &bp);
@@ -833,13 +838,43 @@ static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struc
 	return ls_stacks__intern(&r->stacks, r->frames, depth, s->flags & LS_SF_TRUNCATED);
 }
 
+/* The profile's samples.gil: 0 unknown, 1 held, 2 not held. */
+static uint8_t gil_of(uint8_t flags)
+{
+	return (flags & LS_SF_GIL_KNOWN) ? ((flags & LS_SF_GIL_HELD) ? 1 : 2) : 0;
+}
+
+/* Adds count samples of total weight to a (thread, stack, class, mode, GIL) aggregate. */
+static void add_samples(struct ls_recorder *r, struct rproc *p, int tid, int64_t stack,
+			uint8_t cls, uint8_t mode, uint8_t gil, int64_t count, int64_t weight_ns)
+{
+	struct agg_key k = {
+		.proc_id = p->id,
+		.stack_id = stack,
+		.tid = tid,
+		.kind = cls,
+		.mode = mode,
+		.gil = gil,
+	};
+	struct agg *a = agg_slot(r, &k);
+
+	if (!a)
+		return;
+	a->count += count;
+	a->weight_ns += weight_ns;
+	a->dirty = true;
+}
+
+static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			   int64_t stack, bool partial);
+
 static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len)
 {
 	const struct ls_frame *frames = (const void *)(s + 1);
-	struct agg_key k = {};
+	uint64_t unresolved;
 	struct rproc *p;
 	int64_t stack;
-	struct agg *a;
+	uint8_t cls;
 
 	if (len < sizeof(*s) + s->nframes * sizeof(struct ls_frame) || s->nframes > LS_MAX_FRAMES) {
 		r->st.bad_records++;
@@ -893,9 +928,12 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 		p->execs[p->nexecs - 1].wait_ns += s->weight_ns;
 		p->execs[p->nexecs - 1].dirty = true;
 	}
+	unresolved = r->st.unresolved;
 	stack = resolve_stack(r, p, s, frames, s->nframes);
 	if (stack < 0)
 		return;
+	if (s->stack)
+		remember_stack(r, p, s, stack, r->st.unresolved != unresolved);
 	if (stack > 0 && p->nexecs && p->execs[p->nexecs - 1].first_line_ns < 0 &&
 	    s->kind == LS_SAMPLE_ONCPU) {
 		p->execs[p->nexecs - 1].first_line_ns = rel_ns(r, s->ts);
@@ -934,26 +972,81 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 	if (s->kind == LS_SAMPLE_OFFCPU && (s->xflags & LS_XF_WAITPID))
 		note_child_wait(r, p, (pid_t)(int64_t)s->aux, s->weight_ns);
 
-	k.proc_id = p->id;
-	k.stack_id = stack;
-	k.tid = s->tid;
 	if (s->kind == LS_SAMPLE_OFFCPU) {
-		k.kind = (s->xflags & LS_XF_GIL_WAIT)	 ? LS_CLASS_GIL_WAIT
-			 : (s->xflags & LS_XF_VOLUNTARY) ? LS_CLASS_WAIT
-							 : LS_CLASS_RUNQ;
-		k.mode = LS_MODE_UNKNOWN;
-		k.gil = 0;
+		cls = (s->xflags & LS_XF_GIL_WAIT)    ? LS_CLASS_GIL_WAIT
+		      : (s->xflags & LS_XF_VOLUNTARY) ? LS_CLASS_WAIT
+						      : LS_CLASS_RUNQ;
+		add_samples(r, p, s->tid, stack, cls, LS_MODE_UNKNOWN, 0, 1, s->weight_ns);
 	} else {
-		k.kind = LS_CLASS_CPU;
-		k.mode = cpu_mode(p, s);
-		k.gil = (s->flags & LS_SF_GIL_KNOWN) ? ((s->flags & LS_SF_GIL_HELD) ? 1 : 2) : 0;
+		add_samples(r, p, s->tid, stack, LS_CLASS_CPU, cpu_mode(p, s), gil_of(s->flags), 1,
+			    s->weight_ns);
 	}
-	a = agg_slot(r, &k);
-	if (!a)
+}
+
+/*
+ * The first sample of a thread with a stack the kernel will add up from now on: what it resolved
+ * to, and the image it belongs to. A stack with frames not resolved yet (their code record was
+ * lost) is described again by the next sample, and the better resolution replaces this one.
+ */
+static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			   int64_t stack, bool partial)
+{
+	uint64_t xi = p->nexecs ? (p->nexecs - 1 < 255 ? p->nexecs - 1 : 255) : 0;
+
+	if (ls_hashmap__set(&p->agg_stacks, s->stack,
+			    (uint64_t)stack << 16 | xi << 8 | (s->flags & 0xff))) {
+		partial = true; /* out of memory: have it sent whole again */
+	}
+	if (partial && r->ops->forget_stack) {
+		struct ls_known_key k = {.stack = s->stack, .row = (uint32_t)p->id, .tid = s->tid};
+
+		r->ops->forget_stack(r->ctx, &k);
+	}
+}
+
+void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v)
+{
+	struct ls_recorder *r = ctx;
+	struct rproc *p = k->row >= 1 && k->row <= r->nprocs ? r->procs[k->row - 1] : NULL;
+	uint64_t packed, xi;
+	uint8_t flags;
+
+	if (!p || k->cls > LS_CLASS_RUNQ || k->mode > LS_MODE_UNKNOWN || !v->count) {
+		r->st.bad_records++;
 		return;
-	a->count++;
-	a->weight_ns += s->weight_ns;
-	a->dirty = true;
+	}
+	if (!ls_hashmap__get(&p->agg_stacks, k->stack, &packed)) {
+		/* its description never arrived (cannot happen unless a record was refused) */
+		r->st.agg_orphans += v->count;
+		if (k->cls == LS_CLASS_CPU) {
+			r->st.samples += v->count;
+			if (p->nexecs) {
+				p->execs[p->nexecs - 1].nopy += v->count;
+				p->execs[p->nexecs - 1].dirty = true;
+			}
+		}
+		add_samples(r, p, k->tid, 0, k->cls, k->mode, 0, v->count, v->weight_ns);
+		return;
+	}
+	flags = packed & 0xff;
+	xi = (packed >> 8) & 0xff;
+	if (k->cls == LS_CLASS_CPU)
+		r->st.samples += v->count;
+	if (flags & LS_SF_TRUNCATED)
+		r->st.truncated += v->count;
+	if (xi < p->nexecs) {
+		struct rexec *x = &p->execs[xi];
+
+		if (k->cls == LS_CLASS_CPU) {
+			x->samples += v->count;
+			x->cpu_ns += v->weight_ns;
+		} else {
+			x->wait_ns += v->weight_ns;
+		}
+		x->dirty = true;
+	}
+	add_samples(r, p, k->tid, (int64_t)(packed >> 16), k->cls, k->mode,
+		    k->cls == LS_CLASS_CPU ? gil_of(flags) : 0, v->count, v->weight_ns);
 }
 
 static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int exit_code)

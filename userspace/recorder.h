@@ -30,6 +30,8 @@ struct ls_recorder_ops {
 	int (*set_image)(void *ctx, const struct ls_image_key *k, const struct ls_image *img);
 	/* The generation of pid's BPF entry (bumped by each exec); 0 or -ENOENT. Optional. */
 	int (*proc_gen)(void *ctx, pid_t pid, uint32_t *gen);
+	/* Makes BPF describe this (process, thread, stack) whole again next time. Optional. */
+	void (*forget_stack)(void *ctx, const struct ls_known_key *k);
 };
 
 struct ls_recorder_stats {
@@ -43,6 +45,7 @@ struct ls_recorder_stats {
 	uint64_t images_known;	     /* execs resolved from a known image, without /proc */
 	uint64_t healed;	     /* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	     /* records that arrived after their process's exit */
+	uint64_t agg_orphans; /* samples added up in the kernel under a stack never described */
 	unsigned processes;   /* processes seen */
 	unsigned live;	      /* targets not yet exited */
 	unsigned threads;
@@ -61,6 +64,13 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
 
 /* ring_buffer__new() callback shape; ctx is the recorder. */
 int ls_recorder__handle(void *ctx, void *data, size_t len);
+
+/*
+ * Adds samples the kernel added up (agg.bpf.h) under key k: the stack is the one its first
+ * sample, a record, resolved to. Call after consuming every record emitted before the map was
+ * retired. ctx is the recorder.
+ */
+void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v);
 
 /* Re-checks how the BPF side finds the thread states of known interpreters. */
 void ls_recorder__tick(struct ls_recorder *r);

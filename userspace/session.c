@@ -101,11 +101,17 @@ static int rec_set_layout(void *ctx, uint32_t id, const struct ls_pylayout *L)
 	return ls_loader__set_layout(ctx, id, L);
 }
 
+static void rec_forget_stack(void *ctx, const struct ls_known_key *k)
+{
+	ls_loader__forget_stack(ctx, k);
+}
+
 static const struct ls_recorder_ops rec_ops = {
 	.set_proc = rec_set_proc,
 	.set_layout = rec_set_layout,
 	.set_image = rec_set_image,
 	.proc_gen = rec_proc_gen,
+	.forget_stack = rec_forget_stack,
 };
 
 static void add_target_cb(void *ctx, pid_t pid, pid_t ppid)
@@ -244,6 +250,10 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "offcpu_pending_full", bs.pending_full);
 	ls_store__put_stat(s->store, "offcpu_open_at_start", bs.offcpu_opened);
 	ls_store__put_stat(s->store, "offcpu_open_at_stop", bs.offcpu_closed);
+	ls_store__put_stat(s->store, "agg_added", bs.agg_added);
+	ls_store__put_stat(s->store, "agg_full", bs.agg_full);
+	ls_store__put_stat(s->store, "agg_first", bs.agg_first);
+	ls_store__put_stat(s->store, "agg_orphans", rs.agg_orphans);
 	ls_store__put_stat(s->store, "code_records", bs.code_records);
 	ls_store__put_stat(s->store, "rss_events", bs.rss_events);
 }
@@ -260,6 +270,14 @@ static int flush(struct session *s, uint64_t now)
 	err = ls_store__publish(s->store);
 	if (err)
 		return err;
+	/*
+	 * What the kernel added up since the last flush: retire its map, read the records that
+	 * describe its stacks (all emitted before the swap returned), then add it.
+	 */
+	if (!ls_loader__agg_swap(s->loader)) {
+		ring_buffer__consume(s->rb);
+		ls_loader__agg_drain(s->loader, ls_recorder__add_agg, s->rec);
+	}
 	for (int i = 0; i < s->nnative; i++)
 		ls_loader__native_drain(s->loader, s->native_pids[i], ls_recorder__native_count,
 					s->rec);
@@ -629,6 +647,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		.self_pid = getpid(),
 		.offcpu = o->mode == LS_TIME_WALL,
 		.memory = o->memory,
+		/* LINESCOPE_NO_AGG=1: the ring-buffer path alone, the baseline of bench/scale */
+		.no_agg = getenv("LINESCOPE_NO_AGG") && !strcmp(getenv("LINESCOPE_NO_AGG"), "1"),
 	};
 	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
 	uint64_t last_flush, last_status = 0, last_tick = 0, last_reap = 0, last_jitter = 0;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
+#include "linescope.h"
 
 #define LS_SCHEMA_VERSION 3
 
@@ -162,19 +163,6 @@ struct ls_store_trace {
 };
 int ls_store__put_trace(struct ls_store *s, const struct ls_store_trace *x);
 
-/* samples.kind: what the weight is */
-enum ls_sample_class {
-	LS_CLASS_CPU = 0,      /* on-CPU samples */
-	LS_CLASS_WAIT = 1,     /* off-CPU: blocked (sleep, I/O, locks, children) */
-	LS_CLASS_GIL_WAIT = 2, /* off-CPU: blocked waiting for the GIL */
-	LS_CLASS_RUNQ = 3,     /* off-CPU: preempted, runnable, waiting for a CPU */
-};
-
-enum ls_cpu_mode {
-	LS_MODE_PYTHON = 0, /* user mode inside the interpreter */
-	LS_MODE_NATIVE = 1, /* user mode in an extension or library */
-	LS_MODE_KERNEL = 2,
-	LS_MODE_UNKNOWN = 3,
-};
+/* samples.kind is an enum ls_sample_class, samples.mode an enum ls_cpu_mode (linescope.h) */
 
 #endif
