@@ -9,13 +9,11 @@
 #ifndef LS_WALK_REMOTE
 /*
  * On-CPU samples (without an RSS reading) and off-CPU intervals (but waits for a child, whose
- * target each record names) of a fully walked stack are added up in the kernel.
+ * target each record names) are added up in the kernel, unless their walk failed midway.
  */
-static __always_inline bool agg_eligible(const struct ls_proc *p, __u8 kind, __u16 xflags,
-					 __u8 flags)
+static __always_inline bool agg_eligible(__u8 kind, __u16 xflags, __u8 flags)
 {
-	if (!agg_enabled || !p->row ||
-	    (flags & (LS_SF_NOT_PYTHON | LS_SF_READ_FAIL | LS_SF_BAD_FRAME)))
+	if (!agg_enabled || (flags & (LS_SF_READ_FAIL | LS_SF_BAD_FRAME)))
 		return false;
 	if (kind == LS_SAMPLE_ONCPU)
 		return !(xflags & LS_XF_RSS);
@@ -56,7 +54,7 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	__u32 n = 0, *busy = NULL;
 	int err = 0;
 #ifndef LS_WALK_REMOTE
-	struct ls_known_key kk = {.row = p->row, .tid = tid};
+	struct ls_known_key kk = {.pid = pid, .tid = tid};
 	bool first = false;
 #endif
 
@@ -88,10 +86,12 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 		n = LS_MAX_FRAMES;
 	b->hdr.nframes = n;
 #ifndef LS_WALK_REMOTE
-	if (agg_eligible(p, kind, xflags, b->hdr.flags)) {
-		struct ls_agg_key k = {.row = p->row, .tid = tid};
+	if (agg_eligible(kind, xflags, b->hdr.flags)) {
+		struct ls_agg_key k = {.pid = pid, .tid = tid};
 
-		kk.stack = k.stack = ls_agg_stack_hash(b->frames, n, b->hdr.flags, p->gen);
+		kk.stack = k.stack = ls_agg_stack_hash(b->frames, n, b->hdr.flags,
+						       BPF_CORE_READ(task, group_leader, start_time),
+						       p->gen);
 		if (!bpf_map_lookup_elem(&agg_known, &kk)) {
 			b->hdr.stack = k.stack;
 			first = true;

@@ -110,13 +110,14 @@ enum ls_cpu_mode {
 };
 
 /*
- * Samples added up in the kernel (agg.bpf.h), per thread, stack, class and mode; the stack is a
- * hash of its frames, its walk flags and the image generation, described once to userspace by a
- * sample record carrying the same hash.
+ * Samples added up in the kernel (agg.bpf.h), per thread, stack, class and mode. The stack is a
+ * hash of its frames, its walk flags, the process's start time and the image generation (so it
+ * names one process image even when the pid is reused), described to userspace by a sample
+ * record carrying the same hash.
  */
 struct ls_agg_key {
 	__u64 stack;
-	__u32 row; /* ls_proc.row of the process */
+	__u32 pid;
 	__u32 tid;
 	__u8 cls;  /* enum ls_sample_class */
 	__u8 mode; /* enum ls_cpu_mode */
@@ -132,7 +133,7 @@ struct ls_agg_val {
 /* Key of `agg_known`: a (process, thread, stack) userspace has been given whole. */
 struct ls_known_key {
 	__u64 stack;
-	__u32 row;
+	__u32 pid;
 	__u32 tid;
 };
 
@@ -237,10 +238,15 @@ struct ls_code_rec {
 	__u8 flags; /* enum ls_code_flags */
 	__u8 pad0;
 	__u32 pad1;
-	__u8 fname[LS_CODE_NAME_MAX];
-	__u8 qname[LS_CODE_NAME_MAX];
-	__u8 ltab[LS_CODE_LTAB_MAX];
+	/*
+	 * fname_len bytes of the file name, then qname_len of the qualified name, then ltab_len of
+	 * the table: the record ends there (LS_CODE_REC_SIZE), most are a few hundred bytes.
+	 */
+	__u8 data[2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX];
 };
+
+#define LS_CODE_REC_HDR __builtin_offsetof(struct ls_code_rec, data)
+#define LS_CODE_REC_SIZE(r) (LS_CODE_REC_HDR + (r)->fname_len + (r)->qname_len + (r)->ltab_len)
 
 struct ls_rss_event {
 	__u32 type; /* LS_REC_RSS */
@@ -467,11 +473,7 @@ struct ls_proc {
 	__u64 gil_lo;	   /* [gil_lo, gil_hi): the GIL's state; a futex wait in it waits for the */
 	__u64 gil_hi;	   /* GIL. Both 0 when unknown */
 	__u32 pidns_level; /* depth of its pid namespace: native_thread_id is the tid there */
-	/*
-	 * The recorder's row for this process, set by userspace; 0 until then (a fork copies its
-	 * parent's entry, and clears it): only samples of a known row are added up in the kernel.
-	 */
-	__u32 row;
+	__u32 pad;
 	__u64 text_lo; /* [text_lo, text_hi): the interpreter's code; an ip in it is LS_MODE_PYTHON */
 	__u64 text_hi;
 };

@@ -69,6 +69,7 @@ struct ls_sample_buf {
 	struct ls_frame frames[LS_MAX_FRAMES];
 	__u8 fwin[LS_FRAME_WIN]; /* the frame being walked */
 	__u8 cwin[LS_CODE_WIN];	 /* its code object */
+	struct ls_code_rec code; /* a code object being described */
 };
 
 /*

@@ -31,8 +31,6 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	/* clone(CLONE_NEWPID) puts the child one namespace deeper: its thread ids are counted there */
 	c->pidns_level = ls_task_pidns_level(child);
-	/* the parent's row is not the child's: its samples go whole until userspace names it */
-	c->row = 0;
 	emit_proc_event_full(LS_PE_FORK, ctgid, ptgid, BPF_CORE_READ(child, pid), 0, 0, child,
 			     c->gen);
 	return 0;
@@ -64,12 +62,11 @@ static __always_inline void image_key(struct task_struct *task, struct ls_image_
 static __always_inline void set_from_image(struct ls_proc *p, const struct ls_image *img,
 					   __u64 start_code, struct task_struct *task)
 {
-	__u32 gen = p->gen, row = p->row;
+	__u32 gen = p->gen;
 
 	__builtin_memcpy(p, &img->proc, sizeof(*p));
 	ls_proc_move(p, img->dyn ? start_code - img->x_vaddr : 0);
 	p->gen = gen;
-	p->row = row; /* the same process: one row for all its images */
 	p->pidns_level = ls_task_pidns_level(task);
 	p->flags = LS_PF_PYTHON;
 }

@@ -177,26 +177,23 @@ static __always_inline __u8 read_str(const struct ls_pylayout *L, __u64 addr, __
 	return kind;
 }
 
-/* Describes a code object to userspace the first time this process image's walks meet it. */
+/*
+ * Describes a code object to userspace the first time this process image's walks meet it, in a
+ * record as long as what it holds (names and table packed, in the walk's scratch buffer).
+ */
 static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 fp, __u64 fname,
 					  __u64 qname, __u64 ltab, __u32 firstlineno)
 {
 	struct ls_code_key k = {.code = code, .tgid = c->tgid, .fp = fp, .gen = c->gen};
 	const struct ls_pylayout *L = c->L;
-	struct ls_code_rec *r;
+	struct ls_code_rec *r = &c->b->code;
 	bool fcut = false, qcut = false;
-	__u64 size = 0;
-	__u32 n;
+	__u64 size = 0, rec;
+	__u32 n, off;
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&codes_seen, &k))
 		return;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		/* not marked seen: the next walk tries again */
-		LS_STAT_INC(ringbuf_drops);
-		return;
-	}
 	r->type = LS_REC_CODE;
 	r->pid = c->tgid;
 	r->code = code;
@@ -206,8 +203,16 @@ static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 
 	r->pad0 = 0;
 	r->pad1 = 0;
 	r->fname_len = r->qname_len = r->ltab_len = 0;
-	r->fname_kind = read_str(L, fname, r->fname, &r->fname_len, &fcut, c->task);
-	r->qname_kind = read_str(L, qname, r->qname, &r->qname_len, &qcut, c->task);
+	r->fname_kind = read_str(L, fname, r->data, &r->fname_len, &fcut, c->task);
+	off = r->fname_len;
+	barrier_var(off);
+	if (off > LS_CODE_NAME_MAX)
+		return;
+	r->qname_kind = read_str(L, qname, r->data + off, &r->qname_len, &qcut, c->task);
+	off += r->qname_len;
+	barrier_var(off);
+	if (off > 2 * LS_CODE_NAME_MAX)
+		return;
 	if (fcut)
 		r->flags |= LS_CF_FNAME_CUT;
 	if (qcut)
@@ -223,7 +228,7 @@ static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 
 		}
 		barrier_var(n);
 		if (n <= LS_CODE_LTAB_MAX &&
-		    !ls_read_user(r->ltab, n, (void *)(ltab + L->bytes_data), c->task))
+		    !ls_read_user(r->data + off, n, (void *)(ltab + L->bytes_data), c->task))
 			r->ltab_len = n;
 		else
 			r->flags |= LS_CF_READ_FAIL;
@@ -231,7 +236,15 @@ static __always_inline void describe_code(struct walk_ctx *c, __u64 code, __u32 
 		r->flags |= LS_CF_READ_FAIL;
 	}
 	r->ltab_size = size;
-	bpf_ringbuf_submit(r, ls_rb_flags());
+	rec = LS_CODE_REC_HDR + off + r->ltab_len;
+	barrier_var(rec);
+	if (rec > sizeof(*r))
+		return;
+	if (bpf_ringbuf_output(&events, r, rec, ls_rb_flags())) {
+		/* not marked seen: the next walk tries again */
+		LS_STAT_INC(ringbuf_drops);
+		return;
+	}
 	bpf_map_update_elem(&codes_seen, &k, &one, BPF_ANY);
 	LS_STAT_INC(code_records);
 }

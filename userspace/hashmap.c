@@ -88,6 +88,21 @@ uint64_t *ls_hashmap__intern(struct ls_hashmap *m, uint64_t hash,
 	}
 }
 
+bool ls_hashmap__find(const struct ls_hashmap *m, uint64_t hash,
+		      bool (*same)(const void *ctx, uint64_t idx), const void *ctx, uint64_t *idx)
+{
+	uint64_t key = hash;
+
+	/* the probe sequence of ls_hashmap__intern(); entries found this way are never deleted */
+	for (uint64_t i = 1;; i++) {
+		if (!ls_hashmap__get(m, key, idx) || *idx == LS_HASHMAP_EMPTY)
+			return false;
+		if (same(ctx, *idx))
+			return true;
+		key = ls_hash64(hash + i * 0x9e3779b97f4a7c15ULL);
+	}
+}
+
 int ls_hashmap__set(struct ls_hashmap *m, uint64_t key, uint64_t val)
 {
 	uint64_t *slot = ls_hashmap__slot(m, key, val);

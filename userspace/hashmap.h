@@ -42,6 +42,10 @@ bool ls_hashmap__del(struct ls_hashmap *m, uint64_t key);
 uint64_t *ls_hashmap__intern(struct ls_hashmap *m, uint64_t hash,
 			     bool (*same)(const void *ctx, uint64_t idx), const void *ctx);
 
+/* The entry ls_hashmap__intern() would return, without adding one: true and *idx when found. */
+bool ls_hashmap__find(const struct ls_hashmap *m, uint64_t hash,
+		      bool (*same)(const void *ctx, uint64_t idx), const void *ctx, uint64_t *idx);
+
 /* Iteration: for (size_t i = 0; ls_hashmap__next(m, &i, &k, &v); ) */
 bool ls_hashmap__next(const struct ls_hashmap *m, size_t *it, uint64_t *key, uint64_t *val);
 

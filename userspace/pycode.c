@@ -268,9 +268,9 @@ int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r)
 	code->fp = r->fp;
 	code->firstlineno = r->firstlineno;
 	code->nunits = -1;
-	code->filename = complete_name(c, r->fname, r->fname_len, r->fname_kind,
+	code->filename = complete_name(c, r->data, r->fname_len, r->fname_kind,
 				       r->flags & LS_CF_FNAME_CUT, r->code, L->code_filename);
-	code->qualname = complete_name(c, r->qname, r->qname_len, r->qname_kind,
+	code->qualname = complete_name(c, r->data + r->fname_len, r->qname_len, r->qname_kind,
 				       r->flags & LS_CF_QNAME_CUT, r->code, L->code_qualname);
 	if ((r->flags & LS_CF_LTAB_CUT) && r->ltab_size <= MAX_LINETABLE &&
 	    ls_procfs__read_mem(c->pid, r->code + L->code_linetable, &ltab, 8) == 0 &&
@@ -282,7 +282,8 @@ int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r)
 		free(code->linetable);
 		code->linetable = malloc(r->ltab_len);
 		if (code->linetable) {
-			memcpy(code->linetable, r->ltab, r->ltab_len);
+			memcpy(code->linetable, r->data + r->fname_len + r->qname_len,
+			       r->ltab_len);
 			code->ltlen = r->ltab_len;
 		}
 	}

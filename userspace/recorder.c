@@ -13,6 +13,7 @@
 #include "array.h"
 #include "gpurec.h"
 #include "images.h"
+#include "kstacks.h"
 #include "log.h"
 #include "procfs.h"
 #include "pycode.h"
@@ -21,6 +22,8 @@
 #include "sources.h"
 #include "stacks.h"
 #include "tracerec.h"
+
+#define HEAL_EVERY_NS 10000000ULL /* an unwalked sample of a known interpreter sets its entry again */
 
 enum py_state {
 	PY_UNKNOWN,	/* not looked at yet */
@@ -74,8 +77,6 @@ struct rproc {
 	int tries;
 	uint32_t gen;	  /* generation of its BPF entry, as the last fork/exec record said */
 	uint64_t heal_ns; /* last time its BPF entry was set again after an unwalked sample */
-	/* stacks the kernel adds up: BPF's hash -> stack id << 16 | exec index << 8 | walk flags */
-	struct ls_hashmap agg_stacks;
 	struct rexec *execs;
 	size_t nexecs, xcap;
 };
@@ -139,6 +140,7 @@ struct ls_recorder {
 	struct agg *aggs;
 	size_t naggs, acap;
 	struct ls_hashmap agg_index;
+	struct ls_kstacks kstacks; /* what the stacks the kernel adds up resolved to */
 
 	struct thread_row *threads;
 	size_t nthreads, tcap, threads_flushed;
@@ -184,6 +186,7 @@ int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, 
 	ls_hashmap_init(&r->by_pid);
 	ls_hashmap_init(&r->func_index);
 	ls_hashmap_init(&r->agg_index);
+	ls_kstacks_init(&r->kstacks);
 	ls_stacks_init(&r->stacks);
 	ls_sources_init(&r->sources);
 	ls_images_init(&r->images);
@@ -223,7 +226,6 @@ void ls_recorder__free(struct ls_recorder *r)
 		ls_hashmap_release(&p->files);
 		ls_hashmap_release(&p->threads);
 		ls_hashmap_release(&p->cpu_base);
-		ls_hashmap_release(&p->agg_stacks);
 		for (size_t k = 0; k < p->nexecs; k++) {
 			struct rexec *x = &p->execs[k];
 
@@ -253,6 +255,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	ls_hashmap_release(&r->by_pid);
 	ls_hashmap_release(&r->func_index);
 	ls_hashmap_release(&r->agg_index);
+	ls_kstacks_release(&r->kstacks);
 	ls_stacks_release(&r->stacks);
 	ls_sources_release(&r->sources);
 	ls_images_release(&r->images);
@@ -312,7 +315,6 @@ static struct rproc *proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint
 	ls_hashmap_init(&p->files);
 	ls_hashmap_init(&p->threads);
 	ls_hashmap_init(&p->cpu_base);
-	ls_hashmap_init(&p->agg_stacks);
 	if (ppid && ls_hashmap__get(&r->by_pid, ppid, &idx))
 		p->parent_id = r->procs[idx]->id;
 	r->procs[r->nprocs] = p;
@@ -452,7 +454,6 @@ static void push_proc(struct ls_recorder *r, struct rproc *p)
 		bp = p->py.proc;
 	if (p->exited)
 		return;
-	bp.row = (uint32_t)p->id; /* its samples may now be added up in the kernel */
 	/* refused when the kernel's entry is of a newer exec than we know: its record follows */
 	bp.gen = p->gen;
 	r->ops->set_proc(r->ctx, p->pid, &bp);
@@ -838,6 +839,23 @@ static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struc
 	return ls_stacks__intern(&r->stacks, r->frames, depth, s->flags & LS_SF_TRUNCATED);
 }
 
+/* Samples BPF did not walk: discover the interpreter, or give BPF the entry it lacks. */
+static void unwalked(struct ls_recorder *r, struct rproc *p)
+{
+	uint64_t now = now_mono();
+
+	if (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING) {
+		if (now >= p->next_try_ns)
+			discover(r, p, now);
+	} else if (p->py_state == PY_READY && !p->exited && now >= p->heal_ns + HEAL_EVERY_NS) {
+		/* BPF has an older entry than we know (a fork copied its parent's while that was
+		 * still pending): set it again, at most every 10 ms */
+		p->heal_ns = now;
+		r->st.healed++;
+		push_proc(r, p);
+	}
+}
+
 /* The profile's samples.gil: 0 unknown, 1 held, 2 not held. */
 static uint8_t gil_of(uint8_t flags)
 {
@@ -900,23 +918,8 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 	if (s->flags & LS_SF_READ_FAIL)
 		r->st.read_fail++;
 	note_thread(r, p, s->tid, s->comm);
-	if ((s->flags & LS_SF_NOT_PYTHON) &&
-	    (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING)) {
-		uint64_t now = now_mono();
-
-		if (now >= p->next_try_ns)
-			discover(r, p, now);
-	} else if ((s->flags & LS_SF_NOT_PYTHON) && p->py_state == PY_READY && !p->exited) {
-		/* BPF has an older entry than we know (a fork copied its parent's while that was
-		 * still pending): set it again, at most every 10 ms */
-		uint64_t now = now_mono();
-
-		if (now >= p->heal_ns + 10000000ULL) {
-			p->heal_ns = now;
-			r->st.healed++;
-			push_proc(r, p);
-		}
-	}
+	if (s->flags & LS_SF_NOT_PYTHON)
+		unwalked(r, p);
 	if (p->nexecs && s->kind == LS_SAMPLE_ONCPU) {
 		struct rexec *x = &p->execs[p->nexecs - 1];
 
@@ -991,14 +994,19 @@ static void handle_sample(struct ls_recorder *r, const struct ls_sample *s, size
 static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
 			   int64_t stack, bool partial)
 {
-	uint64_t xi = p->nexecs ? (p->nexecs - 1 < 255 ? p->nexecs - 1 : 255) : 0;
+	struct ls_kstack e = {
+		.hash = s->stack,
+		.pid = s->pid,
+		.proc = (uint32_t)(p->id - 1),
+		.stack = stack,
+		.flags = s->flags,
+		.image = p->nexecs ? (p->nexecs - 1 < 255 ? p->nexecs - 1 : 255) : 0,
+	};
 
-	if (ls_hashmap__set(&p->agg_stacks, s->stack,
-			    (uint64_t)stack << 16 | xi << 8 | (s->flags & 0xff))) {
+	if (ls_kstacks__set(&r->kstacks, &e))
 		partial = true; /* out of memory: have it sent whole again */
-	}
 	if (partial && r->ops->forget_stack) {
-		struct ls_known_key k = {.stack = s->stack, .row = (uint32_t)p->id, .tid = s->tid};
+		struct ls_known_key k = {.stack = s->stack, .pid = s->pid, .tid = s->tid};
 
 		r->ops->forget_stack(r->ctx, &k);
 	}
@@ -1007,46 +1015,38 @@ static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct 
 void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v)
 {
 	struct ls_recorder *r = ctx;
-	struct rproc *p = k->row >= 1 && k->row <= r->nprocs ? r->procs[k->row - 1] : NULL;
-	uint64_t packed, xi;
-	uint8_t flags;
+	const struct ls_kstack *e = ls_kstacks__get(&r->kstacks, k->stack, k->pid);
+	struct rproc *p;
+	struct rexec *x;
 
-	if (!p || k->cls > LS_CLASS_RUNQ || k->mode > LS_MODE_UNKNOWN || !v->count) {
+	if (k->cls > LS_CLASS_RUNQ || k->mode > LS_MODE_UNKNOWN || !v->count) {
 		r->st.bad_records++;
 		return;
 	}
-	if (!ls_hashmap__get(&p->agg_stacks, k->stack, &packed)) {
+	if (!e || e->proc >= r->nprocs) {
 		/* its description never arrived (cannot happen unless a record was refused) */
 		r->st.agg_orphans += v->count;
-		if (k->cls == LS_CLASS_CPU) {
-			r->st.samples += v->count;
-			if (p->nexecs) {
-				p->execs[p->nexecs - 1].nopy += v->count;
-				p->execs[p->nexecs - 1].dirty = true;
-			}
-		}
-		add_samples(r, p, k->tid, 0, k->cls, k->mode, 0, v->count, v->weight_ns);
 		return;
 	}
-	flags = packed & 0xff;
-	xi = (packed >> 8) & 0xff;
+	p = r->procs[e->proc];
+	x = e->image < p->nexecs ? &p->execs[e->image] : NULL;
 	if (k->cls == LS_CLASS_CPU)
 		r->st.samples += v->count;
-	if (flags & LS_SF_TRUNCATED)
+	if (e->flags & LS_SF_TRUNCATED)
 		r->st.truncated += v->count;
-	if (xi < p->nexecs) {
-		struct rexec *x = &p->execs[xi];
-
-		if (k->cls == LS_CLASS_CPU) {
-			x->samples += v->count;
-			x->cpu_ns += v->weight_ns;
-		} else {
-			x->wait_ns += v->weight_ns;
-		}
+	if (x && k->cls == LS_CLASS_CPU) {
+		x->samples += v->count;
+		x->cpu_ns += v->weight_ns;
+		x->nopy += e->flags & LS_SF_NOT_PYTHON ? v->count : 0;
+		x->dirty = true;
+	} else if (x) {
+		x->wait_ns += v->weight_ns;
 		x->dirty = true;
 	}
-	add_samples(r, p, k->tid, (int64_t)(packed >> 16), k->cls, k->mode,
-		    k->cls == LS_CLASS_CPU ? gil_of(flags) : 0, v->count, v->weight_ns);
+	if (e->flags & LS_SF_NOT_PYTHON)
+		unwalked(r, p);
+	add_samples(r, p, k->tid, e->stack, k->cls, k->mode,
+		    k->cls == LS_CLASS_CPU ? gil_of(e->flags) : 0, v->count, v->weight_ns);
 }
 
 static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int exit_code)
@@ -1236,13 +1236,26 @@ static void handle_proc_event(struct ls_recorder *r, const struct ls_proc_event 
 	}
 }
 
-static void handle_code(struct ls_recorder *r, const struct ls_code_rec *c)
+/* A code record is as long as what it holds: copied whole into a full one, bounds checked. */
+static void handle_code(struct ls_recorder *r, const void *data, size_t len)
 {
-	struct rproc *p = proc_get(r, c->pid);
+	static struct ls_code_rec c;
+	struct rproc *p;
 
+	if (len < LS_CODE_REC_HDR || len > sizeof(c)) {
+		r->st.bad_records++;
+		return;
+	}
+	memcpy(&c, data, len);
+	if (c.fname_len > LS_CODE_NAME_MAX || c.qname_len > LS_CODE_NAME_MAX ||
+	    c.ltab_len > LS_CODE_LTAB_MAX || LS_CODE_REC_SIZE(&c) > len) {
+		r->st.bad_records++;
+		return;
+	}
+	p = proc_get(r, c.pid);
 	if (!p || p->py_state != PY_READY || p->codes_released)
 		return;
-	if (ls_pycode_cache__add(&p->codes, c))
+	if (ls_pycode_cache__add(&p->codes, &c))
 		r->st.bad_records++;
 }
 
@@ -1265,11 +1278,7 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 		handle_sample(r, data, len);
 		break;
 	case LS_REC_CODE:
-		if (len < sizeof(struct ls_code_rec)) {
-			r->st.bad_records++;
-			break;
-		}
-		handle_code(r, data);
+		handle_code(r, data, len);
 		break;
 	case LS_REC_TRACE:
 		if (r->trace && len >= 8) {

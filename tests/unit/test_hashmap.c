@@ -95,6 +95,20 @@ static void test_intern_collisions(void **state)
 		}
 	}
 	assert_int_equal(m.n, 8);
+	/* a lookup follows the same probes, and adds nothing */
+	for (uint64_t i = 0; i < 8; i++) {
+		uint64_t idx;
+
+		assert_true(ls_hashmap__find(&m, 42, same_name, names[i], &idx));
+		assert_int_equal(idx, i);
+	}
+	{
+		uint64_t idx;
+
+		assert_false(ls_hashmap__find(&m, 42, same_name, "absent", &idx));
+		assert_false(ls_hashmap__find(&m, 43, same_name, names[0], &idx));
+	}
+	assert_int_equal(m.n, 8);
 	ls_hashmap_release(&m);
 }
 
