@@ -86,6 +86,38 @@ static bool gpu_loaded(const struct ls_model *m)
 	return false;
 }
 
+/* run.cost: our own BPF time per program and the collector's CPU; null when not recorded. */
+static json_t *cost_json(const struct ls_model *m)
+{
+	json_t *progs = json_array();
+	int64_t runs, ns = ls_model__bpf_ns(m, &runs);
+
+	if (!m->ncost_progs) {
+		json_decref(progs);
+		return json_null();
+	}
+	for (size_t i = 0; i < m->ncost_progs; i++) {
+		const struct ls_mcost_prog *c = &m->cost_progs[i];
+
+		json_array_append_new(
+			progs, json_pack("{s:s, s:I, s:f, s:o}", "name", c->name, "runs",
+					 (json_int_t)c->runs, "time_s", c->ns / 1e9, "ns_per_run",
+					 c->runs ? json_real((double)c->ns / c->runs) : json_null()));
+	}
+	return json_pack("{s:f, s:I, s:o, s:o, s:o, s:o, s:o}", "bpf_time_s", ns / 1e9, "bpf_runs",
+			 (json_int_t)runs, "bpf_ns_per_run",
+			 runs ? json_real((double)ns / runs) : json_null(), "programs", progs,
+			 "collector_cpu_s",
+			 m->collector_cpu_ns >= 0 ? json_real(m->collector_cpu_ns / 1e9) : json_null(),
+			 "collector_share",
+			 m->collector_cpu_ns >= 0 && m->elapsed_s > 0
+				 ? json_real(m->collector_cpu_ns / 1e9 / m->elapsed_s)
+				 : json_null(),
+			 "collector_setup_cpu_s",
+			 m->collector_setup_cpu_ns >= 0 ? json_real(m->collector_setup_cpu_ns / 1e9)
+							: json_null());
+}
+
 static json_t *run_object(const struct ls_model *m)
 {
 	/* read errors and truncated stacks are kept samples with a partial stack: not lost */
@@ -130,6 +162,7 @@ static json_t *run_object(const struct ls_model *m)
 				      (json_int_t)m->unresolved_frames, "other_records",
 				      (json_int_t)m->lost_records));
 	json_object_set_new(run, "damaged_rows", json_integer(m->damaged_rows));
+	json_object_set_new(run, "cost", cost_json(m));
 	json_object_set_new(run, "processes", json_integer(m->nprocs));
 	json_object_set_new(run, "threads", json_integer(m->threads));
 	json_object_set_new(caps, "samples", json_boolean(m->sampled));

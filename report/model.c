@@ -785,6 +785,8 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 	if (err)
 		return err;
 	L.m = calloc(1, sizeof(*L.m));
+	if (L.m)
+		L.m->collector_cpu_ns = L.m->collector_setup_cpu_ns = -1;
 	if (!L.m) {
 		ls_store__free(store);
 		return -ENOMEM;
@@ -829,6 +831,12 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 
 		/* of the ring buffer's drops, the samples; the rest were other records */
 		L.m->lost_ringbuf = stat_of(&L, "sample_drops");
+		L.m->collector_cpu_ns = stat_or(&L, "collector_cpu_ns", -1);
+		L.m->collector_setup_cpu_ns = stat_or(&L, "collector_setup_cpu_ns", -1);
+		if (L.m->collector_cpu_ns < -1)
+			L.m->collector_cpu_ns = -1;
+		if (L.m->collector_setup_cpu_ns < -1)
+			L.m->collector_setup_cpu_ns = -1;
 		L.m->lost_records = drops > L.m->lost_ringbuf ? drops - L.m->lost_ringbuf : 0;
 		/* off-CPU, trace and GPU records a preempted program's busy buffer turned away */
 		L.m->lost_records += stat_of(&L, "scratch_busy");
@@ -838,6 +846,8 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		L.m->lost_unresolved = stat_of(&L, "unresolved_samples");
 		L.m->taken = stat_or(&L, "taken", -1);
 		err = lsm_load_execs(&L);
+	if (!err)
+		err = lsm_load_cost(&L);
 	}
 	if (!err) {
 		v = ls_model__meta(L.m, "elapsed_ns");
@@ -893,6 +903,9 @@ void ls_model__free(struct ls_model *m)
 		free(m->gpu_devs[i].uuid);
 	}
 	free(m->gpu_devs);
+	for (size_t i = 0; i < m->ncost_progs; i++)
+		free(m->cost_progs[i].name);
+	free(m->cost_progs);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		free(m->files[i].path);
 		free(m->files[i].unavailable);

@@ -166,6 +166,12 @@ struct ls_mstacks {
 	size_t nsamples;
 };
 
+/* Our own cost in the recording: one BPF program's runs and the kernel-measured time in them. */
+struct ls_mcost_prog {
+	char *name;
+	int64_t runs, ns;
+};
+
 struct ls_pyindex;
 
 struct ls_model {
@@ -201,6 +207,10 @@ struct ls_model {
 	int64_t damaged_rows;	   /* profile rows skipped: values out of range (a damaged file) */
 	double elapsed_s;
 	uint64_t period_ns;
+	struct ls_mcost_prog *cost_progs; /* none when the kernel did not count */
+	size_t ncost_progs;
+	int64_t collector_cpu_ns; /* the recorder's own CPU time while recording; -1: not recorded */
+	int64_t collector_setup_cpu_ns; /* before it: loading BPF; -1: not recorded */
 	bool wall;   /* off-CPU time was recorded */
 	bool memory; /* RSS readings were recorded */
 	/* LS_MODEL_STACKS only, else NULL */
@@ -233,6 +243,20 @@ int ls_model__file_index(const struct ls_model *m, int64_t id);
 static inline int64_t ls_model__lost(const struct ls_model *m)
 {
 	return m->lost_ringbuf + m->lost_unresolved;
+}
+
+/* Time in our BPF programs, and their runs, over the recording (0 when not counted). */
+static inline int64_t ls_model__bpf_ns(const struct ls_model *m, int64_t *runs)
+{
+	int64_t ns = 0, n = 0;
+
+	for (size_t i = 0; i < m->ncost_progs; i++) {
+		ns += m->cost_progs[i].ns;
+		n += m->cost_progs[i].runs;
+	}
+	if (runs)
+		*runs = n;
+	return ns;
 }
 
 /* On-CPU samples kept with their process's interpreter known (or known not to be Python). */

@@ -379,3 +379,46 @@ void lsm_free_execs(struct ls_mproc *p)
 	p->execs = NULL;
 	p->nexecs = 0;
 }
+
+/*
+ * The recording's own cost (stats bpf_runs:PROG, bpf_run_ns:PROG, collector_cpu_ns). Names are
+ * program names: kept only when they look like one; values range-checked.
+ */
+int lsm_load_cost(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc, err = lsm_prepare(L,
+				  "SELECT substr(r.key, 10), r.value, n.value FROM stats r"
+				  " JOIN stats n ON n.key = 'bpf_run_ns:' || substr(r.key, 10)"
+				  " WHERE r.key LIKE 'bpf_runs:%' ORDER BY n.value DESC",
+				  &st);
+
+	if (err)
+		return err;
+	while (!err && (rc = lsm_step(L, st)) > 0) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		int64_t runs = sqlite3_column_int64(st, 1), ns = sqlite3_column_int64(st, 2);
+		struct ls_mcost_prog *v;
+		bool ok = name && *name && strlen(name) < 64;
+
+		for (const char *c = name; ok && *c; c++)
+			ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+		if (!ok || runs < 0 || ns < 0) {
+			m->damaged_rows++;
+			continue;
+		}
+		v = ls_array_grow(m->cost_progs, &cap, m->ncost_progs, sizeof(*v), 16);
+		if (!v || !(v[m->ncost_progs].name = strdup(name))) {
+			err = -ENOMEM;
+			break;
+		}
+		m->cost_progs = v;
+		v[m->ncost_progs].runs = runs;
+		v[m->ncost_progs].ns = ns;
+		m->ncost_progs++;
+	}
+	sqlite3_finalize(st);
+	return err ? err : rc;
+}

@@ -65,6 +65,7 @@ int lsm_load_rss(struct loader *L);
 int lsm_load_gpu(struct loader *L);
 int lsm_load_trace(struct loader *L);
 int lsm_load_execs(struct loader *L);
+int lsm_load_cost(struct loader *L);
 void lsm_free_execs(struct ls_mproc *p);
 /* LS_MODEL_STACKS: the samples by (thread, stack, kind) into m->stacks (model_stacks.c). */
 int lsm_load_stacks(struct loader *L);

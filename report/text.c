@@ -88,6 +88,19 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	if (m->taken >= 0)
 		fprintf(out, " of %lld taken", (long long)m->taken);
 	fputc('\n', out);
+	if (m->ncost_progs) {
+		int64_t runs, ns = ls_model__bpf_ns(m, &runs);
+
+		fprintf(out, "# Cost: BPF %.3f s in %lld program runs (%.0f ns each)", ns / 1e9,
+			(long long)runs, runs ? (double)ns / runs : 0.0);
+		if (m->collector_cpu_ns >= 0)
+			fprintf(out, ", collector %.3f s CPU (%.1f%% of one core)",
+				m->collector_cpu_ns / 1e9,
+				m->elapsed_s > 0 ? m->collector_cpu_ns / 1e9 / m->elapsed_s * 100 : 0.0);
+		if (m->collector_setup_cpu_ns >= 0)
+			fprintf(out, ", %.3f s setting up", m->collector_setup_cpu_ns / 1e9);
+		fputc('\n', out);
+	}
 	if (m->damaged_rows)
 		fprintf(out, "# Damaged: %lld profile rows out of range were skipped\n",
 			(long long)m->damaged_rows);

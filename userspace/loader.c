@@ -31,6 +31,7 @@ struct ls_loader {
 	struct bpf_link **trace_links; /* python-usdt builds and native probes */
 	size_t ntrace;
 	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
+	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
 };
 
 /* Parses a CPU list like "0-3,5,7-8" into mask[0..max). Returns the count or -EINVAL. */
@@ -276,6 +277,7 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	l->stats_fd = -1;
 	l->period_ns = 1000000000ULL / (opts->frequency_hz ? opts->frequency_hz : 999);
 	libbpf_set_print(ls_libbpf_print);
 
@@ -308,6 +310,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	bpf_program__set_autoload(l->skel->progs.handle_py_entry, opts->trace_site != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_py_return, opts->trace_site != NULL);
 
+	/* our own cost, per program: held for the recording (two clock reads per program run) */
+	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	err = linescope_bpf__load(l->skel);
 	if (err) {
 		ls_loader__free(l);
@@ -372,7 +376,29 @@ void ls_loader__free(struct ls_loader *l)
 		bpf_link__destroy(l->trace_links[i]);
 	free(l->trace_links);
 	linescope_bpf__destroy(l->skel);
+	if (l->stats_fd >= 0)
+		close(l->stats_fd);
 	free(l);
+}
+
+int ls_loader__cost(const struct ls_loader *l, void (*cb)(void *ctx, const char *prog,
+							   uint64_t runs, uint64_t run_ns),
+		    void *ctx)
+{
+	struct bpf_program *prog;
+
+	if (l->stats_fd < 0)
+		return -ENOTSUP;
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue; /* not loaded: its collection is off */
+		cb(ctx, bpf_program__name(prog), info.run_cnt, info.run_time_ns);
+	}
+	return 0;
 }
 
 int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)

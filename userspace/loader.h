@@ -59,6 +59,14 @@ int ls_loader__agg_swap(struct ls_loader *l);
 int ls_loader__agg_drain(struct ls_loader *l,
 			 void (*cb)(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v),
 			 void *ctx);
+/*
+ * Our own cost so far: for each loaded program, its runs and the kernel-measured time in them.
+ * -ENOTSUP when the kernel would not count (bpf_enable_stats refused).
+ */
+int ls_loader__cost(const struct ls_loader *l, void (*cb)(void *ctx, const char *prog,
+							   uint64_t runs, uint64_t run_ns),
+		    void *ctx);
+
 /* Makes BPF send this (process, thread, stack) whole again. */
 void ls_loader__forget_stack(struct ls_loader *l, const struct ls_known_key *k);
 

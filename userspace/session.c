@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +79,7 @@ struct session {
 	int child_status;
 	uint64_t t0;
 	uint64_t attached_ns; /* when threads already blocked began to count, after t0 (0: none) */
+	uint64_t setup_cpu_ns; /* our CPU time before the recording: loading and verifying BPF */
 	int uid, gid;
 };
 
@@ -225,8 +227,40 @@ static void write_meta(struct session *s, int argc, char **argv)
 		ls_store__put_meta(s->store, "kernel", u.release);
 }
 
+/* The collector's own CPU time: every thread of ours, user and system. */
+static uint64_t self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+struct cost_sum {
+	struct ls_store *store; /* NULL: only sum */
+	uint64_t runs, ns;
+};
+
+static void put_prog_cost(void *ctx, const char *prog, uint64_t runs, uint64_t run_ns)
+{
+	struct cost_sum *c = ctx;
+	char key[96];
+
+	c->runs += runs;
+	c->ns += run_ns;
+	if (!c->store)
+		return;
+	snprintf(key, sizeof(key), "bpf_runs:%s", prog);
+	ls_store__put_stat(c->store, key, (int64_t)runs);
+	snprintf(key, sizeof(key), "bpf_run_ns:%s", prog);
+	ls_store__put_stat(c->store, key, (int64_t)run_ns);
+}
+
 static void write_progress(struct session *s, uint64_t now)
 {
+	struct cost_sum cost = {.store = s->store};
 	struct ls_stats bs;
 	struct ls_recorder_stats rs;
 
@@ -254,6 +288,9 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "agg_full", bs.agg_full);
 	ls_store__put_stat(s->store, "agg_first", bs.agg_first);
 	ls_store__put_stat(s->store, "agg_orphans", rs.agg_orphans);
+	ls_store__put_stat(s->store, "collector_setup_cpu_ns", (int64_t)s->setup_cpu_ns);
+	ls_store__put_stat(s->store, "collector_cpu_ns", (int64_t)(self_cpu_ns() - s->setup_cpu_ns));
+	ls_loader__cost(s->loader, put_prog_cost, &cost);
 	ls_store__put_stat(s->store, "code_records", bs.code_records);
 	ls_store__put_stat(s->store, "rss_events", bs.rss_events);
 }
@@ -709,6 +746,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	if (err)
 		goto out;
 	s.t0 = mono_ns();
+	s.setup_cpu_ns = self_cpu_ns();
 	err = ls_recorder__new(s.store, &rec_ops, s.loader, s.t0, &s.rec);
 	if (err)
 		goto out;
@@ -881,6 +919,20 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 			goto out;
 		}
 		warn_lost(&s);
+		{
+			struct cost_sum c = {0};
+			double el = (now - s.t0) / 1e9;
+
+			double cpu = (self_cpu_ns() - s.setup_cpu_ns) / 1e9;
+
+			if (!ls_loader__cost(s.loader, put_prog_cost, &c))
+				ls_info("cost: BPF %.3f s in %llu program runs (%.0f ns each); "
+					"collector %.3f s CPU recording and reporting (%.2f%% of one "
+					"core over %.1f s), %.3f s setting up",
+					c.ns / 1e9, (unsigned long long)c.runs,
+					c.runs ? (double)c.ns / c.runs : 0.0, cpu,
+					el > 0 ? cpu / el * 100 : 0.0, el, s.setup_cpu_ns / 1e9);
+		}
 		if (!o->quiet)
 			fprintf(stderr,
 				"linescope-bpf: %llu samples from %u process%s in %.1fs; profile %s, "

@@ -41,4 +41,17 @@ sys.exit(0 if len(truth) == 200 and not bad else 1)
 PYEOF
 	pass "every child's sleep line matches its own measurement" ||
 	fail "some children are missing or wrong on their sleep line"
+# our own cost is recorded: the sampler ran at least once per sample taken, the switch handler
+# once per context switch, and the collector used some CPU
+"$PYQ" - "$j" <<'PYEOF' && pass "run.cost recorded" || fail "run.cost missing or implausible"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["run"]["cost"]
+runs = {p["name"]: p["runs"] for p in c["programs"]}
+print("BPF %.3f s in %d runs; collector %.3f s CPU (%.1f%% of one core), %.3f s setting up" % (
+    c["bpf_time_s"], c["bpf_runs"], c["collector_cpu_s"], 100 * c["collector_share"],
+    c["collector_setup_cpu_s"]))
+sys.exit(0 if runs["handle_sample"] >= d["run"]["taken"] and runs["handle_switch"] > 100000
+         and c["bpf_time_s"] > 0 and c["collector_cpu_s"] > 0 else 1)
+PYEOF
 finish

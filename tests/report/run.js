@@ -78,6 +78,9 @@ H.test('opens offline with header facts linking to the guide', async (page) => {
 	assert(facts[0].text.includes('Success'), 'run status shown');
 	assert(facts[1].text.includes('Mixed collection'), 'collection method shown');
 	assert(facts[2].text.includes('bpf-sampling+usdt-tracing'), 'collector shown');
+	const cost = await page.$eval('header a.fact[data-fact="collector"]', (a) => a.title);
+	assert(cost.includes('BPF') && cost.includes('25,000 program runs') && cost.includes('2.0% of one core') &&
+	       cost.includes('handle_sample'), 'the collector fact details our own cost: ' + cost);
 	assert(facts[3].text.includes(`4 processes, ${FIX.run.threads} threads`),
 	       'scope shows processes and threads: ' + facts[3].text);
 	assert(facts[4].text.includes('12.5 s'), 'elapsed shown');

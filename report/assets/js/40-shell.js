@@ -82,6 +82,22 @@ function fact(anchor, key, value, cls, title) {
 			el("span", {class: "ext", "aria-hidden": "true"}, "\u2197"));
 }
 
+// The profiler's own cost, for the Collector fact's details.
+function costText(c) {
+	if (!c)
+		return "Cost not recorded";
+	var t = "BPF " + fmtTime(c.bpf_time_s) + " in " + fmtCount(c.bpf_runs) + " program runs";
+	if (isNum(c.collector_cpu_s))
+		t += "; collector " + fmtTime(c.collector_cpu_s) + " CPU (" +
+		     (100 * c.collector_share).toFixed(1) + "% of one core)";
+	if (isNum(c.collector_setup_cpu_s))
+		t += ", " + fmtTime(c.collector_setup_cpu_s) + " setting up";
+	(c.programs || []).slice(0, 4).forEach(function (p, i) {
+		t += (i ? ", " : ". Busiest: ") + p.name + " " + fmtTime(p.time_s);
+	});
+	return t;
+}
+
 function buildHeader() {
 	var r = D.run, facts = el("div", {class: "facts"});
 	var status = r.status || "Success";
@@ -92,7 +108,7 @@ function buildHeader() {
 			       [r.method || DASH,
 				r.mode ? el("span", {class: "sub"}, r.mode === "wall" ? " \u00b7 wall clock"
 										  : " \u00b7 CPU time") : null]));
-	facts.appendChild(fact("collector", "Collector", r.collector || DASH));
+	facts.appendChild(fact("collector", "Collector", r.collector || DASH, null, costText(r.cost)));
 	var sc = r.scope || {};
 	var scopeText = (sc.kind ? sc.kind + " " : "") + (sc.text || "");
 	var np = isNum(r.processes) ? r.processes : D.processes.length;
