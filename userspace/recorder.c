@@ -1264,6 +1264,7 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 	struct ls_recorder *r = ctx;
 	const __u32 *type = data;
 
+	r->st.ringbuf_bytes += len + 8; /* BPF_RINGBUF_HDR_SZ */
 	if (len < sizeof(*type)) {
 		r->st.bad_records++;
 		return 0;
@@ -1501,6 +1502,7 @@ static int put_stats(struct ls_recorder *r)
 		{"images_known", r->st.images_known},
 		{"entries_healed", r->st.healed},
 		{"after_exit", r->st.after_exit},
+		{"ringbuf_bytes", r->st.ringbuf_bytes},
 	};
 	int err = 0;
 

@@ -46,6 +46,7 @@ struct ls_recorder_stats {
 	uint64_t healed;	     /* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	     /* records that arrived after their process's exit */
 	uint64_t agg_orphans; /* samples added up in the kernel under a stack never described */
+	uint64_t ringbuf_bytes; /* records received, with their ring-buffer headers */
 	unsigned processes;   /* processes seen */
 	unsigned live;	      /* targets not yet exited */
 	unsigned threads;

@@ -907,10 +907,16 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		goto out;
 	{
 		struct ls_recorder_stats rs;
+		struct cost_sum cost = {0};
+		bool costed = !ls_loader__cost(s.loader, put_prog_cost, &cost);
 
 		ls_recorder__stats(s.rec, &rs);
 		ls_store__free(s.store);
 		s.store = NULL;
+		warn_lost(&s);
+		/* detached before rendering: nothing of ours runs in the machine's tasks any more */
+		ls_loader__free(s.loader);
+		s.loader = NULL;
 		err = ls_render__file(o->profile, o->output, LS_FMT_HTML, 0, s.uid, s.gid);
 		if (err) {
 			/* the command's own failure says more than ours */
@@ -918,20 +924,16 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 									: EXIT_REPORT;
 			goto out;
 		}
-		warn_lost(&s);
-		{
-			struct cost_sum c = {0};
+		if (costed) {
 			double el = (now - s.t0) / 1e9;
-
 			double cpu = (self_cpu_ns() - s.setup_cpu_ns) / 1e9;
 
-			if (!ls_loader__cost(s.loader, put_prog_cost, &c))
-				ls_info("cost: BPF %.3f s in %llu program runs (%.0f ns each); "
-					"collector %.3f s CPU recording and reporting (%.2f%% of one "
-					"core over %.1f s), %.3f s setting up",
-					c.ns / 1e9, (unsigned long long)c.runs,
-					c.runs ? (double)c.ns / c.runs : 0.0, cpu,
-					el > 0 ? cpu / el * 100 : 0.0, el, s.setup_cpu_ns / 1e9);
+			ls_info("cost: BPF %.3f s in %llu program runs (%.0f ns each); collector "
+				"%.3f s CPU recording and reporting (%.2f%% of one core over %.1f s), "
+				"%.3f s setting up",
+				cost.ns / 1e9, (unsigned long long)cost.runs,
+				cost.runs ? (double)cost.ns / cost.runs : 0.0, cpu,
+				el > 0 ? cpu / el * 100 : 0.0, el, s.setup_cpu_ns / 1e9);
 		}
 		if (!o->quiet)
 			fprintf(stderr,
