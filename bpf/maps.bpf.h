@@ -12,7 +12,7 @@
 #include <bpf/bpf_core_read.h>
 #include "linescope.h"
 
-#define LS_RINGBUF_SIZE (8 << 20)
+#define LS_RINGBUF_SIZE (32 << 20)
 
 /* Every record for userspace, tagged by a leading enum ls_rec_type. */
 struct {
