@@ -112,7 +112,5 @@ void ls_recorder__native_count(void *ctx, const struct ls_native_key *k,
 /* The run is over: attribute whatever is still held back (GPU activity without an exit). */
 void ls_recorder__finish(struct ls_recorder *r);
 
-/* Exit status of the process launched as pid (wait(2) status), or -1 when unknown. */
-int ls_recorder__exit_code(const struct ls_recorder *r, pid_t pid);
 
 #endif

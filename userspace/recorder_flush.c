@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Flushing the recorder: everything new or changed since the last flush written in one
+ * transaction; a failed one is undone in memory so the next flush writes it all again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gpurec.h"
+#include "log.h"
+#include "recorder_int.h"
+#include "tracerec.h"
+
+const char *lsr_py_note(const struct rproc *p)
+{
+	switch (p->py_state) {
+	case PY_READY:
+		return NULL;
+	case PY_NONE:
+	case PY_UNSUPPORTED:
+		return p->note[0] ? p->note : "not a CPython process";
+	default:
+		return p->note[0] ? p->note : "no Python interpreter found while it was profiled";
+	}
+}
+
+static int flush_execs(struct ls_recorder *r, struct rproc *p)
+{
+	if (!p->exited)
+		lsr_image_sync(p);
+	for (size_t k = 0; k < p->nexecs; k++) {
+		struct rexec *x = &p->execs[k];
+		struct ls_store_exec row = {
+			.proc_id = p->id,
+			.seq = (int)k,
+			.how = x->how,
+			.start_ns = x->start_ns,
+			.end_ns = x->end_ns,
+			.comm = x->comm,
+			.argv = x->argv,
+			.exe = x->exe,
+			.python = x->python,
+			.python_build = x->python_build,
+			.note = x->note,
+			.samples = x->samples,
+			.cpu_ns = x->cpu_ns,
+			.wait_ns = x->wait_ns,
+			.unresolved = lsr_image_unresolved(x),
+			.first_line_ns = x->first_line_ns,
+		};
+		int err;
+
+		if (!x->dirty)
+			continue;
+		err = ls_store__put_exec(r->store, &row);
+		if (err)
+			return err;
+		x->dirty = false;
+	}
+	return 0;
+}
+
+/* On-CPU samples without lines for want of a known interpreter, over every image so far. */
+static uint64_t unresolved_samples(const struct ls_recorder *r)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (size_t k = 0; k < r->procs[i]->nexecs; k++)
+			n += lsr_image_unresolved(&r->procs[i]->execs[k]);
+	return n;
+}
+
+/* The latest of p's images that ran Python, when its current one does not. */
+static const struct rexec *python_image(const struct rproc *p)
+{
+	if (p->py_state == PY_READY)
+		return NULL;
+	for (size_t k = p->nexecs; k-- > 0;)
+		if (p->execs[k].python)
+			return &p->execs[k];
+	return NULL;
+}
+
+static int flush_procs(struct ls_recorder *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+		const struct rexec *was_py = python_image(p);
+		struct ls_store_proc row = {
+			.id = p->id,
+			.pid = p->pid,
+			.ppid = p->ppid,
+			.nspid = p->nspid,
+			.parent_id = p->parent_id,
+			.spawn_stack = p->spawn_stack,
+			.spawn_tid = p->spawn_tid,
+			.comm = p->comm,
+			.argv = p->argv,
+			.exe = p->exe,
+			.start_ns = p->start_ns,
+			.end_ns = p->end_ns,
+			.exit_code = p->exit_code,
+			.python = p->py_state == PY_READY ? p->py.version : NULL,
+			.python_build = p->py_state == PY_READY ? p->py.build : NULL,
+			.note = lsr_py_note(p),
+			.parent_wait_ns = p->parent_wait_ns,
+			.trace = r->trace ? ls_tracerec__state(r->trace, p->id) : NULL,
+			.cgroup = p->cgroup,
+			.cgroup_id = p->cgroup_id,
+		};
+		int err;
+
+		if (was_py) {
+			/* Python, then exec'd into something else: the row says what it ran, its
+			 * images say which part was which */
+			row.python = was_py->python;
+			row.python_build = was_py->python_build;
+			row.note = "then exec'd a program that is not CPython (see its images)";
+		}
+		err = flush_execs(r, p);
+		if (err)
+			return err;
+		if (!p->dirty)
+			continue;
+		err = ls_store__put_process(r->store, &row);
+		if (err)
+			return err;
+		p->dirty = false;
+	}
+	return 0;
+}
+
+static int put_stats(struct ls_recorder *r)
+{
+	const struct {
+		const char *key;
+		uint64_t value;
+	} stats[] = {
+		{"unresolved_frames", r->st.unresolved},
+		{"bad_records", r->st.bad_records},
+		{"unresolved_samples", r->st.unresolved_samples},
+		{"received_samples", r->st.samples},
+		{"images_known", r->st.images_known},
+		{"entries_healed", r->st.healed},
+		{"after_exit", r->st.after_exit},
+		{"ringbuf_bytes", r->st.ringbuf_bytes},
+	};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(stats) / sizeof(stats[0]); i++)
+		err = ls_store__put_stat(r->store, stats[i].key, (int64_t)stats[i].value);
+	return err;
+}
+
+/*
+ * The transaction of a flush failed and was rolled back: what it wrote is not in the file, so
+ * every row it may have written is written again by the next flush. All rows are idempotent
+ * (INSERT OR REPLACE of current totals), so marking too many costs time, never correctness.
+ */
+static void unflush(struct ls_recorder *r, const size_t *marks)
+{
+	r->threads_flushed = marks[0];
+	r->sources.srcs_flushed = marks[1];
+	r->sources.files_flushed = marks[2];
+	r->funcs_flushed = marks[3];
+	r->stacks.flushed = marks[4];
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i]->dirty = true;
+		for (size_t k = 0; k < r->procs[i]->nexecs; k++)
+			r->procs[i]->execs[k].dirty = true;
+	}
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].cpu == TCPU_STORED)
+			r->threads[i].cpu = TCPU_DIRTY;
+	for (size_t i = 0; i < r->naggs; i++)
+		r->aggs[i].dirty = true;
+	if (r->gpu)
+		ls_gpurec__unflush(r->gpu);
+	if (r->trace)
+		ls_tracerec__unflush(r->trace);
+}
+
+int ls_recorder__flush(struct ls_recorder *r)
+{
+	struct ls_sources *s = &r->sources;
+	const size_t marks[] = {r->threads_flushed, s->srcs_flushed, s->files_flushed,
+				r->funcs_flushed, r->stacks.flushed};
+	int err;
+
+	err = ls_store__begin(r->store);
+	if (err)
+		return err;
+	err = flush_procs(r);
+	for (; !err && r->threads_flushed < r->nthreads; r->threads_flushed++) {
+		const struct thread_row *t = &r->threads[r->threads_flushed];
+
+		err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name);
+	}
+	for (size_t i = 0; !err && i < r->threads_flushed; i++) {
+		struct thread_row *t = &r->threads[i];
+
+		if (t->cpu != TCPU_DIRTY)
+			continue;
+		err = ls_store__put_thread_cpu(r->store, t->proc_id, t->tid, (int64_t)t->cpu_ns);
+		if (!err)
+			t->cpu = TCPU_STORED;
+	}
+	for (; !err && s->srcs_flushed < s->nsrcs; s->srcs_flushed++) {
+		const struct ls_source *src = &s->srcs[s->srcs_flushed];
+
+		err = ls_store__put_source(r->store, s->srcs_flushed, src->hash, src->text,
+					   src->len);
+	}
+	for (; !err && s->files_flushed < s->nfiles; s->files_flushed++) {
+		const struct ls_file *f = &s->files[s->files_flushed];
+
+		err = ls_store__put_file(r->store, s->files_flushed, f->path, f->source_id, f->kind,
+					 f->unavailable);
+	}
+	for (; !err && r->funcs_flushed < r->nfuncs; r->funcs_flushed++) {
+		const struct func *f = &r->funcs[r->funcs_flushed];
+
+		err = ls_store__put_function(r->store, r->funcs_flushed, f->file_id, f->qualname,
+					     f->firstlineno);
+	}
+	for (; !err && r->stacks.flushed < r->stacks.n; r->stacks.flushed++) {
+		const struct ls_stack *st = &r->stacks.v[r->stacks.flushed];
+
+		err = ls_store__put_stack(r->store, r->stacks.flushed, st->frames, st->depth,
+					  st->truncated);
+	}
+	for (size_t i = 0; !err && i < r->naggs; i++) {
+		struct agg *a = &r->aggs[i];
+		struct ls_store_sample x = {
+			.proc_id = a->k.proc_id,
+			.tid = a->k.tid,
+			.stack_id = a->k.stack_id,
+			.kind = a->k.kind,
+			.mode = a->k.mode,
+			.gil = a->k.gil,
+			.count = a->count,
+			.weight_ns = a->weight_ns,
+		};
+
+		if (!a->dirty)
+			continue;
+		err = ls_store__put_sample(r->store, &x);
+		a->dirty = false;
+	}
+	if (!err && r->gpu)
+		err = ls_gpurec__flush(r->gpu, r->store);
+	if (!err && r->trace)
+		err = ls_tracerec__flush(r->trace, r->store);
+	for (size_t i = 0; !err && i < r->nreadings; i++)
+		err = ls_store__put_rss(r->store, &r->readings[i]);
+	if (!err)
+		r->nreadings = 0;
+	if (!err) {
+		r->st.unresolved_samples = unresolved_samples(r);
+		err = put_stats(r);
+	}
+	if (!err)
+		err = ls_store__commit(r->store);
+	if (err) {
+		/* keep the partial work out of the file, and all of it for the next flush */
+		ls_store__rollback(r->store);
+		unflush(r, marks);
+	}
+	return err;
+}

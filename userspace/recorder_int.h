@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder's insides, shared by recorder.c (dispatch, life), recorder_procs.c (processes),
+ * recorder_samples.c (samples and aggregates) and recorder_flush.c (writing the store). Not an API.
+ */
+#ifndef LS_RECORDER_INT_H
+#define LS_RECORDER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include "hashmap.h"
+#include "images.h"
+#include "kstacks.h"
+#include "pycode.h"
+#include "python.h"
+#include "recorder.h"
+#include "sources.h"
+#include "stacks.h"
+#include "store.h"
+
+#define HEAL_EVERY_NS \
+	10000000ULL /* an lsr_unwalked sample of a known interpreter sets its entry again */
+
+enum py_state {
+	PY_UNKNOWN,	/* not looked at yet */
+	PY_PENDING,	/* may still load an interpreter; retry */
+	PY_READY,	/* BPF walks its frames */
+	PY_NONE,	/* not CPython */
+	PY_UNSUPPORTED, /* CPython we cannot walk */
+};
+
+/* One image of a process (ls_store_exec): the one it was first seen with, then each exec. */
+struct rexec {
+	const char *how;
+	int64_t start_ns, end_ns;
+	char *comm, *argv, *exe;
+	char *python, *python_build, *note; /* filled when the image ends (or at each flush) */
+	int64_t samples, cpu_ns, wait_ns;
+	int64_t nopy; /* on-CPU samples that BPF could not walk: no interpreter known yet */
+	int state;    /* enum py_state when last synced */
+	int64_t first_line_ns; /* its first sample with a Python line, or -1 */
+	bool dirty;
+};
+
+struct rproc {
+	int64_t id;
+	pid_t pid, ppid, nspid;
+	int64_t parent_id, spawn_stack, spawn_tid;
+	int64_t parent_wait_ns;	  /* the parent's wait4/waitid time for this process */
+	uint64_t last_reading_ns; /* last RSS reading kept from a sample */
+	char *comm, *argv, *exe;
+	char *cgroup;	   /* v2 path from /proc, when it was readable */
+	int64_t cgroup_id; /* from the kernel's records; -1 unknown */
+	int64_t start_ns, end_ns;
+	int exit_code;
+	bool exited, dirty;
+	bool vanished; /* gone from /proc at the last reap; its exit record may be in flight */
+	enum py_state py_state;
+	bool codes_released; /* exited: the interpreter is known but its memory is gone */
+	char note[256];
+	struct ls_pyinfo py;
+	struct ls_pycode_cache codes; /* valid while py_state == PY_READY */
+	struct ls_hashmap files;      /* XXH64(path) -> file id, for this process's view */
+	struct ls_hashmap threads;    /* tid -> index in recorder threads + 1 */
+	/*
+	 * CPU time of each thread that existed when the process became a target (tid -> ns + 1).
+	 * Threads it starts later begin at zero. Only for processes watched from their start or
+	 * from attach: a process that joins a cgroup later has no exact baseline.
+	 */
+	struct ls_hashmap cpu_base;
+	bool cpu_tracked;
+	uint64_t next_try_ns;
+	int tries;
+	uint32_t gen;	  /* generation of its BPF entry, as the last fork/exec record said */
+	uint64_t heal_ns; /* last time its BPF entry was set again after an lsr_unwalked sample */
+	struct rexec *execs;
+	size_t nexecs, xcap;
+};
+
+struct func {
+	int64_t file_id;
+	char *qualname;
+	int firstlineno;
+};
+
+struct agg_key {
+	int64_t proc_id;
+	int64_t stack_id;
+	int32_t tid;
+	uint8_t kind, mode, gil, pad;
+};
+
+struct agg {
+	struct agg_key k;
+	int64_t count, weight_ns;
+	bool dirty;
+};
+
+/*
+ * CPU accounting per thread: its samples are scaled to what the scheduler accounted for it over
+ * the recording (exit record or schedstat at the end, less its use before the recording).
+ */
+enum thread_cpu {
+	TCPU_UNKNOWN, /* no exact baseline: the process joined a cgroup mid-run */
+	TCPU_OPEN,    /* baseline known; waiting for the thread's end */
+	TCPU_DIRTY,   /* cpu_ns known, not yet stored */
+	TCPU_STORED,
+};
+
+struct thread_row {
+	int64_t proc_id;
+	int tid;
+	enum thread_cpu cpu;
+	uint64_t base_ns; /* its CPU time when the recording started watching it */
+	uint64_t cpu_ns;
+	char name[LS_COMM_LEN + 1];
+};
+
+struct ls_recorder {
+	struct ls_store *store;
+	const struct ls_recorder_ops *ops;
+	void *ctx;
+	uint64_t t0;
+
+	struct rproc **procs; /* procs[i]->id == i + 1 */
+	size_t nprocs, pcap;
+	struct ls_hashmap by_pid; /* live pid -> index */
+
+	struct ls_stacks stacks;
+	struct ls_sources sources;
+
+	struct func *funcs; /* [1, nfuncs) */
+	size_t nfuncs, fcap, funcs_flushed;
+	struct ls_hashmap func_index;
+
+	struct agg *aggs;
+	size_t naggs, acap;
+	struct ls_hashmap agg_index;
+	struct ls_kstacks kstacks; /* what the stacks the kernel adds up resolved to */
+
+	struct thread_row *threads;
+	size_t nthreads, tcap, threads_flushed;
+
+	struct ls_store_rss *readings; /* RSS readings not yet flushed */
+	size_t nreadings, rcap;
+
+	struct ls_pylayout layouts[LS_MAX_LAYOUTS];
+	unsigned nlayouts;
+	unsigned max_layouts; /* LS_MAX_LAYOUTS; LINESCOPE_MAX_LAYOUTS lowers it (tests) */
+	struct ls_images images;
+
+	struct ls_recorder_stats st;
+	struct ls_gpurec *gpu;	   /* NULL without --gpu */
+	struct ls_tracerec *trace; /* NULL without --trace */
+	uint32_t frames[2 * LS_MAX_FRAMES];
+};
+
+static inline uint64_t now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline int64_t rel_ns(const struct ls_recorder *r, uint64_t ts)
+{
+	return ts > r->t0 ? (int64_t)(ts - r->t0) : 0;
+}
+
+/* recorder_procs.c */
+void lsr_proc_drop_python(struct rproc *p, bool forget_interpreter);
+void lsr_read_identity(struct rproc *p);
+struct rproc *lsr_proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_t ts);
+void lsr_image_sync(struct rproc *p);
+int64_t lsr_image_unresolved(const struct rexec *x);
+void lsr_image_begin(struct ls_recorder *r, struct rproc *p, const char *how, uint64_t ts);
+struct rproc *lsr_proc_get(struct ls_recorder *r, pid_t pid);
+struct rproc *lsr_proc_any(struct ls_recorder *r, pid_t pid);
+void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now);
+void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *parent);
+void lsr_unwalked(struct ls_recorder *r, struct rproc *p);
+void lsr_thread_cpu_final(struct thread_row *t, uint64_t cpu_ns);
+void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e);
+void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e);
+
+/* recorder_samples.c */
+int64_t lsr_func_intern(struct ls_recorder *r, int64_t file_id, const char *qualname,
+			int firstlineno);
+int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path);
+void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len);
+void lsr_handle_code(struct ls_recorder *r, const void *data, size_t len);
+int64_t lsr_trace_name(void *ctx, int64_t proc_id, const char *filename, const char *qualname,
+		       int firstlineno);
+
+/* recorder_flush.c */
+const char *lsr_py_note(const struct rproc *p);
+
+#endif

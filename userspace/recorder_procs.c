@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Process lifecycle in the recorder: rows from fork, exec and exit records (the kernel's identity;
+ * /proc only adds), each pid's images, CPython discovery and the BPF entries it sets, thread CPU
+ * baselines and ends.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "array.h"
+#include "gpurec.h"
+#include "images.h"
+#include "log.h"
+#include "procfs.h"
+#include "recorder_int.h"
+
+/* Forgets the code objects (their memory is gone); exec also forgets the interpreter. */
+void lsr_proc_drop_python(struct rproc *p, bool forget_interpreter)
+{
+	if (p->py_state == PY_READY && !p->codes_released) {
+		ls_pycode_cache_release(&p->codes);
+		p->codes_released = true;
+	}
+	if (forget_interpreter) {
+		p->py_state = PY_UNKNOWN;
+		p->codes_released = false;
+	}
+}
+
+static void replace_str(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src ? strdup(src) : NULL;
+}
+
+/* (Re)reads identity from /proc; quietly keeps what it had when the process is gone. */
+void lsr_read_identity(struct rproc *p)
+{
+	struct ls_procstat st;
+	char buf[4096];
+
+	if (ls_procfs__stat(p->pid, &st) == 0) {
+		if (!p->ppid)
+			p->ppid = st.ppid;
+		p->nspid = st.nspid;
+		replace_str(&p->comm, st.comm);
+	}
+	if (ls_procfs__cmdline(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->argv, buf);
+	if (ls_procfs__link(p->pid, "exe", buf, sizeof(buf)) > 0)
+		replace_str(&p->exe, buf);
+	if (ls_procfs__cgroup(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->cgroup, buf);
+	p->dirty = true;
+}
+
+struct rproc *lsr_proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_t ts)
+{
+	struct rproc *p, **v;
+	uint64_t idx;
+
+	v = ls_array_grow(r->procs, &r->pcap, r->nprocs, sizeof(*v), 32);
+	if (!v)
+		return NULL;
+	r->procs = v;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->id = r->nprocs + 1;
+	p->pid = pid;
+	p->ppid = ppid;
+	p->nspid = pid;
+	p->parent_id = -1;
+	p->spawn_stack = -1;
+	p->spawn_tid = -1;
+	p->end_ns = -1;
+	p->exit_code = -1;
+	p->cgroup_id = -1;
+	p->start_ns = rel_ns(r, ts);
+	ls_hashmap_init(&p->files);
+	ls_hashmap_init(&p->threads);
+	ls_hashmap_init(&p->cpu_base);
+	if (ppid && ls_hashmap__get(&r->by_pid, ppid, &idx))
+		p->parent_id = r->procs[idx]->id;
+	r->procs[r->nprocs] = p;
+	if (ls_hashmap__set(&r->by_pid, pid, r->nprocs)) {
+		free(p);
+		return NULL;
+	}
+	r->nprocs++;
+	r->st.processes++;
+	r->st.live++;
+	return p;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Sets *dst to a copy of src when it differs; true when it changed. */
+static bool update_str(char **dst, const char *src)
+{
+	if (same_str(*dst, src))
+		return false;
+	replace_str(dst, src);
+	return true;
+}
+
+/*
+ * Copies the process's current interpreter state into its current image (as it changes, at the
+ * image's end, and before each flush: only a change makes the row dirty).
+ */
+void lsr_image_sync(struct rproc *p)
+{
+	struct rexec *x = p->nexecs ? &p->execs[p->nexecs - 1] : NULL;
+	bool ready = p->py_state == PY_READY;
+	bool changed;
+
+	if (!x)
+		return;
+	changed = update_str(&x->python, ready ? p->py.version : NULL);
+	changed |= update_str(&x->python_build, ready ? p->py.build : NULL);
+	changed |= update_str(&x->note, lsr_py_note(p));
+	changed |= x->state != (int)p->py_state;
+	x->state = p->py_state;
+	x->dirty |= changed;
+}
+
+/* Samples of an image that have no lines because its interpreter was not known (yet). */
+int64_t lsr_image_unresolved(const struct rexec *x)
+{
+	switch (x->state) {
+	case PY_READY:
+		return x->nopy;
+	case PY_NONE:
+	case PY_UNSUPPORTED:
+		return 0; /* resolved: not a Python image, counted under its command */
+	default:
+		return x->samples;
+	}
+}
+
+/* Ends the current image at ts (an exec), with the interpreter state it had. */
+static void image_end(struct ls_recorder *r, struct rproc *p, uint64_t ts)
+{
+	struct rexec *x = p->nexecs ? &p->execs[p->nexecs - 1] : NULL;
+
+	if (!x)
+		return;
+	lsr_image_sync(p);
+	x->end_ns = rel_ns(r, ts);
+	x->dirty = true;
+}
+
+/* Starts a new image named as the process is now (after image_end for an exec). */
+void lsr_image_begin(struct ls_recorder *r, struct rproc *p, const char *how, uint64_t ts)
+{
+	struct rexec *x = p->nexecs == 1 ? &p->execs[0] : NULL, *v;
+
+	/* our own held fork of a launched command is not one of its images: its exec is the first
+	 */
+	if (!x || strcmp(x->how, "launch")) {
+		v = ls_array_grow(p->execs, &p->xcap, p->nexecs, sizeof(*v), 2);
+		if (!v)
+			return; /* out of memory: the previous image goes on counting */
+		p->execs = v;
+		x = &p->execs[p->nexecs++];
+		memset(x, 0, sizeof(*x));
+		x->start_ns = !strcmp(how, "exec") ? rel_ns(r, ts) : p->start_ns;
+		x->first_line_ns = -1;
+	}
+	x->how = how;
+	x->end_ns = -1;
+	replace_str(&x->comm, p->comm);
+	replace_str(&x->argv, p->argv);
+	replace_str(&x->exe, p->exe);
+	x->dirty = true;
+}
+
+struct rproc *lsr_proc_get(struct ls_recorder *r, pid_t pid)
+{
+	uint64_t idx;
+
+	return ls_hashmap__get(&r->by_pid, pid, &idx) ? r->procs[idx] : NULL;
+}
+
+/* The live process pid, else the last one that had that pid (records may outlive a process). */
+struct rproc *lsr_proc_any(struct ls_recorder *r, pid_t pid)
+{
+	struct rproc *p = lsr_proc_get(r, pid);
+
+	for (size_t i = r->nprocs; !p && i-- > 0;)
+		if (r->procs[i]->pid == pid)
+			p = r->procs[i];
+	return p;
+}
+
+/* The BPF slot of layout L, or -ENOSPC: never another interpreter's offsets (slot 0 was). */
+static int layout_id(struct ls_recorder *r, const struct ls_pylayout *L)
+{
+	for (unsigned i = 0; i < r->nlayouts; i++)
+		if (!memcmp(&r->layouts[i], L, sizeof(*L)))
+			return i;
+	if (r->nlayouts == r->max_layouts)
+		return -ENOSPC;
+	r->layouts[r->nlayouts] = *L;
+	r->ops->set_layout(r->ctx, r->nlayouts, L);
+	return r->nlayouts++;
+}
+
+static void push_proc(struct ls_recorder *r, struct rproc *p)
+{
+	struct ls_proc bp = {.flags = LS_PF_PENDING};
+
+	if (p->py_state == PY_READY)
+		bp = p->py.proc;
+	if (p->exited)
+		return;
+	/* refused when the kernel's entry is of a newer exec than we know: its record follows */
+	bp.gen = p->gen;
+	r->ops->set_proc(r->ctx, p->pid, &bp);
+}
+
+/* Tells BPF about an interpreter executable once its thread-state lookup is settled. */
+static void learn_image(struct ls_recorder *r, const struct ls_pyinfo *pi)
+{
+	struct ls_image_ent *e;
+	struct ls_image img;
+
+	if (!pi->in_exe || !r->ops->set_image)
+		return;
+	e = ls_images__learn(&r->images, pi);
+	if (!e)
+		return;
+	ls_python__image(&e->pi, &img);
+	r->ops->set_image(r->ctx, &e->pi.image, &img);
+}
+
+/* 0, or -ENOSPC with the process left without lines and a note saying why. */
+static int python_ready(struct ls_recorder *r, struct rproc *p)
+{
+	int id = layout_id(r, &p->py.layout);
+
+	if (id < 0) {
+		snprintf(p->note, sizeof(p->note),
+			 "CPython %s: %d distinct interpreter layouts already in this session; its "
+			 "samples are counted without lines",
+			 p->py.version, r->max_layouts);
+		p->py_state = PY_UNSUPPORTED;
+		p->dirty = true;
+		return id;
+	}
+	p->py.proc.layout_id = id;
+	ls_pycode_cache_init(&p->codes, p->pid, &p->py);
+	p->py_state = PY_READY;
+	p->note[0] = 0;
+	p->dirty = true;
+	lsr_image_sync(p);
+	return 0;
+}
+
+/* Whether the kernel's entry is of a newer exec than the records handled so far. */
+static bool exec_in_flight(struct ls_recorder *r, const struct rproc *p)
+{
+	uint32_t gen;
+
+	return r->ops->proc_gen && r->ops->proc_gen(r->ctx, p->pid, &gen) == 0 && gen != p->gen;
+}
+
+/* Tries to find the interpreter; schedules a retry with backoff while it may still appear. */
+void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
+{
+	char why[256];
+	int err;
+
+	if (p->exited || p->py_state == PY_READY || p->py_state == PY_NONE ||
+	    p->py_state == PY_UNSUPPORTED)
+		return;
+	p->tries++;
+	err = ls_python__discover(p->pid, &p->py, why, sizeof(why));
+	if (exec_in_flight(r, p)) {
+		/* /proc showed the image after an exec whose record is still to come: what was
+		 * found belongs to that image, not to this one (the exec record rediscovers at
+		 * once) */
+		if (err == 0)
+			learn_image(r, &p->py);
+		p->py_state = PY_PENDING;
+		p->next_try_ns = now + 1000000ULL;
+		return;
+	}
+	if (err == 0 && python_ready(r, p)) {
+		ls_warn(0, "pid %d: %s", p->pid, p->note);
+		return;
+	}
+	if (err == 0) {
+		push_proc(r, p);
+		learn_image(r, &p->py);
+		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,
+			p->py.path);
+		return;
+	}
+	snprintf(p->note, sizeof(p->note), "%s", why);
+	p->dirty = true;
+	if (err == -EAGAIN || err == -ENOENT) {
+		/* an exec'd process maps libpython within milliseconds; others may dlopen it */
+		uint64_t delay = p->tries < 5	 ? 1000000ULL
+				 : p->tries < 20 ? 5000000ULL
+				 : p->tries < 40 ? 100000000ULL
+						 : 1000000000ULL;
+
+		p->py_state = PY_PENDING;
+		p->next_try_ns = now + delay;
+		if (err == -ENOENT && p->tries > 3)
+			p->py_state = PY_NONE;
+		return;
+	}
+	if (err == -ENOTSUP) {
+		p->py_state = PY_UNSUPPORTED;
+		ls_warn(0, "pid %d (%s): %s; its samples are counted without lines", p->pid,
+			p->comm ? p->comm : "?", why);
+		return;
+	}
+	if (err == -ESRCH)
+		return;
+	p->py_state = PY_PENDING;
+	p->next_try_ns = now + 100000000ULL;
+}
+
+/* A forked child: its parent's image, name and interpreter until it execs. */
+void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *parent)
+{
+	replace_str(&p->comm, parent->comm);
+	replace_str(&p->argv, parent->argv);
+	replace_str(&p->exe, parent->exe);
+	replace_str(&p->cgroup, parent->cgroup); /* fork keeps the cgroup */
+	p->dirty = true;
+	if (parent->py_state == PY_READY && !parent->codes_released && p->py_state != PY_READY) {
+		p->py = parent->py;
+		python_ready(r, p);
+	}
+}
+
+static void snapshot_thread_cpu(void *ctx, pid_t tid)
+{
+	struct rproc *p = ctx;
+	uint64_t ns;
+
+	if (ls_procfs__thread_cpu(p->pid, tid, &ns) == 0)
+		ls_hashmap__set(&p->cpu_base, tid, ns + 1);
+}
+
+int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
+{
+	struct rproc *p = lsr_proc_get(r, pid);
+
+	if (!p) {
+		if (!ls_procfs__alive(pid))
+			return -ESRCH;
+		p = lsr_proc_new(r, pid, parent, now_mono());
+		if (!p)
+			return -ENOMEM;
+		lsr_read_identity(p);
+		lsr_image_begin(r, p, parent == getpid() ? "launch" : "attach", 0);
+		/* BPF is attached already: a thread started from now on is seen from its start */
+		p->cpu_tracked = ls_procfs__each_thread(pid, snapshot_thread_cpu, p) == 0;
+	}
+	/* register before discovery so that BPF samples it (and follows its forks) at once */
+	push_proc(r, p);
+	lsr_discover(r, p, now_mono());
+	return 0;
+}
+
+/* Samples BPF did not walk: lsr_discover the interpreter, or give BPF the entry it lacks. */
+void lsr_unwalked(struct ls_recorder *r, struct rproc *p)
+{
+	uint64_t now = now_mono();
+
+	if (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING) {
+		if (now >= p->next_try_ns)
+			lsr_discover(r, p, now);
+	} else if (p->py_state == PY_READY && !p->exited && now >= p->heal_ns + HEAL_EVERY_NS) {
+		/* BPF has an older entry than we know (a fork copied its parent's while that was
+		 * still pending): set it again, at most every 10 ms */
+		p->heal_ns = now;
+		r->st.healed++;
+		push_proc(r, p);
+	}
+}
+
+static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int exit_code)
+{
+	if (p->exited)
+		return;
+	p->exited = true;
+	p->end_ns = rel_ns(r, ts);
+	p->exit_code = exit_code;
+	p->dirty = true;
+	image_end(r, p, ts);
+	r->st.live--;
+	/* the memory is gone: nothing more can be read */
+	lsr_proc_drop_python(p, false);
+	if (r->gpu)
+		ls_gpurec__exit(r->gpu, p->pid);
+	ls_hashmap__del(&r->by_pid, p->pid);
+}
+
+/* A thread's CPU time as accounted at its end: what the recording saw is that less its baseline. */
+void lsr_thread_cpu_final(struct thread_row *t, uint64_t cpu_ns)
+{
+	if (t->cpu != TCPU_OPEN)
+		return;
+	if (cpu_ns < t->base_ns) {
+		t->cpu = TCPU_UNKNOWN; /* a reused tid */
+		return;
+	}
+	t->cpu_ns = cpu_ns - t->base_ns;
+	t->cpu = TCPU_DIRTY;
+}
+
+static void thread_ended(struct ls_recorder *r, struct rproc *p, pid_t tid, uint64_t cpu_ns)
+{
+	uint64_t idx;
+
+	/* a thread never sampled has no row: nothing to scale */
+	if (ls_hashmap__get(&p->threads, tid, &idx) && idx && idx <= r->nthreads)
+		lsr_thread_cpu_final(&r->threads[idx - 1], cpu_ns);
+}
+
+/* NUL-separated arguments as one line, as /proc/PID/cmdline is shown. */
+static char *join_args(const char *a, size_t n)
+{
+	char *s;
+
+	while (n > 0 && a[n - 1] == 0)
+		n--;
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		s[i] = a[i] ? a[i] : ' ';
+	s[n] = 0;
+	return s;
+}
+
+/*
+ * A new image of pid: named from the kernel's record, and resolved from it alone when the image
+ * is a known interpreter; /proc only adds (the executable's path as we see it).
+ */
+void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
+{
+	struct rproc *p = lsr_proc_get(r, e->pid);
+	const struct ls_pyinfo *known;
+	char buf[PATH_MAX];
+	size_t n;
+
+	r->st.proc_events++;
+	if (!p) {
+		p = lsr_proc_new(r, e->pid, e->ppid, e->ts);
+		if (!p)
+			return;
+		if (e->start_ns)
+			p->start_ns = rel_ns(r, e->start_ns);
+	}
+	image_end(r, p, e->ts);
+	lsr_proc_drop_python(p, true);
+	ls_hashmap_release(&p->files);
+	ls_hashmap_init(&p->files);
+	p->tries = 0;
+	p->note[0] = 0;
+	p->gen = e->gen;
+	if (e->nspid)
+		p->nspid = e->nspid;
+	free(p->comm);
+	p->comm = strndup(e->comm, LS_COMM_LEN);
+	free(p->argv);
+	n = e->args_len <= LS_EXEC_ARGS_MAX ? e->args_len : LS_EXEC_ARGS_MAX;
+	p->argv = join_args(e->args, n);
+	/* arguments cut at LS_EXEC_ARGS_MAX or unreadable in the kernel: /proc has them whole */
+	if ((e->flags & (LS_EF_ARGS_CUT | LS_EF_ARGS_FAIL)) &&
+	    ls_procfs__cmdline(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->argv, buf);
+	n = e->path_len < LS_EXEC_PATH_MAX ? e->path_len : LS_EXEC_PATH_MAX - 1;
+	free(p->exe);
+	p->exe = strndup(e->path, n);
+	if (ls_procfs__link(p->pid, "exe", buf, sizeof(buf)) > 0)
+		replace_str(&p->exe, buf);
+	p->cgroup_id = (int64_t)e->cgroup_id;
+	if (ls_procfs__cgroup(p->pid, buf, sizeof(buf)) > 0)
+		replace_str(&p->cgroup, buf);
+	p->dirty = true;
+	lsr_image_begin(r, p, "exec", e->ts);
+	known = ls_images__find(&r->images, &e->image);
+	if (known && !ls_python__same_build(p->pid, known)) {
+		/* rewritten in place, inode and mtime kept: learn it anew, and not from BPF's guess
+		 */
+		ls_warn(0,
+			"pid %d: %s changed under the same inode and mtime; discovering it again",
+			p->pid, known->path);
+		if (r->ops->set_image)
+			r->ops->set_image(r->ctx, &e->image, NULL);
+		ls_images__forget(&r->images, &e->image);
+		known = NULL;
+		push_proc(r, p); /* pending until discovered */
+	}
+	if (known) {
+		ls_python__rebase(known, e->start_code, &p->py);
+		p->py.proc.pidns_level = e->pidns_level;
+		if (python_ready(r, p))
+			return; /* a known image's layout has its slot: cannot happen */
+		r->st.images_known++;
+		/* BPF set the entry itself unless the image was not yet published */
+		if (!(e->flags & LS_EF_KNOWN_IMAGE))
+			push_proc(r, p);
+		return;
+	}
+	lsr_discover(r, p, now_mono());
+}
+
+void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
+{
+	struct rproc *p = lsr_proc_get(r, e->pid);
+	uint64_t now = now_mono();
+
+	r->st.proc_events++;
+	switch (e->kind) {
+	case LS_PE_FORK: {
+		struct rproc *parent = lsr_proc_get(r, e->ppid);
+		bool fresh = !p;
+
+		if (!p) {
+			p = lsr_proc_new(r, e->pid, e->ppid, e->ts);
+			if (!p)
+				return;
+			p->cpu_tracked = true; /* seen from its birth */
+		}
+		p->gen = e->gen;
+		p->nspid = e->nspid ? (pid_t)e->nspid : p->nspid;
+		p->cgroup_id = (int64_t)e->cgroup_id; /* the parent's, in whose context it forked */
+		if (parent) {
+			p->parent_id = parent->id;
+			if (fresh)
+				lsr_inherit(r, p, parent);
+		}
+		if (!p->nexecs)
+			lsr_image_begin(r, p, "fork", e->ts);
+		/* its BPF entry is the parent's as of the fork: set it to what we know now */
+		if (p->py_state == PY_READY)
+			push_proc(r, p);
+		break;
+	}
+	case LS_PE_SEEN:
+		if (!p) {
+			p = lsr_proc_new(r, e->pid, e->ppid, e->ts);
+			if (!p)
+				return;
+			if (e->start_ns)
+				p->start_ns = rel_ns(r, e->start_ns);
+			if (e->nspid)
+				p->nspid = e->nspid;
+			p->cgroup_id = (int64_t)e->cgroup_id;
+			lsr_read_identity(p);
+			lsr_image_begin(r, p, "attach", e->ts);
+		}
+		lsr_discover(r, p, now);
+		break;
+	case LS_PE_EXIT:
+		if (p)
+			proc_exited(r, p, e->ts, e->exit_code);
+		break;
+	case LS_PE_THREAD_EXIT:
+		if (p)
+			thread_ended(r, p, e->tid, e->cpu_ns);
+		break;
+	default:
+		r->st.bad_records++;
+	}
+}
+
+void ls_recorder__tick(struct ls_recorder *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		if (p->exited || p->py_state != PY_READY || p->py.tsd_verified)
+			continue;
+		if (ls_python__verify_tsd(p->pid, &p->py) > 0)
+			push_proc(r, p);
+		learn_image(r, &p->py);
+	}
+}
+
+uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		if (p->exited || p->py_state != PY_PENDING)
+			continue;
+		if (now_ns >= p->next_try_ns)
+			lsr_discover(r, p, now_ns);
+		if (p->py_state == PY_PENDING && p->next_try_ns < next)
+			next = p->next_try_ns;
+	}
+	return next;
+}
+
+void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = r->procs[i];
+
+		if (p->exited)
+			continue;
+		if (ls_procfs__alive(p->pid)) {
+			p->vanished = false;
+		} else if (!p->vanished) {
+			/* records still in the ring buffer may hold its exit: decide next time */
+			p->vanished = true;
+		} else {
+			proc_exited(r, p, now_ns, -1);
+			r->ops->set_proc(r->ctx, p->pid, NULL);
+		}
+	}
+}

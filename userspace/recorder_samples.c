@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Samples in the recorder: frames resolved to (function, line) stacks, aggregated per thread,
+ * stack, class and mode, whether they came whole or were added up in the kernel (what each
+ * kernel stack hash resolved to is kept in kstacks.c); RSS readings; code records.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include "array.h"
+#include "gpurec.h"
+#include "recorder_int.h"
+
+struct func_probe {
+	const struct ls_recorder *r;
+	int64_t file_id;
+	const char *qualname;
+	int firstlineno;
+};
+
+static bool same_func(const void *ctx, uint64_t idx)
+{
+	const struct func_probe *q = ctx;
+	const struct func *f = &q->r->funcs[idx];
+
+	return f->file_id == q->file_id && f->firstlineno == q->firstlineno &&
+	       !strcmp(f->qualname, q->qualname);
+}
+
+int64_t lsr_func_intern(struct ls_recorder *r, int64_t file_id, const char *qualname,
+			int firstlineno)
+{
+	struct func_probe q = {r, file_id, qualname, firstlineno};
+	uint64_t key = XXH3_64bits(qualname, strlen(qualname)) ^ ls_hash64(file_id) ^
+		       ls_hash64((uint64_t)firstlineno << 32),
+		 *slot = ls_hashmap__intern(&r->func_index, key, same_func, &q);
+	struct func *f, *v;
+
+	if (!slot)
+		return -ENOMEM;
+	if (*slot != LS_HASHMAP_EMPTY)
+		return *slot;
+	v = ls_array_grow(r->funcs, &r->fcap, r->nfuncs, sizeof(*v), 256);
+	if (!v)
+		return -ENOMEM;
+	r->funcs = v;
+	f = &r->funcs[r->nfuncs];
+	f->file_id = file_id;
+	f->firstlineno = firstlineno;
+	f->qualname = strdup(qualname);
+	if (!f->qualname)
+		return -ENOMEM;
+	*slot = r->nfuncs;
+	return r->nfuncs++;
+}
+
+struct file_probe {
+	const struct ls_sources *s;
+	const char *path;
+};
+
+static bool same_path(const void *ctx, uint64_t idx)
+{
+	const struct file_probe *q = ctx;
+
+	return !strcmp(q->s->files[idx].path, q->path);
+}
+
+int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
+{
+	struct file_probe q = {&r->sources, path};
+	uint64_t *slot =
+		ls_hashmap__intern(&p->files, XXH3_64bits(path, strlen(path)), same_path, &q);
+	int64_t fid;
+
+	if (!slot)
+		return -ENOMEM;
+	if (*slot != LS_HASHMAP_EMPTY)
+		return *slot;
+	fid = ls_sources__lookup(&r->sources, p->pid, path);
+	/* the lookup does not touch p->files: the slot is still valid */
+	if (fid > 0)
+		*slot = fid;
+	return fid;
+}
+
+/* The function id of a code object, assigned on first sight. */
+static int64_t code_func(struct ls_recorder *r, struct rproc *p, struct ls_pycode *code)
+{
+	int64_t fid, id;
+
+	if (code->func_id)
+		return code->func_id;
+	fid = lsr_file_of(r, p, code->filename);
+	if (fid < 0)
+		return fid;
+	id = lsr_func_intern(r, fid, code->qualname, code->firstlineno);
+	if (id > 0)
+		code->func_id = id;
+	return id;
+}
+
+/* A stand-in function for frames whose code object could not be read. */
+static int64_t unknown_func(struct ls_recorder *r, struct rproc *p)
+{
+	int64_t fid = lsr_file_of(r, p, "<unknown>");
+
+	return fid < 0 ? fid : lsr_func_intern(r, fid, "<unresolved code object>", 0);
+}
+
+static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const char *comm)
+{
+	struct thread_row *t, *v;
+	uint64_t *seen = ls_hashmap__slot(&p->threads, tid, 0), base;
+
+	if (!seen || *seen)
+		return;
+	v = ls_array_grow(r->threads, &r->tcap, r->nthreads, sizeof(*v), 64);
+	if (!v)
+		return;
+	r->threads = v;
+	t = &r->threads[r->nthreads++];
+	*seen = r->nthreads;
+	t->proc_id = p->id;
+	t->tid = tid;
+	t->cpu = p->cpu_tracked ? TCPU_OPEN : TCPU_UNKNOWN;
+	t->base_ns = ls_hashmap__get(&p->cpu_base, tid, &base) ? base - 1 : 0;
+	t->cpu_ns = 0;
+	snprintf(t->name, sizeof(t->name), "%.*s", LS_COMM_LEN, comm);
+	r->st.threads++;
+}
+
+struct agg_probe {
+	const struct ls_recorder *r;
+	const struct agg_key *k;
+};
+
+static bool same_agg(const void *ctx, uint64_t idx)
+{
+	const struct agg_probe *q = ctx;
+
+	return !memcmp(&q->r->aggs[idx].k, q->k, sizeof(*q->k));
+}
+
+static struct agg *agg_slot(struct ls_recorder *r, const struct agg_key *k)
+{
+	struct agg_probe q = {r, k};
+	uint64_t *slot =
+		ls_hashmap__intern(&r->agg_index, XXH3_64bits(k, sizeof(*k)), same_agg, &q);
+	struct agg *a, *v;
+
+	if (!slot)
+		return NULL;
+	if (*slot != LS_HASHMAP_EMPTY)
+		return &r->aggs[*slot];
+	v = ls_array_grow(r->aggs, &r->acap, r->naggs, sizeof(*v), 1024);
+	if (!v)
+		return NULL;
+	r->aggs = v;
+	a = &r->aggs[r->naggs];
+	memset(a, 0, sizeof(*a));
+	a->k = *k;
+	*slot = r->naggs++;
+	return a;
+}
+
+static int cpu_mode(const struct rproc *p, const struct ls_sample *s)
+{
+	if (s->flags & LS_SF_KERNEL)
+		return LS_MODE_KERNEL;
+	if (p->py_state != PY_READY)
+		return LS_MODE_NATIVE;
+	if (s->user_ip >= p->py.text_start && s->user_ip < p->py.text_end)
+		return LS_MODE_PYTHON;
+	return LS_MODE_NATIVE;
+}
+
+#define READING_EVERY_NS 10000000ULL /* RSS readings kept from samples: one per 10 ms */
+
+static void add_reading(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			int64_t stack)
+{
+	bool event = s->kind == LS_SAMPLE_RSS;
+	struct ls_store_rss *x, *v;
+
+	if (!event) {
+		if (s->ts < p->last_reading_ns + READING_EVERY_NS)
+			return;
+		p->last_reading_ns = s->ts;
+	}
+	v = ls_array_grow(r->readings, &r->rcap, r->nreadings, sizeof(*v), 1024);
+	if (!v)
+		return;
+	r->readings = v;
+	x = &r->readings[r->nreadings++];
+	x->proc_id = p->id;
+	x->t_ns = rel_ns(r, s->ts);
+	x->rss = s->aux;
+	x->stack_id = stack;
+	x->event = event;
+}
+
+/* A parent thread waited in wait4/waitid for child pid: that is the child's wait time. */
+static void note_child_wait(struct ls_recorder *r, struct rproc *parent, pid_t pid, uint64_t ns)
+{
+	for (size_t i = r->nprocs; pid > 0 && i-- > 0;) {
+		struct rproc *c = r->procs[i];
+
+		if (c->pid == pid && c->ppid == parent->pid) {
+			c->parent_wait_ns += ns;
+			c->dirty = true;
+			return;
+		}
+	}
+}
+
+/* Resolves a sample's frames to an interned stack id (0: no Python frame). */
+static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			     const struct ls_frame *frames, int n)
+{
+	int depth = 0;
+
+	if (p->py_state != PY_READY || p->codes_released)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct ls_pycode *code;
+		int64_t fid;
+		int line = 0;
+
+		if (ls_pycode_cache__get(&p->codes, frames[i].code, frames[i].fp, &code) == 0) {
+			fid = code_func(r, p, code);
+			line = ls_pycode__line(code, frames[i].instr);
+		} else {
+			r->st.unresolved++;
+			fid = unknown_func(r, p);
+		}
+		if (fid <= 0)
+			continue;
+		r->frames[2 * depth] = fid;
+		r->frames[2 * depth + 1] = line;
+		depth++;
+	}
+	return ls_stacks__intern(&r->stacks, r->frames, depth, s->flags & LS_SF_TRUNCATED);
+}
+
+/* The profile's samples.gil: 0 unknown, 1 held, 2 not held. */
+static uint8_t gil_of(uint8_t flags)
+{
+	return (flags & LS_SF_GIL_KNOWN) ? ((flags & LS_SF_GIL_HELD) ? 1 : 2) : 0;
+}
+
+/* Adds count samples of total weight to a (thread, stack, class, mode, GIL) aggregate. */
+static void add_samples(struct ls_recorder *r, struct rproc *p, int tid, int64_t stack, uint8_t cls,
+			uint8_t mode, uint8_t gil, int64_t count, int64_t weight_ns)
+{
+	struct agg_key k = {
+		.proc_id = p->id,
+		.stack_id = stack,
+		.tid = tid,
+		.kind = cls,
+		.mode = mode,
+		.gil = gil,
+	};
+	struct agg *a = agg_slot(r, &k);
+
+	if (!a)
+		return;
+	a->count += count;
+	a->weight_ns += weight_ns;
+	a->dirty = true;
+}
+
+static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			   int64_t stack, bool partial);
+
+void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len)
+{
+	const struct ls_frame *frames = (const void *)(s + 1);
+	uint64_t unresolved;
+	struct rproc *p;
+	int64_t stack;
+	uint8_t cls;
+
+	if (len < sizeof(*s) + s->nframes * sizeof(struct ls_frame) || s->nframes > LS_MAX_FRAMES) {
+		r->st.bad_records++;
+		return;
+	}
+	p = lsr_proc_get(r, s->pid);
+	if (!p && (p = lsr_proc_any(r, s->pid)) && p->exited) {
+		/* taken while its last thread was exiting: still that process (a new one with the
+		 * pid would have come with a fork or cgroup record first) */
+		r->st.after_exit++;
+	} else if (!p) {
+		p = lsr_proc_new(r, s->pid, 0, s->ts);
+		if (!p)
+			return;
+		lsr_read_identity(p);
+		lsr_image_begin(r, p, "attach", 0);
+		lsr_discover(r, p, now_mono());
+	}
+	if (s->kind == LS_SAMPLE_ONCPU)
+		r->st.samples++;
+	if (s->flags & LS_SF_TRUNCATED)
+		r->st.truncated++;
+	if (s->flags & LS_SF_READ_FAIL)
+		r->st.read_fail++;
+	note_thread(r, p, s->tid, s->comm);
+	if (s->flags & LS_SF_NOT_PYTHON)
+		lsr_unwalked(r, p);
+	if (p->nexecs && s->kind == LS_SAMPLE_ONCPU) {
+		struct rexec *x = &p->execs[p->nexecs - 1];
+
+		x->samples++;
+		x->cpu_ns += s->weight_ns;
+		x->nopy += !!(s->flags & LS_SF_NOT_PYTHON);
+		x->dirty = true;
+	} else if (p->nexecs && s->kind == LS_SAMPLE_OFFCPU) {
+		p->execs[p->nexecs - 1].wait_ns += s->weight_ns;
+		p->execs[p->nexecs - 1].dirty = true;
+	}
+	unresolved = r->st.unresolved;
+	stack = resolve_stack(r, p, s, frames, s->nframes);
+	if (stack < 0)
+		return;
+	if (s->stack)
+		remember_stack(r, p, s, stack, r->st.unresolved != unresolved);
+	if (stack > 0 && p->nexecs && p->execs[p->nexecs - 1].first_line_ns < 0 &&
+	    s->kind == LS_SAMPLE_ONCPU) {
+		p->execs[p->nexecs - 1].first_line_ns = rel_ns(r, s->ts);
+		p->execs[p->nexecs - 1].dirty = true;
+	}
+
+	if (s->kind == LS_SAMPLE_SPAWN) {
+		/* the forking thread's stack: the line that started the child */
+		struct rproc *child = lsr_proc_get(r, (pid_t)s->aux);
+
+		if (!child && (child = lsr_proc_new(r, (pid_t)s->aux, s->pid, s->ts))) {
+			child->cpu_tracked = true; /* seen from its birth */
+			lsr_inherit(r, child, p);
+		}
+		if (child) {
+			child->spawn_stack = stack;
+			child->spawn_tid = s->tid;
+			child->parent_id = p->id;
+			child->ppid = s->pid;
+			child->dirty = true;
+		}
+		return;
+	}
+
+	if (s->kind == LS_SAMPLE_GPULAUNCH) {
+		/* its CPU time is in the on-CPU samples already; the GPU work joins later */
+		if (r->gpu)
+			ls_gpurec__launch(r->gpu, p->id, s->pid, s->tid, s->ts, s->aux,
+					  s->weight_ns, stack);
+		return;
+	}
+	if (s->kind == LS_SAMPLE_RSS || (s->xflags & LS_XF_RSS))
+		add_reading(r, p, s, stack);
+	if (s->kind == LS_SAMPLE_RSS)
+		return;
+	if (s->kind == LS_SAMPLE_OFFCPU && (s->xflags & LS_XF_WAITPID))
+		note_child_wait(r, p, (pid_t)(int64_t)s->aux, s->weight_ns);
+
+	if (s->kind == LS_SAMPLE_OFFCPU) {
+		cls = (s->xflags & LS_XF_GIL_WAIT)    ? LS_CLASS_GIL_WAIT
+		      : (s->xflags & LS_XF_VOLUNTARY) ? LS_CLASS_WAIT
+						      : LS_CLASS_RUNQ;
+		add_samples(r, p, s->tid, stack, cls, LS_MODE_UNKNOWN, 0, 1, s->weight_ns);
+	} else {
+		add_samples(r, p, s->tid, stack, LS_CLASS_CPU, cpu_mode(p, s), gil_of(s->flags), 1,
+			    s->weight_ns);
+	}
+}
+
+/*
+ * The first sample of a thread with a stack the kernel will add up from now on: what it resolved
+ * to, and the image it belongs to. A stack with frames not resolved yet (their code record was
+ * lost) is described again by the next sample, and the better resolution replaces this one.
+ */
+static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
+			   int64_t stack, bool partial)
+{
+	struct ls_kstack e = {
+		.hash = s->stack,
+		.pid = s->pid,
+		.proc = (uint32_t)(p->id - 1),
+		.stack = stack,
+		.flags = s->flags,
+		.image = p->nexecs ? (p->nexecs - 1 < 255 ? p->nexecs - 1 : 255) : 0,
+	};
+
+	if (ls_kstacks__set(&r->kstacks, &e))
+		partial = true; /* out of memory: have it sent whole again */
+	if (partial && r->ops->forget_stack) {
+		struct ls_known_key k = {.stack = s->stack, .pid = s->pid, .tid = s->tid};
+
+		r->ops->forget_stack(r->ctx, &k);
+	}
+}
+
+void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v)
+{
+	struct ls_recorder *r = ctx;
+	const struct ls_kstack *e = ls_kstacks__get(&r->kstacks, k->stack, k->pid);
+	struct rproc *p;
+	struct rexec *x;
+
+	if (k->cls > LS_CLASS_RUNQ || k->mode > LS_MODE_UNKNOWN || !v->count) {
+		r->st.bad_records++;
+		return;
+	}
+	if (!e || e->proc >= r->nprocs) {
+		/* its description never arrived (cannot happen unless a record was refused) */
+		r->st.agg_orphans += v->count;
+		return;
+	}
+	p = r->procs[e->proc];
+	x = e->image < p->nexecs ? &p->execs[e->image] : NULL;
+	if (k->cls == LS_CLASS_CPU)
+		r->st.samples += v->count;
+	if (e->flags & LS_SF_TRUNCATED)
+		r->st.truncated += v->count;
+	if (x && k->cls == LS_CLASS_CPU) {
+		x->samples += v->count;
+		x->cpu_ns += v->weight_ns;
+		x->nopy += e->flags & LS_SF_NOT_PYTHON ? v->count : 0;
+		x->dirty = true;
+	} else if (x) {
+		x->wait_ns += v->weight_ns;
+		x->dirty = true;
+	}
+	if (e->flags & LS_SF_NOT_PYTHON)
+		lsr_unwalked(r, p);
+	add_samples(r, p, k->tid, e->stack, k->cls, k->mode,
+		    k->cls == LS_CLASS_CPU ? gil_of(e->flags) : 0, v->count, v->weight_ns);
+}
+
+/* A code record is as long as what it holds: copied whole into a full one, bounds checked. */
+void lsr_handle_code(struct ls_recorder *r, const void *data, size_t len)
+{
+	static struct ls_code_rec c;
+	struct rproc *p;
+
+	if (len < LS_CODE_REC_HDR || len > sizeof(c)) {
+		r->st.bad_records++;
+		return;
+	}
+	memcpy(&c, data, len);
+	if (c.fname_len > LS_CODE_NAME_MAX || c.qname_len > LS_CODE_NAME_MAX ||
+	    c.ltab_len > LS_CODE_LTAB_MAX || LS_CODE_REC_SIZE(&c) > len) {
+		r->st.bad_records++;
+		return;
+	}
+	p = lsr_proc_get(r, c.pid);
+	if (!p || p->py_state != PY_READY || p->codes_released)
+		return;
+	if (ls_pycode_cache__add(&p->codes, &c))
+		r->st.bad_records++;
+}
+
+/* Names a traced code object through the same registry as sampled ones. */
+int64_t lsr_trace_name(void *ctx, int64_t proc_id, const char *filename, const char *qualname,
+		       int firstlineno)
+{
+	struct ls_recorder *r = ctx;
+	struct rproc *p =
+		proc_id >= 1 && (size_t)proc_id <= r->nprocs ? r->procs[proc_id - 1] : NULL;
+	int64_t fid;
+
+	if (!p)
+		return -ENOENT;
+	fid = lsr_file_of(r, p, filename);
+	return fid < 0 ? fid : lsr_func_intern(r, fid, qualname, firstlineno);
+}
