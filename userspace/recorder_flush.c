@@ -172,9 +172,11 @@ static void unflush(struct ls_recorder *r, const size_t *marks)
 		for (size_t k = 0; k < r->procs[i]->nexecs; k++)
 			r->procs[i]->execs[k].dirty = true;
 	}
-	for (size_t i = 0; i < r->nthreads; i++)
+	for (size_t i = 0; i < r->nthreads; i++) {
 		if (r->threads[i].cpu == TCPU_STORED)
 			r->threads[i].cpu = TCPU_DIRTY;
+		r->threads[i].renamed = i < r->threads_flushed; /* a rename may have been undone */
+	}
 	for (size_t i = 0; i < r->naggs; i++)
 		r->aggs[i].dirty = true;
 	if (r->gpu)
@@ -198,6 +200,12 @@ int ls_recorder__flush(struct ls_recorder *r)
 		const struct thread_row *t = &r->threads[r->threads_flushed];
 
 		err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name);
+	}
+	for (size_t i = 0; !err && i < marks[0]; i++) {
+		struct thread_row *t = &r->threads[i];
+
+		if (t->renamed && !(err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name)))
+			t->renamed = false;
 	}
 	for (size_t i = 0; !err && i < r->threads_flushed; i++) {
 		struct thread_row *t = &r->threads[i];

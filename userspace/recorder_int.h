@@ -115,6 +115,7 @@ struct thread_row {
 	uint64_t base_ns; /* its CPU time when the recording started watching it */
 	uint64_t cpu_ns;
 	char name[LS_COMM_LEN + 1];
+	bool renamed; /* its name changed after it was stored */
 };
 
 struct ls_recorder {

@@ -450,6 +450,24 @@ static char *join_args(const char *a, size_t n)
  * A new image of pid: named from the kernel's record, and resolved from it alone when the image
  * is a known interpreter; /proc only adds (the executable's path as we see it).
  */
+/*
+ * exec leaves one thread, now tid == pid, named after the new image: a thread row made before
+ * it (a launched command is sampled while it still runs our code) takes the new name.
+ */
+static void rename_main_thread(struct ls_recorder *r, struct rproc *p, const char *comm)
+{
+	uint64_t idx;
+	struct thread_row *t;
+
+	if (!ls_hashmap__get(&p->threads, p->pid, &idx) || !idx || idx > r->nthreads)
+		return;
+	t = &r->threads[idx - 1];
+	if (!strncmp(t->name, comm, LS_COMM_LEN))
+		return;
+	snprintf(t->name, sizeof(t->name), "%.*s", LS_COMM_LEN, comm);
+	t->renamed = true;
+}
+
 void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 {
 	struct rproc *p = lsr_proc_get(r, e->pid);
@@ -476,6 +494,7 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 		p->nspid = e->nspid;
 	free(p->comm);
 	p->comm = strndup(e->comm, LS_COMM_LEN);
+	rename_main_thread(r, p, e->comm);
 	free(p->argv);
 	n = e->args_len <= LS_EXEC_ARGS_MAX ? e->args_len : LS_EXEC_ARGS_MAX;
 	p->argv = join_args(e->args, n);

@@ -50,7 +50,9 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_EXEC] = "INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
 		    " exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
 		    " first_line_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_THREAD] = "INSERT OR REPLACE INTO threads(process_id, tid, name) VALUES (?, ?, ?)",
+	/* a rename keeps the row's CPU time */
+	[ST_THREAD] = "INSERT INTO threads(process_id, tid, name) VALUES (?, ?, ?)"
+		      " ON CONFLICT(process_id, tid) DO UPDATE SET name = excluded.name",
 	[ST_THREAD_CPU] = "UPDATE threads SET cpu_ns = ? WHERE process_id = ? AND tid = ?",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
 	[ST_FILE] = "INSERT OR REPLACE INTO files(id, path, source_id, kind, unavailable)"

@@ -76,4 +76,10 @@ ok = py and sl and abs(py[0]["cpu_s"] / cpu - 1) <= tol and sl[0]["wait_s"] > 0.
 print("%s execv: Python image %.3fs CPU (measured %.3fs), sleep image %.3fs blocked" % (
     "ok" if ok else "FAIL", py and py[0]["cpu_s"] or 0, cpu, sl and sl[0]["wait_s"] or 0))
 PYEOF
+# a launched command is sampled while it still runs our code before its exec: its main thread
+# is named after what it became, not after the profiler
+prof="$WORK/name.lsprof"
+"$LS" -q --profile "$prof" -o "$WORK/name.html" -- "$DEB_PY" "$FIX/ratio3.py" >/dev/null || fail "name: exit $?"
+n=$(sqlite3 "$prof" "SELECT t.name FROM threads t JOIN processes p ON p.id = t.process_id AND t.tid = p.pid")
+[ "$n" = python3.11 ] && pass "the launched command's main thread is named $n" || fail "main thread named '$n'"
 finish
