@@ -450,6 +450,17 @@ static char *join_args(const char *a, size_t n)
  * A new image of pid: named from the kernel's record, and resolved from it alone when the image
  * is a known interpreter; /proc only adds (the executable's path as we see it).
  */
+/* A row for a process first heard of by a record; its start as the kernel gave it, when it did. */
+static struct rproc *proc_of_record(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_t ts,
+				    uint64_t start_ns)
+{
+	struct rproc *p = lsr_proc_new(r, pid, ppid, ts);
+
+	if (p && start_ns)
+		p->start_ns = rel_ns(r, start_ns);
+	return p;
+}
+
 /*
  * exec leaves one thread, now tid == pid, named after the new image: a thread row made before
  * it (a launched command is sampled while it still runs our code) takes the new name.
@@ -476,13 +487,8 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	size_t n;
 
 	r->st.proc_events++;
-	if (!p) {
-		p = lsr_proc_new(r, e->pid, e->ppid, e->ts);
-		if (!p)
-			return;
-		if (e->start_ns)
-			p->start_ns = rel_ns(r, e->start_ns);
-	}
+	if (!p && !(p = proc_of_record(r, e->pid, e->ppid, e->ts, e->start_ns)))
+		return;
 	image_end(r, p, e->ts);
 	lsr_proc_drop_python(p, true);
 	ls_hashmap_release(&p->files);
@@ -573,11 +579,9 @@ void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 	}
 	case LS_PE_SEEN:
 		if (!p) {
-			p = lsr_proc_new(r, e->pid, e->ppid, e->ts);
+			p = proc_of_record(r, e->pid, e->ppid, e->ts, e->start_ns);
 			if (!p)
 				return;
-			if (e->start_ns)
-				p->start_ns = rel_ns(r, e->start_ns);
 			if (e->nspid)
 				p->nspid = e->nspid;
 			p->cgroup_id = (int64_t)e->cgroup_id;
