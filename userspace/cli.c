@@ -11,24 +11,27 @@
 #include "outfile.h"
 
 const char *argp_program_version = "linescope-bpf " LS_VERSION;
-const char *argp_program_bug_address = "https://github.com/linescope/linescope-bpf/issues";
 
+/*
+ * argp wraps at 79 columns: paragraphs are single lines for it to fill, example lines are kept
+ * shorter than that.
+ */
 static const char record_doc[] =
 	"Line-level profiler for Python processes, system-wide, on eBPF.\n"
 	"\n"
-	"USAGE: linescope-bpf [OPTIONS] (-p PID[,PID...] | -c CGROUP | -- COMMAND [ARGS...])\n"
-	"       linescope-bpf report PROFILE [-o FILE] [--format FORMAT] [--weight W]\n"
+	"USAGE: linescope-bpf [OPTIONS] (-p PID,... | -c CGROUP | -- COMMAND ...)\n"
+	"       linescope-bpf report PROFILE [-o FILE] [--format FORMAT]\n"
 	"\n"
-	"Samples every thread of the target processes and their descendants, attributes time to\n"
-	"Python source lines, and writes a profile (--profile) and a self-contained HTML report\n"
-	"(-o) when the targets are gone, after -d seconds, or on Ctrl-C/SIGTERM.\n"
+	"Samples every thread of the target processes and their descendants, attributes time to "
+	"Python source lines, and writes a profile (--profile) and a self-contained HTML report (-o) "
+	"when the targets are gone, after -d seconds, or on Ctrl-C/SIGTERM.\n"
 	"\n"
 	"EXAMPLES:\n"
-	"    linescope-bpf -- python3 train.py      # launch a command, profile it and its children\n"
-	"    linescope-bpf -p 4242 -d 30            # attach to a running process for 30 s\n"
-	"    linescope-bpf -c system.slice/job      # every process of a cgroup v2 group\n"
-	"    linescope-bpf -F 499 -o out.html -- python3 app.py\n"
-	"    linescope-bpf report linescope.lsprof --format text\n";
+	"  linescope-bpf -- python3 train.py   # launch a command and its children\n"
+	"  linescope-bpf -p 4242 -d 30         # attach to a running process for 30 s\n"
+	"  linescope-bpf -c system.slice/job   # every process of a cgroup v2 group\n"
+	"  linescope-bpf -F 499 -o out.html -- python3 app.py\n"
+	"  linescope-bpf report linescope.lsprof --format text\n";
 
 static const char report_doc[] =
 	"Re-render a stored profile, or export it for other tools (docs/exports.md).\n"
@@ -36,20 +39,20 @@ static const char report_doc[] =
 	"USAGE: linescope-bpf report PROFILE [-o FILE] [--format FORMAT] [--weight W]\n"
 	"\n"
 	"FORMATS:\n"
-	"    html        the self-contained report (default)\n"
-	"    text        hottest lines first\n"
-	"    json        lines, functions, files and processes (docs/json-output.md)\n"
-	"    pprof       gzipped profile.proto for go tool pprof, Parca, Pyroscope\n"
-	"    collapsed   folded stacks for flamegraph.pl, inferno, speedscope\n"
-	"    speedscope  speedscope's JSON, one profile per thread\n"
+	"  html        the self-contained report (default)\n"
+	"  text        hottest lines first\n"
+	"  json        lines, functions, files and processes (docs/json-output.md)\n"
+	"  pprof       gzipped profile.proto for go tool pprof, Parca, Pyroscope\n"
+	"  collapsed   folded stacks for flamegraph.pl, inferno, speedscope\n"
+	"  speedscope  speedscope's JSON, one profile per thread\n"
 	"\n"
 	"EXAMPLES:\n"
-	"    linescope-bpf report linescope.lsprof -o report.html\n"
-	"    linescope-bpf report linescope.lsprof --format text | head -40\n"
-	"    linescope-bpf report linescope.lsprof --format json > lines.json\n"
-	"    linescope-bpf report linescope.lsprof --format pprof -o cpu.pb.gz\n"
-	"    linescope-bpf report linescope.lsprof --format collapsed > stacks.folded\n"
-	"    linescope-bpf report linescope.lsprof --format collapsed --weight time\n";
+	"  linescope-bpf report linescope.lsprof -o report.html\n"
+	"  linescope-bpf report linescope.lsprof --format text | head -40\n"
+	"  linescope-bpf report linescope.lsprof --format json > lines.json\n"
+	"  linescope-bpf report linescope.lsprof --format pprof -o cpu.pb.gz\n"
+	"  linescope-bpf report linescope.lsprof --format collapsed > stacks.folded\n"
+	"  linescope-bpf report linescope.lsprof --format collapsed --weight time\n";
 
 enum {
 	OPT_PROFILE = 0x100,

@@ -70,4 +70,12 @@ expect_error "missing profile" 1 "cannot read profile .*missing.lsprof" -- repor
 "$LS" -q --profile "$WORK/real.lsprof" -o "$WORK/real.html" -- "$DEB_PY" -c "sum(range(10**6))"
 head -c 3000 "$WORK/real.lsprof" >"$WORK/trunc.lsprof"
 expect_error "truncated profile" 1 "not a linescope profile or is corrupt" -- report "$WORK/trunc.lsprof"
+# --help: argp fills the paragraphs, nothing wraps mid-line, no invented bug-report address
+for h in "--help" "report --help"; do
+	# shellcheck disable=SC2086
+	out=$("$LS" $h)
+	long=$(awk 'length > 79' <<<"$out" | wc -l)
+	[ "$long" = 0 ] && ! grep -qi "report bugs" <<<"$out" && grep -q "pprof\|-p, --pid" <<<"$out" &&
+		pass "$h: fits 79 columns, no bug address" || fail "$h: $long long lines or a bug address"
+done
 finish
