@@ -29,7 +29,7 @@ enum ls_rec_type {
 	LS_REC_SAMPLE = 1, /* ls_sample + nframes * ls_frame */
 	LS_REC_PROC = 2,   /* ls_proc_event: fork, exec, exit, new process seen in the cgroup */
 	LS_REC_OFFCPU = 3, /* ls_sample (kind LS_SAMPLE_OFFCPU) + frames: a thread blocked */
-	LS_REC_RSS = 4,	   /* ls_rss_event: resident memory changed */
+	/* 4 was LS_REC_RSS: RSS readings ride on samples (LS_XF_RSS, LS_SAMPLE_RSS) */
 	LS_REC_TRACE = 5,  /* ls_trace_batch: a python-usdt batch of line counts */
 	LS_REC_GPU = 6,	   /* GPU records from gpu/ (see gpu/gpu_records.h) */
 	LS_REC_CODE = 7,   /* ls_code_rec: a code object, captured the first time a walk meets it */
@@ -247,15 +247,6 @@ struct ls_code_rec {
 
 #define LS_CODE_REC_HDR __builtin_offsetof(struct ls_code_rec, data)
 #define LS_CODE_REC_SIZE(r) (LS_CODE_REC_HDR + (r)->fname_len + (r)->qname_len + (r)->ltab_len)
-
-struct ls_rss_event {
-	__u32 type; /* LS_REC_RSS */
-	__u32 pid;
-	__u32 tid;
-	__u32 pad;
-	__u64 ts;
-	__u64 rss_bytes;
-};
 
 /*
  * Exact line tracing (python-usdt/, bpf/pyusdt.bpf.c; python-usdt/README.md has the semantics).
@@ -550,7 +541,6 @@ _Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
 _Static_assert(sizeof(struct ls_image) == 104, "ls_image layout");
 _Static_assert(sizeof(struct ls_exec_event) == 120 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
 	       "ls_exec_event layout");
-_Static_assert(sizeof(struct ls_rss_event) == 32, "ls_rss_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");
 _Static_assert(sizeof(struct ls_pylayout) == 52, "ls_pylayout layout");

@@ -154,13 +154,14 @@ static json_t *run_object(const struct ls_model *m)
 	json_object_set_new(run, "taken", m->taken >= 0 ? json_integer(m->taken) : json_null());
 	json_object_set_new(run, "samples_per_s", main_rate(m));
 	json_object_set_new(run, "lost",
-			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)lost,
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)lost,
 				      "ringbuf", (json_int_t)m->lost_ringbuf, "unresolved",
 				      (json_int_t)m->lost_unresolved, "read_errors",
 				      (json_int_t)m->lost_read, "truncated_stacks",
 				      (json_int_t)m->lost_truncated, "unresolved_frames",
 				      (json_int_t)m->unresolved_frames, "other_records",
-				      (json_int_t)m->lost_records));
+				      (json_int_t)m->lost_records, "trace_batches",
+				      (json_int_t)m->lost_trace_batches));
 	json_object_set_new(run, "damaged_rows", json_integer(m->damaged_rows));
 	json_object_set_new(run, "cost", cost_json(m));
 	json_object_set_new(run, "processes", json_integer(m->nprocs));

@@ -260,17 +260,6 @@ static int load_files(struct loader *L)
 	return err;
 }
 
-int ls_model__file_index(const struct ls_model *m, int64_t id)
-{
-	/* files are stored densely by id from 1 */
-	if (id >= 1 && (size_t)id <= m->nfiles && m->files[id - 1].id == id)
-		return id - 1;
-	for (size_t i = 0; i < m->nfiles; i++)
-		if (m->files[i].id == id)
-			return i;
-	return -1;
-}
-
 static int load_funcs(struct loader *L)
 {
 	int rc = 0;
@@ -841,6 +830,9 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		/* off-CPU, trace and GPU records a preempted program's busy buffer turned away */
 		L.m->lost_records += stat_of(&L, "scratch_busy");
 		L.m->lost_read = stat_of(&L, "read_fail");
+		L.m->lost_trace_batches = stat_of(&L, "trace_lost_batches");
+		if (L.m->lost_trace_batches < 0)
+			L.m->lost_trace_batches = 0;
 		L.m->lost_truncated = stat_of(&L, "truncated_stacks");
 		L.m->unresolved_frames = stat_of(&L, "unresolved_frames");
 		L.m->lost_unresolved = stat_of(&L, "unresolved_samples");

@@ -204,6 +204,7 @@ struct ls_model {
 				   /* ls_model__kept() + ls_model__lost() */
 	int64_t unresolved_frames; /* frames whose code object could not be read */
 	int64_t lost_records;	   /* other ring-buffer records dropped (process, off-CPU, code) */
+	int64_t lost_trace_batches; /* --trace: python-usdt batches lost (sequence gaps) */
 	int64_t damaged_rows;	   /* profile rows skipped: values out of range (a damaged file) */
 	double elapsed_s;
 	uint64_t period_ns;
@@ -235,9 +236,6 @@ const char *ls_model__meta(const struct ls_model *m, const char *key);
  * finishing (killed, or the machine went down).
  */
 const char *ls_model__status(const struct ls_model *m);
-
-/* Index of a file/function by store id, or -1. */
-int ls_model__file_index(const struct ls_model *m, int64_t id);
 
 /* Samples that carry no line: refused by the ring buffer, or of an interpreter not known. */
 static inline int64_t ls_model__lost(const struct ls_model *m)

@@ -101,6 +101,9 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 			fprintf(out, ", %.3f s setting up", m->collector_setup_cpu_ns / 1e9);
 		fputc('\n', out);
 	}
+	if (m->lost_trace_batches)
+		fprintf(out, "# Tracing: %lld batches of line events lost (hits undercounted)\n",
+			(long long)m->lost_trace_batches);
 	if (m->damaged_rows)
 		fprintf(out, "# Damaged: %lld profile rows out of range were skipped\n",
 			(long long)m->damaged_rows);

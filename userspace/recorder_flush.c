@@ -152,6 +152,16 @@ static int put_stats(struct ls_recorder *r)
 
 	for (size_t i = 0; !err && i < sizeof(stats) / sizeof(stats[0]); i++)
 		err = ls_store__put_stat(r->store, stats[i].key, (int64_t)stats[i].value);
+	if (!err && r->trace) {
+		struct ls_tracerec_stats ts;
+
+		/* python-usdt batches: a gap in a thread's sequence numbers is a batch lost */
+		ls_tracerec__stats(r->trace, &ts);
+		err = ls_store__put_stat(r->store, "trace_batches", (int64_t)ts.batches);
+		if (!err)
+			err = ls_store__put_stat(r->store, "trace_lost_batches",
+						 (int64_t)ts.lost_batches);
+	}
 	return err;
 }
 

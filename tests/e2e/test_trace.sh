@@ -50,6 +50,11 @@ for py in "$DEB_PY" "$PYENV_PY" /root/.pyenv/versions/3.12.1/bin/python3.12 /roo
 	[ "$n" = 3 ] && pass "$py: THREAD_LOOP counted on 3 threads" || fail "$py: THREAD_LOOP on $n threads"
 	s=$(pyq "$j" 'set(l["samples"] for l in d["lines"])')
 	[ "$s" = "{None}" ] && pass "$py: tracing alone has no samples" || fail "$py: samples $s"
+	# the batches of line events are counted, and their losses reported (none here)
+	b=$(sqlite3 "$prof" "SELECT value FROM stats WHERE key = 'trace_batches'")
+	lb=$(pyq "$j" 'd["run"]["lost"]["trace_batches"]')
+	[ "${b:-0}" -gt 0 ] && [ "$lb" = 0 ] && pass "$py: $b trace batches, $lb lost" ||
+		fail "$py: trace batches '$b', lost '$lb'"
 done
 
 # mixed collection: samples and hits together
