@@ -178,6 +178,14 @@ static const struct dbg_desc dbg_descs[] = {
 /* Sanity ceilings for section sizes read from another process: far above any real build
  * (3.15: runtime 346560, interp 226232, tstate 888, frame 88, code 216) yet small enough that an
  * offset below them always fits the u16 fields of ls_pylayout where it has to. */
+/*
+ * 3.13+ facts _Py_DebugOffsets does not carry: offsetof(_PyRuntimeState, autoTSSkey) per minor
+ * (3.13.0 and 3.13.18 agree; gone in 3.15), and sizeof(struct _gil_runtime_state).
+ */
+#define RUNTIME_TSS_KEY_313 2164
+#define RUNTIME_TSS_KEY_314 2340
+#define GIL_SIZE_313	    216
+
 #define MAX_RUNTIME_SIZE (16u << 20)
 #define MAX_INTERP_SIZE	 (4u << 20)
 #define MAX_OBJ_SIZE	 0xfff0u
@@ -590,7 +598,9 @@ static int from_blob(const struct dbg_desc *d, __u32 version, const unsigned cha
 	/* autoTSSkey sits deep inside _PyRuntimeState where no debug offset points; known per minor
 	 * (3.13.0 and 3.13.18 agree) and gone in 3.15. The caller should still check that the
 	 * Py_tss_t there reads _is_initialized == 1 before trusting the key. */
-	info->runtime_tss_key = d->minor == 13 ? 2164 : d->minor == 14 ? 2340 : LS_PY_OFF_NONE;
+	info->runtime_tss_key = d->minor == 13	 ? RUNTIME_TSS_KEY_313
+				: d->minor == 14 ? RUNTIME_TSS_KEY_314
+						 : LS_PY_OFF_NONE;
 	info->runtime_gil_holder = LS_PY_OFF_NONE;
 	info->tstate_ways = LS_PY_TS_TLS | LS_PY_TS_THREAD_LIST;
 	if (info->runtime_tss_key != LS_PY_OFF_NONE)
@@ -694,7 +704,7 @@ int ls_pyversions__resolve(__u32 version, const void *blob, size_t blob_len, __u
 	if (!err) {
 		/* the GIL is the interpreter's (ceval.gil points at it); its size is stable */
 		info->runtime_gil = LS_PY_OFF_NONE;
-		info->gil_size = 216;
+		info->gil_size = GIL_SIZE_313;
 		copy_strings(layout, info);
 	}
 	if (err) {

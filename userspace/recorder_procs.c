@@ -17,6 +17,15 @@
 #include "procfs.h"
 #include "recorder_int.h"
 
+/*
+ * Discovery retries. An exec'd process maps libpython within milliseconds, a process may also
+ * dlopen it later: retries start 1 ms apart and back off to one a second (see discover()).
+ */
+#define MS		1000000ULL
+#define RETRY_EXEC_NS	(1 * MS)   /* the exec record of what /proc showed is on its way */
+#define RETRY_OTHER_NS	(100 * MS) /* any other failure */
+#define NO_PYTHON_AFTER 3	   /* tries that found no interpreter file: not Python */
+
 /* Forgets the code objects (their memory is gone); exec also forgets the interpreter. */
 void lsr_proc_drop_python(struct rproc *p, bool forget_interpreter)
 {
@@ -289,7 +298,7 @@ void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 		if (err == 0)
 			learn_image(r, &p->py);
 		p->py_state = PY_PENDING;
-		p->next_try_ns = now + 1000000ULL;
+		p->next_try_ns = now + RETRY_EXEC_NS;
 		return;
 	}
 	if (err == 0 && python_ready(r, p)) {
@@ -307,14 +316,14 @@ void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	p->dirty = true;
 	if (err == -EAGAIN || err == -ENOENT) {
 		/* an exec'd process maps libpython within milliseconds; others may dlopen it */
-		uint64_t delay = p->tries < 5	 ? 1000000ULL
-				 : p->tries < 20 ? 5000000ULL
-				 : p->tries < 40 ? 100000000ULL
-						 : 1000000000ULL;
+		uint64_t delay = p->tries < 5	 ? 1 * MS
+				 : p->tries < 20 ? 5 * MS
+				 : p->tries < 40 ? 100 * MS
+						 : 1000 * MS;
 
 		p->py_state = PY_PENDING;
 		p->next_try_ns = now + delay;
-		if (err == -ENOENT && p->tries > 3)
+		if (err == -ENOENT && p->tries > NO_PYTHON_AFTER)
 			p->py_state = PY_NONE;
 		return;
 	}
@@ -327,7 +336,7 @@ void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	if (err == -ESRCH)
 		return;
 	p->py_state = PY_PENDING;
-	p->next_try_ns = now + 100000000ULL;
+	p->next_try_ns = now + RETRY_OTHER_NS;
 }
 
 /* A forked child: its parent's image, name and interpreter until it execs. */

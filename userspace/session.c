@@ -37,6 +37,7 @@
 #define TICK_NS	  20000000ULL
 #define REAP_NS	  500000000ULL
 #define JITTER_NS 100000000ULL
+#define POLL_MS	  50 /* longest sleep on the ring buffer: frequent records do not wake us */
 
 static volatile sig_atomic_t stop_signal;    /* the first signal that stopped us */
 static volatile sig_atomic_t stop_count;     /* how many arrived: a second one kills the command */
@@ -52,6 +53,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 }
 
 #define GRACE_NS    3000000000ULL /* for a launched command to exit once asked */
+#define KILLED_NS   1000000000ULL /* for its killed tree to be reaped */
 #define EXIT_REPORT 74		  /* EX_IOERR: the report could not be written */
 
 static uint64_t mono_ns(void)
@@ -811,13 +813,13 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		deadline = s.t0 + (uint64_t)(o->duration * 1e9);
 
 	for (;;) {
-		int wait_ms = 50;
+		int wait_ms = POLL_MS;
 
 		now = mono_ns();
 		next_try = ls_recorder__retry(s.rec, now);
 		if (next_try <= now)
 			wait_ms = 0;
-		else if (next_try - now < 50000000ULL)
+		else if (next_try - now < POLL_MS * 1000000ULL)
 			wait_ms = (int)((next_try - now + 999999) / 1000000);
 		err = ring_buffer__poll(s.rb, wait_ms);
 		/* frequent records do not wake us (maps.bpf.h): read what arrived since, too */
@@ -876,7 +878,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 			/* it ignored SIGINT/SIGTERM for 3 s, or a second Ctrl-C came */
 			kill_command(&s);
 			killed = true;
-			kill_end = now + 1000000000ULL;
+			kill_end = now + KILLED_NS;
 		}
 		if (killed && now >= kill_end)
 			break;
