@@ -129,6 +129,7 @@ static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const c
 	t->cpu = p->cpu_tracked ? TCPU_OPEN : TCPU_UNKNOWN;
 	t->base_ns = ls_hashmap__get(&p->cpu_base, tid, &base) ? base - 1 : 0;
 	t->cpu_ns = 0;
+	t->renamed = false;
 	snprintf(t->name, sizeof(t->name), "%.*s", LS_COMM_LEN, comm);
 	r->st.threads++;
 }
