@@ -16,10 +16,17 @@ done
 j=$(json_of "$prof")
 lost=$(pyq "$j" 'd["run"]["lost"]["ringbuf"] + d["run"]["lost"]["other_records"]')
 [ "$lost" = 0 ] && pass "no sample or record dropped" || fail "$lost samples or records dropped"
-# the children exec a known interpreter: walked from their first tick (only the launched parent's
-# first milliseconds, before its interpreter is discovered, may lack lines)
-u=$(pyq "$j" 'sum(x["unresolved"] for p in d["processes"][1:] for x in p["execs"])')
-[ "$u" = 0 ] && pass "no child sample without lines" || fail "$u child samples without lines"
+# samples without lines (a process's first ticks, before its interpreter is known: the children
+# exec an image the parent's discovery has published, so almost none) are few and all counted
+"$PYQ" - "$j" <<'PYEOF' && pass "samples without lines are few and counted" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+u = sum(x["unresolved"] for p in d["processes"] for x in p["execs"])
+r = d["run"]
+print("%d of %d samples without lines, %d counted as lost" % (u, r["taken"], r["lost"]["unresolved"]))
+sys.exit(0 if u == r["lost"]["unresolved"] and u <= 0.01 * r["taken"] else 1)
+PYEOF
+	fail "samples without lines: too many, or not counted"
 [ "$(sqlite3 "$prof" "SELECT value FROM stats WHERE key = 'agg_added'")" -gt 10000 ] &&
 	pass "samples and intervals added up in the kernel" || fail "nothing added up in the kernel"
 "$PYQ" - "$j" "$WORK/truth" "$(sqlite3 "$prof" "SELECT value FROM meta WHERE key = 'period_ns'")" <<'PYEOF' &&
