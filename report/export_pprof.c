@@ -328,10 +328,15 @@ static int64_t started_ns(const struct ls_model *m)
 {
 	const char *v = ls_model__meta(m, "started_at"), *end;
 	struct tm tm = {};
+	time_t t;
 
 	if (!v || !(end = strptime(v, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
 		return 0;
-	return (int64_t)timegm(&tm) * 1000000000;
+	/* a profile's text: only dates that fit int64 nanoseconds (1970..2262) */
+	t = timegm(&tm);
+	if (t < 0 || t > INT64_MAX / 1000000000)
+		return 0;
+	return (int64_t)t * 1000000000;
 }
 
 static void release(struct pprof *P)
