@@ -453,6 +453,11 @@ int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
 	return 0;
 }
 
+bool ls_loader__agg_on(const struct ls_loader *l)
+{
+	return l->skel->rodata->agg_enabled;
+}
+
 int ls_loader__agg_swap(struct ls_loader *l)
 {
 	struct bpf_map *next = l->agg_b_active ? l->skel->maps.agg_a : l->skel->maps.agg_b;

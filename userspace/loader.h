@@ -56,6 +56,8 @@ int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
  * stacks are in it. drain returns the number of keys or a negative errno.
  */
 int ls_loader__agg_swap(struct ls_loader *l);
+/* false under LINESCOPE_NO_AGG=1: nothing is added in the kernel, so there is nothing to swap */
+bool ls_loader__agg_on(const struct ls_loader *l);
 int ls_loader__agg_drain(struct ls_loader *l,
 			 void (*cb)(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v),
 			 void *ctx);

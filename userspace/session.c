@@ -64,8 +64,15 @@ static uint64_t mono_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+struct cost_sum {
+	struct ls_store *store; /* NULL: only sum */
+	uint64_t runs, ns;
+};
+
 struct session {
 	const struct ls_opts *o;
+	struct cost_sum cost;	   /* BPF run time as last stored in the profile */
+	bool costed;		   /* ... and the kernel counted it */
 	char trace_site[PATH_MAX]; /* --trace: python-usdt's site directory */
 	char load_dir[64];	   /* -p --trace, 3.14+: our own directory of loader scripts */
 	pid_t native_pids[64];	   /* -p --trace: processes counted with CPython's own probes */
@@ -240,11 +247,6 @@ static uint64_t self_cpu_ns(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
 
-struct cost_sum {
-	struct ls_store *store; /* NULL: only sum */
-	uint64_t runs, ns;
-};
-
 static void put_prog_cost(void *ctx, const char *prog, uint64_t runs, uint64_t run_ns)
 {
 	struct cost_sum *c = ctx;
@@ -292,7 +294,8 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "agg_orphans", rs.agg_orphans);
 	ls_store__put_stat(s->store, "collector_setup_cpu_ns", (int64_t)s->setup_cpu_ns);
 	ls_store__put_stat(s->store, "collector_cpu_ns", (int64_t)(self_cpu_ns() - s->setup_cpu_ns));
-	ls_loader__cost(s->loader, put_prog_cost, &cost);
+	s->costed = !ls_loader__cost(s->loader, put_prog_cost, &cost);
+	s->cost = cost;
 	ls_store__put_stat(s->store, "code_records", bs.code_records);
 	ls_store__put_stat(s->store, "rss_events", bs.rss_events);
 }
@@ -313,8 +316,10 @@ static int flush(struct session *s, uint64_t now)
 	 * What the kernel added up since the last flush: retire its map, read the records that
 	 * describe its stacks (all emitted before the swap returned), then add it.
 	 */
-	if (!ls_loader__agg_swap(s->loader)) {
+	if (ls_loader__agg_on(s->loader) && !ls_loader__agg_swap(s->loader)) {
 		ring_buffer__consume(s->rb);
+		/* a failed read is logged there; what it left is read when the map is retired again
+		 */
 		ls_loader__agg_drain(s->loader, ls_recorder__add_agg, s->rec);
 	}
 	for (int i = 0; i < s->nnative; i++)
@@ -909,8 +914,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		goto out;
 	{
 		struct ls_recorder_stats rs;
-		struct cost_sum cost = {0};
-		bool costed = !ls_loader__cost(s.loader, put_prog_cost, &cost);
+		/* the numbers the profile holds, so that -v and the report agree */
+		const struct cost_sum cost = s.cost;
 
 		ls_recorder__stats(s.rec, &rs);
 		ls_store__free(s.store);
@@ -926,7 +931,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 									: EXIT_REPORT;
 			goto out;
 		}
-		if (costed) {
+		if (s.costed) {
 			double el = (now - s.t0) / 1e9;
 			double cpu = (self_cpu_ns() - s.setup_cpu_ns) / 1e9;
 
