@@ -8,6 +8,7 @@
 #include "escape.h"
 #include "jbuf.h"
 #include "json.h"
+#include "json_diff.h"
 #include "pyindex.h"
 
 json_t *ls_json__strn(const char *text, size_t len)
@@ -661,6 +662,12 @@ static json_t *gpu_object(const struct ls_model *m)
 
 char *ls_json__report_text(const struct ls_model *m, size_t *len)
 {
+	return ls_json__report_text_diff(m, NULL, NULL, len);
+}
+
+char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *d,
+				const char *base_path, size_t *len)
+{
 	json_t *procs = json_array(), *srcs = json_array(), *syms = json_array();
 	struct ls_jbuf b;
 
@@ -691,28 +698,19 @@ char *ls_json__report_text(const struct ls_model *m, size_t *len)
 	ls_jbuf__json(&b, m->memory ? memory_object(m) : NULL);
 	ls_jbuf__str(&b, ",\"gpu\":");
 	ls_jbuf__json(&b, m->gpu || m->gpu_requested ? gpu_object(m) : NULL);
+	ls_jbuf__str(&b, ",\"diff\":");
+	ls_jbuf__json(&b, d ? ls_json__diff_data(d, base_path) : NULL);
 	ls_jbuf__str(&b, ",\"spark\":null}");
 	return ls_jbuf__detach(&b, len);
 }
 
 /* Source text of one line (1-based) of a file, or NULL. */
-static json_t *line_text(const struct ls_mfile *f, int line)
+json_t *ls_json__line_text(const struct ls_mfile *f, int line)
 {
-	const char *p, *end;
+	size_t len;
+	const char *p = ls_mfile__line(f, line, &len);
 
-	if (!f->text || line < 1)
-		return json_null();
-	p = f->text;
-	end = f->text + f->len;
-	for (int l = 1; l < line && p < end; l++) {
-		p = memchr(p, '\n', end - p);
-		if (!p)
-			return json_null();
-		p++;
-	}
-	if (p >= end)
-		return json_null();
-	return ls_json__strn(p, (const char *)(memchr(p, '\n', end - p) ?: end) - p);
+	return p ? ls_json__strn(p, len) : json_null();
 }
 
 /* Per process and file: own time and samples of its lines (a file's share of Time). */
@@ -767,14 +765,21 @@ static json_t *files_array(const struct ls_model *m)
 	return a;
 }
 
-json_t *ls_json__lines(const struct ls_model *m)
+json_t *ls_json__run(const struct ls_model *m)
 {
-	json_t *o = json_object(), *run = run_object(m), *lines = json_array(),
-	       *procs = json_array(), *funcs = json_array();
+	json_t *run = run_object(m);
 
 	json_object_set_new(run, "schema", json_integer(1));
 	json_object_del(run, "capabilities");
-	json_object_set_new(o, "run", run);
+	return run;
+}
+
+json_t *ls_json__lines(const struct ls_model *m)
+{
+	json_t *o = json_object(), *lines = json_array(), *procs = json_array(),
+	       *funcs = json_array();
+
+	json_object_set_new(o, "run", ls_json__run(m));
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct ls_mproc *p = &m->procs[i];
 		json_t *po = process_object(m, p);
@@ -829,7 +834,7 @@ json_t *ls_json__lines(const struct ls_model *m)
 				    l->gpu_peak >= 0 ? json_integer(l->gpu_peak) : json_null());
 		json_object_set_new(r, "driver_time_s",
 				    m->gpu || m->gpu_requested ? secs(l->driver_ns) : json_null());
-		json_object_set_new(r, "source", line_text(f, l->line));
+		json_object_set_new(r, "source", ls_json__line_text(f, l->line));
 		json_array_append_new(lines, r);
 	}
 	json_object_set_new(o, "lines", lines);

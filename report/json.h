@@ -12,7 +12,15 @@
 
 /* The report-data document as JSON text (malloc'ed; *len its length), or NULL on -ENOMEM. */
 char *ls_json__report_text(const struct ls_model *m, size_t *len);
+/* The same with a `diff` member for `report --diff` (d NULL: null), see json_diff.h. */
+struct ls_diff;
+char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *d,
+				const char *base_path, size_t *len);
 json_t *ls_json__lines(const struct ls_model *m);
+/* The `run` object of `--format json`. */
+json_t *ls_json__run(const struct ls_model *m);
+/* Line `line` (1-based) of a file's text as a JSON string, or null. */
+json_t *ls_json__line_text(const struct ls_mfile *f, int line);
 
 /* A JSON string of text, with invalid UTF-8 replaced by U+FFFD. NULL text gives JSON null. */
 json_t *ls_json__str(const char *text);

@@ -102,6 +102,27 @@ const char *ls_model__meta(const struct ls_model *m, const char *key)
 	return NULL;
 }
 
+const char *ls_mfile__line(const struct ls_mfile *f, int line, size_t *len)
+{
+	const char *p, *end, *nl;
+
+	if (!f->text || line < 1)
+		return NULL;
+	p = f->text;
+	end = f->text + f->len;
+	for (int l = 1; l < line && p < end; l++) {
+		p = memchr(p, '\n', end - p);
+		if (!p)
+			return NULL;
+		p++;
+	}
+	if (p >= end)
+		return NULL;
+	nl = memchr(p, '\n', end - p);
+	*len = (nl ? nl : end) - p;
+	return p;
+}
+
 /* A run statistic, or absent when the profile does not record it. */
 static int64_t stat_or(struct loader *L, const char *key, int64_t absent)
 {

@@ -237,6 +237,9 @@ const char *ls_model__meta(const struct ls_model *m, const char *key);
  */
 const char *ls_model__status(const struct ls_model *m);
 
+/* Text of one line (1-based) of a file, without its newline, and its length; NULL if none. */
+const char *ls_mfile__line(const struct ls_mfile *f, int line, size_t *len);
+
 /* Samples that carry no line: refused by the ring buffer, or of an interpreter not known. */
 static inline int64_t ls_model__lost(const struct ls_model *m)
 {

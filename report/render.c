@@ -5,14 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "diff.h"
 #include "export.h"
 #include "html.h"
 #include "json.h"
+#include "json_diff.h"
 #include "log.h"
 #include "model.h"
 #include "outfile.h"
 #include "render.h"
 #include "text.h"
+#include "text_diff.h"
 
 static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt, int top)
 {
@@ -52,6 +55,39 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 	return -EINVAL;
 }
 
+/* What `report --diff` writes: the same three formats, each with both sides. */
+static int write_diff(FILE *out, const struct ls_diff *d, const char *profile, const char *base,
+		      enum ls_format fmt, int top)
+{
+	json_t *j;
+	char *s;
+	int err;
+
+	switch (fmt) {
+	case LS_FMT_TEXT:
+		return ls_text__write_diff(out, d, profile, base, top);
+	case LS_FMT_JSON:
+		j = ls_json__diff(d, profile, base);
+		err = j ? json_dumpf(j, out, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) : -ENOMEM;
+		json_decref(j);
+		if (!err)
+			fputc('\n', out);
+		return err ? -EIO : 0;
+	case LS_FMT_HTML: {
+		size_t len;
+
+		s = ls_json__report_text_diff(d->m, d, base, &len);
+		if (!s)
+			return -ENOMEM;
+		err = ls_html__write(out, s, len, ls_model__meta(d->m, "scope"));
+		free(s);
+		return err;
+	}
+	default:
+		return -EINVAL; /* the command line allows no other */
+	}
+}
+
 /* The exporters need the samples by stack, which the report's own formats do without. */
 static unsigned model_flags(enum ls_format fmt)
 {
@@ -61,11 +97,12 @@ static unsigned model_flags(enum ls_format fmt)
 		       : 0;
 }
 
-int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,
-		    int gid)
+int ls_render__diff(const char *profile, const char *base, const char *output, enum ls_format fmt,
+		    int top, int uid, int gid)
 {
+	struct ls_model *m, *bm = NULL;
+	struct ls_diff *d = NULL;
 	struct ls_outfile f;
-	struct ls_model *m;
 	FILE *out;
 	int err;
 
@@ -73,19 +110,26 @@ int ls_render__file(const char *profile, const char *output, enum ls_format fmt,
 		output = "-";
 	if (ls_outfile__same(profile, output))
 		return ls_err(-EINVAL, "refusing to write the report over its profile %s", profile);
+	if (base && ls_outfile__same(base, output))
+		return ls_err(-EINVAL, "refusing to write the report over the base profile %s",
+			      base);
 	err = ls_model__load_flags(profile, model_flags(fmt), &m);
 	if (err)
 		return err;
-	err = ls_outfile__open(&f, output, LS_OUT_ANY, uid, gid);
-	if (err) {
-		ls_model__free(m);
-		return err;
+	if (base) {
+		err = ls_model__load(base, &bm);
+		if (!err && (err = ls_diff__build(m, bm, &d)))
+			ls_err(err, "cannot compare %s with %s: %s", profile, base, strerror(-err));
+		if (err)
+			goto out_models;
 	}
+	err = ls_outfile__open(&f, output, LS_OUT_ANY, uid, gid);
+	if (err)
+		goto out_models;
 	if (fmt == LS_FMT_PPROF && f.is_stdout && isatty(STDOUT_FILENO)) {
 		ls_outfile__release(&f);
-		ls_model__free(m);
-		return ls_err(-EINVAL,
-			      "refusing to write gzipped pprof to a terminal; use -o FILE");
+		err = ls_err(-EINVAL, "refusing to write gzipped pprof to a terminal; use -o FILE");
+		goto out_models;
 	}
 	out = f.is_stdout ? stdout : fdopen(f.fd, "w");
 	if (!out) {
@@ -93,15 +137,28 @@ int ls_render__file(const char *profile, const char *output, enum ls_format fmt,
 	} else {
 		if (!f.is_stdout)
 			f.fd = -1; /* the stream owns it now */
-		err = write_format(out, m, fmt, top);
+		err = d ? write_diff(out, d, profile, base, fmt, top)
+			: write_format(out, m, fmt, top);
 		if (f.is_stdout ? fflush(out) : fclose(out))
 			err = err ?: -errno;
 	}
-	ls_model__free(m);
 	if (!err)
 		err = ls_outfile__commit(&f) ? -EIO : 0;
 	else if (err != -EPIPE)
 		ls_err(err, "cannot write %s: %s", output, strerror(-err));
 	ls_outfile__release(&f);
-	return err == -EPIPE ? 0 : err;
+	if (err == -EPIPE)
+		err = 0;
+out_models:
+	ls_diff__free(d);
+	if (bm)
+		ls_model__free(bm);
+	ls_model__free(m);
+	return err;
+}
+
+int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,
+		    int gid)
+{
+	return ls_render__diff(profile, NULL, output, fmt, top, uid, gid);
 }

@@ -13,4 +13,11 @@
 int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,
 		    int gid);
 
+/*
+ * The same for `report PROFILE --diff BASE` (html, text or json): the profile compared with base
+ * (diff.h). base NULL: ls_render__file().
+ */
+int ls_render__diff(const char *profile, const char *base, const char *output, enum ls_format fmt,
+		    int top, int uid, int gid);
+
 #endif

@@ -8,9 +8,7 @@
 
 static const struct ls_model *sort_model;
 
-/* Writes user text on one line: control characters (newlines in argv, say) become spaces. */
-/* A name escaped as in every output (ls_escape__name), cut or padded to width bytes. */
-static void put_clean(FILE *out, const char *s, int width)
+void ls_text__put_clean(FILE *out, const char *s, int width)
 {
 	char buf[4 * 4096 + 1];
 	int n = 0;
@@ -34,24 +32,17 @@ static int by_own_desc(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-/* Writes line `line` of f (1-based), trimmed of leading blanks, at most width bytes. */
-static void put_source(FILE *out, const struct ls_mfile *f, int line, int width)
+void ls_text__put_source(FILE *out, const struct ls_mfile *f, int line, int width)
 {
-	const char *p = f->text, *end, *nl;
+	size_t len;
+	const char *p = ls_mfile__line(f, line, &len), *end;
 
 	if (!p)
 		return;
-	end = p + f->len;
-	for (int l = 1; l < line && p < end; l++) {
-		nl = memchr(p, '\n', end - p);
-		p = nl ? nl + 1 : end;
-	}
+	end = p + len;
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
-	nl = memchr(p, '\n', end - p);
-	if (!nl)
-		nl = end;
-	for (int i = 0; p + i < nl && i < width; i++)
+	for (int i = 0; p + i < end && i < width; i++)
 		fputc((unsigned char)p[i] < 0x20 ? ' ' : p[i], out);
 }
 
@@ -77,7 +68,7 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		ls_model__meta(m, "collector") ?: "bpf-sampling",
 		ls_model__meta(m, "frequency_hz") ?: "?", ls_model__meta(m, "mode") ?: "cpu");
 	fprintf(out, "# Scope: %s ", ls_model__meta(m, "scope_kind") ?: "");
-	put_clean(out, ls_model__meta(m, "scope"), -1);
+	ls_text__put_clean(out, ls_model__meta(m, "scope"), -1);
 	fputc('\n', out);
 	fprintf(out, "# Elapsed: %.3f s, %lld samples, %zu processes, %lld threads, %lld lost",
 		m->elapsed_s, (long long)ls_model__kept(m), m->nprocs,
@@ -111,7 +102,7 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		if (!m->files[i].stale)
 			continue;
 		fputs("# Stale source: ", out);
-		put_clean(out, m->files[i].path, -1);
+		ls_text__put_clean(out, m->files[i].path, -1);
 		fprintf(out, ": %s\n", m->files[i].stale);
 	}
 	fprintf(out, "#\n# Processes:\n");
@@ -119,19 +110,19 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		const struct ls_mproc *p = &m->procs[i];
 
 		fprintf(out, "#   %7d  ", p->pid);
-		put_clean(out, p->argv ? p->argv : p->comm ? p->comm : "?", 40);
+		ls_text__put_clean(out, p->argv ? p->argv : p->comm ? p->comm : "?", 40);
 		fprintf(out, "  %8lld samples  %s%s", (long long)p->samples,
 			p->python ? "Python " : "", p->python ? p->python : "");
 		if (p->python && p->note)
 			fputs("; ", out);
-		put_clean(out, p->note, -1);
+		ls_text__put_clean(out, p->note, -1);
 		fputc('\n', out);
 		/* a process that exec'd: each image with its own samples */
 		for (size_t k = 0; p->nexecs > 1 && k < p->nexecs; k++) {
 			const struct ls_mexec *x = &p->execs[k];
 
 			fprintf(out, "#     %-5s  ", k ? "exec" : x->how);
-			put_clean(out, x->argv ? x->argv : x->comm ? x->comm : "?", 38);
+			ls_text__put_clean(out, x->argv ? x->argv : x->comm ? x->comm : "?", 38);
 			fprintf(out, "  %8lld samples  %s%s\n", (long long)x->samples,
 				x->python ? "Python " : "", x->python ? x->python : "");
 		}
@@ -161,11 +152,11 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		fprintf(out, "  %7.2f%% %9lld %9.3f %9.3f  ",
 			total_ns ? 100.0 * l->own_ns / total_ns : 0.0, (long long)l->own_count,
 			l->own_ns / 1e9, l->total_ns / 1e9);
-		put_clean(out, loc, 32);
+		ls_text__put_clean(out, loc, 32);
 		fputc(' ', out);
-		put_clean(out, l->func >= 0 ? m->funcs[l->func].qualname : "?", 24);
+		ls_text__put_clean(out, l->func >= 0 ? m->funcs[l->func].qualname : "?", 24);
 		fputc(' ', out);
-		put_source(out, f, l->line, 80);
+		ls_text__put_source(out, f, l->line, 80);
 		fputc('\n', out);
 		shown++;
 	}

@@ -37,6 +37,7 @@ static const char report_doc[] =
 	"Re-render a stored profile, or export it for other tools (docs/exports.md).\n"
 	"\n"
 	"USAGE: linescope-bpf report PROFILE [-o FILE] [--format FORMAT] [--weight W]\n"
+	"       linescope-bpf report NEW --diff BASE [-o FILE] [--format html|text|json]\n"
 	"\n"
 	"FORMATS:\n"
 	"  html        the self-contained report (default)\n"
@@ -52,7 +53,8 @@ static const char report_doc[] =
 	"  linescope-bpf report linescope.lsprof --format json > lines.json\n"
 	"  linescope-bpf report linescope.lsprof --format pprof -o cpu.pb.gz\n"
 	"  linescope-bpf report linescope.lsprof --format collapsed > stacks.folded\n"
-	"  linescope-bpf report linescope.lsprof --format collapsed --weight time\n";
+	"  linescope-bpf report linescope.lsprof --format collapsed --weight time\n"
+	"  linescope-bpf report new.lsprof --diff old.lsprof --format text\n";
 
 enum {
 	OPT_PROFILE = 0x100,
@@ -64,6 +66,7 @@ enum {
 	OPT_FORMAT,
 	OPT_TOP,
 	OPT_WEIGHT,
+	OPT_DIFF,
 };
 
 static const struct argp_option record_opts[] = {
@@ -96,6 +99,8 @@ static const struct argp_option report_opts[] = {
 	 "Collapsed format: weigh stacks by on-CPU samples (default) or by time in microseconds "
 	 "(on-CPU and, in wall mode, off-CPU)",
 	 0},
+	{"diff", OPT_DIFF, "BASE", 0,
+	 "Compare with the profile BASE: each line's, function's and file's change in Time", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
 	{"quiet", 'q', NULL, 0, "Errors only", 0},
 	{},
@@ -289,6 +294,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case OPT_TOP:
 		o->top = parse_long(state, arg, 1, 1000000, "line count");
 		break;
+	case OPT_DIFF:
+		o->diff_base = arg;
+		break;
 	case 'v':
 		o->verbose++;
 		break;
@@ -308,6 +316,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "--weight applies to --format collapsed only");
 		if (o->weight == LS_WEIGHT_TIME)
 			o->format = LS_FMT_COLLAPSED_TIME;
+		if (o->diff_base && o->format != LS_FMT_HTML && o->format != LS_FMT_TEXT &&
+		    o->format != LS_FMT_JSON)
+			usage_error(state, "--diff writes html, text or json only");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -32,6 +32,7 @@ struct ls_opts {
 	bool report;	     /* the `report` subcommand */
 	const char *profile; /* --profile FILE.lsprof, or report's PROFILE */
 	const char *output;  /* -o FILE; NULL: default (record) or stdout (report) */
+	const char *diff_base; /* report --diff BASE */
 	enum ls_format format;
 	/* --weight as given: time makes format LS_FMT_COLLAPSED_TIME */
 	enum ls_weight weight;

@@ -20,7 +20,8 @@ int main(int argc, char **argv)
 
 		/* under sudo the report belongs to whoever ran it, as a recorded one does */
 		ls_outfile__owner(&uid, &gid);
-		rc = ls_render__file(opts.profile, opts.output, opts.format, opts.top, uid, gid);
+		rc = ls_render__diff(opts.profile, opts.diff_base, opts.output, opts.format,
+				     opts.top, uid, gid);
 		rc = rc ? 1 : 0;
 	} else {
 		rc = ls_session__run(&opts, argc, argv);
