@@ -278,6 +278,10 @@ static struct ls_drow *merge(const struct side *n, const struct side *b, size_t 
 		int j = n->other[i];
 
 		*r = n->rows[i];
+		if (!r->ns && !r->count && (j < 0 || (!b->rows[j].ns && !b->rows[j].count))) {
+			k--; /* no Time on either side: nothing changed */
+			continue;
+		}
 		if (j < 0) {
 			r->match = LS_DIFF_NEW;
 			continue;
@@ -291,7 +295,7 @@ static struct ls_drow *merge(const struct side *n, const struct side *b, size_t 
 	for (size_t j = 0; j < b->n; j++) {
 		struct ls_drow *r = &out[k++];
 
-		if (b->other[j] >= 0) {
+		if (b->other[j] >= 0 || (!b->rows[j].ns && !b->rows[j].count)) {
 			k--;
 			continue;
 		}

@@ -116,6 +116,8 @@ function renderOverview(root, r) {
 	if (lost.total > 0)
 		cards.appendChild(card("Lost samples", fmtCount(lost.total), lostDetail(lost), "warn"));
 	root.appendChild(cards);
+	if (D.diff)
+		root.appendChild(diffSection());
 
 	UI.heat.hot = UI.heat.hot || "none";
 	var maxT = UI.mode === "total" ? m.maxTotal || m.maxTime : m.maxTime;

@@ -71,9 +71,11 @@ function renderFiles(root, r) {
 	cols.push(colCount("lines", "Lines", function (s) {
 		return srcLineCount(s);
 	}));
-	var locW = cols[1].w;
-	cols[1].w = undefined; // Location takes the remaining width
-	t = new Table({columns: cols, rows: rows, sort: {id: "time", dir: -1}, fill: true, cls: "index files",
+	if (D.diff)
+		cols.splice.apply(cols, [1, 0].concat(diffColumns(diffFile)));
+	var locW = cols[D.diff ? 3 : 1].w;
+	cols[D.diff ? 3 : 1].w = undefined; // Location takes the remaining width
+	t = new Table({columns: cols, rows: rows, sort: {id: D.diff ? "dtime" : "time", dir: -1}, fill: true, cls: "index files",
 		       minW: locW, empty: "No Python source was captured.",
 		       heat: function (s) {
 			       return UI.heat.files === "time" ? heatLevel(m.srcTime[s], maxT) : 0;
@@ -167,6 +169,10 @@ function renderFunctions(root, r) {
 	var cols = [colTime("time", timeLabel(), function (f) {
 		return FT ? FT[f] : NaN;
 	}, "Own time: the function's own lines, excluding other project functions it calls"), loc];
+	if (D.diff)
+		cols.splice.apply(cols, [1, 0].concat(diffColumns(function (f) {
+			return diffFunc(F.src[f], F.name[f]);
+		})));
 	if (F.has.samples)
 		cols.push(colCount("samples", "Samples", function (f) {
 			return F.samples[f];
@@ -190,7 +196,7 @@ function renderFunctions(root, r) {
 	}, "Lines from the def statement through the last statement of the body"));
 	var nameCol = cols[cols.length - 2], nameMin = nameCol.w;
 	nameCol.w = undefined; // the function name takes the remaining width
-	t = new Table({columns: cols, rows: rows, sort: {id: "time", dir: -1}, fill: true, cls: "index funcs",
+	t = new Table({columns: cols, rows: rows, sort: {id: D.diff ? "dtime" : "time", dir: -1}, fill: true, cls: "index funcs",
 		       minW: nameMin, empty: "No function was recorded in this selection.",
 		       heat: function (f) {
 			       return UI.heat.functions === "time" && FT ? heatLevel(FT[f], maxT) : 0;

@@ -79,6 +79,10 @@ function renderSource(root, r) {
 		return val(T, line);
 	}, UI.mode === "total" ? "Inclusive time: the line anywhere on the stack" :
 				 "Time attributed to the line; estimated by sampling"));
+	if (D.diff)
+		cols.push.apply(cols, diffColumns(function (line) {
+			return diffLine(s, line);
+		}));
 	if (present("cpu_s"))
 		cols.push(colTime("cpu", "CPU", function (line) {
 			return val(m.cpu_s, line);
