@@ -5,6 +5,7 @@
  * lookup is a binary search and every pass is linear in the rows.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "diff.h"
@@ -219,6 +220,21 @@ static void claim(struct side *n, int i, struct side *b, int j, enum ls_diff_mat
 	n->rows[i].match = how;
 }
 
+/*
+ * Where the base had this line: the same offset from its function's def line (0 when the
+ * function did not move, or is not in the base), or -1 when that would overflow.
+ */
+static int base_line_of(const struct side *n, const struct ls_drow *r, const struct side *bfuncs)
+{
+	struct ls_drow key = {.path = r->path, .function = r->function};
+	int f = r->function ? find(bfuncs, &key, cmp_func) : -1;
+	int off = f >= 0 ? bfuncs->rows[f].line - n->m->funcs[r->func].def_line : 0;
+
+	if ((off > 0 && r->line > INT32_MAX - off) || r->line + off < 1)
+		return -1;
+	return r->line + off;
+}
+
 /* The three passes of diff.h, each only over the lines the previous ones left. */
 static void match_lines(struct side *n, struct side *b, const struct side *bfuncs)
 {
@@ -230,25 +246,22 @@ static void match_lines(struct side *n, struct side *b, const struct side *bfunc
 	}
 	for (size_t i = 0; i < n->n; i++) {
 		const struct ls_drow *r = &n->rows[i];
-		struct ls_drow key = {.path = r->path, .function = r->function};
-		int f, j, off;
+		int at, j;
 
-		if (n->other[i] >= 0 || !r->function || (f = find(bfuncs, &key, cmp_func)) < 0)
+		if (n->other[i] >= 0 || (at = base_line_of(n, r, bfuncs)) == r->line || at < 0)
 			continue;
-		off = bfuncs->rows[f].line - n->m->funcs[r->func].def_line;
-		if (!off || (off > 0 && r->line > INT32_MAX - off))
-			continue;
-		j = free_line(b, r->path, r->line + off);
+		j = free_line(b, r->path, at);
 		if (j >= 0 && same_text(r, n, &b->rows[j], b))
 			claim(n, i, b, j, LS_DIFF_MOVED);
 	}
+	/* edited: at the same place in the same function (moved or not), the text changed */
 	for (size_t i = 0; i < n->n; i++) {
 		const struct ls_drow *r = &n->rows[i];
-		int j;
+		int at, j;
 
-		if (n->other[i] >= 0 || !r->function)
+		if (n->other[i] >= 0 || !r->function || (at = base_line_of(n, r, bfuncs)) < 0)
 			continue;
-		j = free_line(b, r->path, r->line);
+		j = free_line(b, r->path, at);
 		if (j >= 0 && !cmp_str(b->rows[j].function, r->function))
 			claim(n, i, b, j, LS_DIFF_EDITED);
 	}

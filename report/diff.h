@@ -5,9 +5,9 @@
  *
  * Lines are matched by path and line number when their text is the same in both (or either text
  * was not captured); else, when their function's definition moved, by the same offset from the
- * def line with the same text (moved); else by path and line within the same function (edited in
- * place). What is left is present in one profile only. Functions match by path and qualified name,
- * files by path.
+ * def line with the same text (moved); else by that place in the same function, whatever its text
+ * (edited). What is left is present in one profile only. Functions match by path and qualified
+ * name, files by path.
  */
 #ifndef LS_DIFF_H
 #define LS_DIFF_H
@@ -19,7 +19,7 @@
 enum ls_diff_match {
 	LS_DIFF_SAME,	/* same path, line and text (or a text was not captured) */
 	LS_DIFF_MOVED,	/* same text at the same offset in its function, which moved */
-	LS_DIFF_EDITED, /* same path, line and function; the text changed */
+	LS_DIFF_EDITED, /* the same place in the same function; the text changed */
 	LS_DIFF_NEW,	/* only in the new profile */
 	LS_DIFF_GONE,	/* only in the base profile */
 };

@@ -101,7 +101,7 @@ int ls_text__write_diff(FILE *out, const struct ls_diff *d, const char *path, co
 	if (d->base_ns)
 		fprintf(out, " (%+.1f%%)", 100.0 * (d->ns - d->base_ns) / d->base_ns);
 	fprintf(out,
-		"\n# Lines: %zu same, %zu moved with their function, %zu edited in place, %zu only "
+		"\n# Lines: %zu same, %zu moved with their function, %zu edited, %zu only "
 		"in new, %zu only in base\n",
 		n[LS_DIFF_SAME], n[LS_DIFF_MOVED], n[LS_DIFF_EDITED], n[LS_DIFF_NEW],
 		n[LS_DIFF_GONE]);

@@ -53,11 +53,11 @@ function fmtDelta(s) {
 }
 
 var MATCH_TITLE = {
-	same: "Matched by path and line, with the same text",
-	moved: "Matched by its offset in its function, which moved: the same text at another line",
-	edited: "Matched by path and line in the same function; its text changed",
-	"new": "Only in the new profile",
-	gone: "Only in the base profile",
+	same : "Matched by path and line, with the same text",
+	moved : "Matched by its offset in its function, which moved: the same text at another line",
+	edited : "At the same place in its function (which may have moved); its text changed",
+	"new" : "Only in the new profile",
+	gone : "Only in the base profile",
 };
 
 // Δ% as sorted: relative to the base; a row the base did not have sorts above every change.
