@@ -1,21 +1,42 @@
 // SPDX-License-Identifier: MIT
 /*
  * Profile reader (report/model*.c through store.c): the input is a whole .lsprof file, loaded and
- * rendered as the report's JSON and as text, and loaded with its stacks and exported as pprof,
- * folded stacks and speedscope, as `linescope-bpf report` would.
+ * rendered as the report's JSON and as text, compared with itself (`report --diff`) in every
+ * diff format, and loaded with its stacks and exported as pprof, folded stacks and speedscope,
+ * as `linescope-bpf report` would.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "diff.h"
 #include "export.h"
 #include "json.h"
+#include "json_diff.h"
 #include "log.h"
 #include "model.h"
 #include "text.h"
+#include "text_diff.h"
+
+/* Every diff format of m against base (NULL out: the text is skipped). */
+static void diff(FILE *out, const struct ls_model *m, const struct ls_model *base)
+{
+	struct ls_diff *d;
+	size_t len;
+
+	if (ls_diff__build(m, base, &d))
+		return;
+	free(ls_json__report_text_diff(m, d, "base", &len));
+	json_decref(ls_json__diff(d, "new", "base"));
+	if (out)
+		ls_text__write_diff(out, d, "new", "base", 40);
+	ls_diff__free(d);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	/* the other side of the diffs: a real profile, so that lines move, appear and vanish */
+	static struct ls_model *base;
 	static char path[64];
 	struct ls_model *m;
 	FILE *f;
@@ -23,6 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!path[0]) {
 		snprintf(path, sizeof(path), "/tmp/ls-fuzz-profile-%d.lsprof", getpid());
 		ls_log_set_level(LS_LOG_QUIET - 1);
+		if (ls_model__load("tests/fuzz/corpus/profile/wall.lsprof", &base))
+			base = NULL;
 	}
 	f = fopen(path, "w");
 	if (!f)
@@ -37,10 +60,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		free(s);
 		json_decref(j);
-		if (null) {
+		if (null)
 			ls_text__write(null, m, 40);
-			fclose(null);
+		diff(null, m, m);
+		if (base) {
+			diff(null, m, base);
+			diff(null, base, m);
 		}
+		if (null)
+			fclose(null);
 		ls_model__free(m);
 	}
 	if (!ls_model__load_flags(path, LS_MODEL_STACKS, &m)) {
