@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #define LS_EXIT_USAGE 64
+#define LS_EXIT_REPORT 74 /* EX_IOERR: the report of a recording could not be written */
 
 /*
  * Report formats. The folded stacks come in two weights, --weight samples (LS_FMT_COLLAPSED) and

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* linescope-bpf: parse the command line, then record or render. No logic of its own. */
+/* linescope-bpf: parse the command line, then record and render, or render. No logic of its own. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "cli.h"
@@ -7,6 +8,20 @@
 #include "outfile.h"
 #include "render.h"
 #include "session.h"
+
+/* The report of a recording, then the one-line summary; rc is the recording's exit status. */
+static int render_recorded(const struct ls_opts *o, const struct ls_session_result *r, int rc)
+{
+	if (ls_render__file(o->profile, o->output, LS_FMT_HTML, 0, r->uid, r->gid))
+		return r->command_failed ? rc : LS_EXIT_REPORT;
+	if (!o->quiet)
+		fprintf(stderr,
+			"linescope-bpf: %llu samples from %u process%s in %.1fs; profile %s, report "
+			"%s\n",
+			(unsigned long long)r->samples, r->processes, r->processes == 1 ? "" : "es",
+			r->elapsed_s, o->profile, o->output);
+	return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -24,7 +39,11 @@ int main(int argc, char **argv)
 				     opts.top, uid, gid);
 		rc = rc ? 1 : 0;
 	} else {
-		rc = ls_session__run(&opts, argc, argv);
+		struct ls_session_result res;
+
+		rc = ls_session__run(&opts, argc, argv, &res);
+		if (res.recorded)
+			rc = render_recorded(&opts, &res, rc);
 	}
 	ls_cli__release(&opts);
 	return rc;

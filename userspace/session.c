@@ -54,7 +54,6 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 #define GRACE_NS    3000000000ULL /* for a launched command to exit once asked */
 #define KILLED_NS   1000000000ULL /* for its killed tree to be reaped */
-#define EXIT_REPORT 74		  /* EX_IOERR: the report could not be written */
 
 static uint64_t mono_ns(void)
 {
@@ -682,7 +681,7 @@ static void cleanup(struct session *s)
 	}
 }
 
-int ls_session__run(const struct ls_opts *o, int argc, char **argv)
+int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_session_result *res)
 {
 	struct session s = {.o = o, .cg = {.fd = -1}, .launch = {.go_fd = -1, .err_fd = -1}};
 	struct ls_loader_opts lo = {
@@ -703,6 +702,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 	char gpu_lib[PATH_MAX];
 	int err, rc = 1;
 
+	*res = (struct ls_session_result){0};
 	ls_outfile__owner(&s.uid, &s.gid);
 	if (o->npids && check_pids(o))
 		return 1;
@@ -916,6 +916,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		struct ls_recorder_stats rs;
 		/* the numbers the profile holds, so that -v and the report agree */
 		const struct cost_sum cost = s.cost;
+		double el = (now - s.t0) / 1e9;
 
 		ls_recorder__stats(s.rec, &rs);
 		ls_store__free(s.store);
@@ -924,31 +925,25 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv)
 		/* detached before rendering: nothing of ours runs in the machine's tasks any more */
 		ls_loader__free(s.loader);
 		s.loader = NULL;
-		err = ls_render__file(o->profile, o->output, LS_FMT_HTML, 0, s.uid, s.gid);
-		if (err) {
-			/* the command's own failure says more than ours */
-			rc = exit_status(&s) && s.launched && s.child_reaped ? exit_status(&s)
-									: EXIT_REPORT;
-			goto out;
-		}
 		if (s.costed) {
-			double el = (now - s.t0) / 1e9;
 			double cpu = (self_cpu_ns() - s.setup_cpu_ns) / 1e9;
 
 			ls_info("cost: BPF %.3f s in %llu program runs (%.0f ns each); collector "
-				"%.3f s CPU recording and reporting (%.2f%% of one core over %.1f s), "
-				"%.3f s setting up",
+				"%.3f s CPU recording (%.2f%% of one core over %.1f s), %.3f s "
+				"setting up",
 				cost.ns / 1e9, (unsigned long long)cost.runs,
 				cost.runs ? (double)cost.ns / cost.runs : 0.0, cpu,
 				el > 0 ? cpu / el * 100 : 0.0, el, s.setup_cpu_ns / 1e9);
 		}
-		if (!o->quiet)
-			fprintf(stderr,
-				"linescope-bpf: %llu samples from %u process%s in %.1fs; profile %s, "
-				"report %s\n",
-				(unsigned long long)rs.samples, rs.processes,
-				rs.processes == 1 ? "" : "es", (now - s.t0) / 1e9, o->profile,
-				o->output);
+		*res = (struct ls_session_result){
+			.recorded = true,
+			.command_failed = s.launched && s.child_reaped && exit_status(&s),
+			.uid = s.uid,
+			.gid = s.gid,
+			.samples = rs.samples,
+			.processes = rs.processes,
+			.elapsed_s = el,
+		};
 	}
 	rc = exit_status(&s);
 out:
