@@ -17,17 +17,22 @@
 #include "text.h"
 #include "text_diff.h"
 
-static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt, int top)
+/* m as fmt; with d (`report --diff`, html, text or json only) the comparison of m with base. */
+static int write_format(FILE *out, const struct ls_model *m, const struct ls_diff *d,
+			const char *profile, const char *base, enum ls_format fmt, int top)
 {
 	json_t *j;
 	char *s;
 	int err;
 
+	if (d && fmt != LS_FMT_TEXT && fmt != LS_FMT_JSON && fmt != LS_FMT_HTML)
+		return -EINVAL; /* the command line allows no other */
 	switch (fmt) {
 	case LS_FMT_TEXT:
-		return ls_text__write(out, m, top);
+		return d ? ls_text__write_diff(out, d, profile, base, top)
+			 : ls_text__write(out, m, top);
 	case LS_FMT_JSON:
-		j = ls_json__lines(m);
+		j = d ? ls_json__diff(d, profile, base) : ls_json__lines(m);
 		err = j ? json_dumpf(j, out, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) : -ENOMEM;
 		json_decref(j);
 		if (!err)
@@ -36,7 +41,7 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 	case LS_FMT_HTML: {
 		size_t len;
 
-		s = ls_json__report_text(m, &len);
+		s = ls_json__report_text_diff(m, d, base, &len);
 		if (!s)
 			return -ENOMEM;
 		err = ls_html__write(out, s, len, ls_model__meta(m, "scope"));
@@ -53,39 +58,6 @@ static int write_format(FILE *out, const struct ls_model *m, enum ls_format fmt,
 		return ls_export__speedscope(out, m);
 	}
 	return -EINVAL;
-}
-
-/* What `report --diff` writes: the same three formats, each with both sides. */
-static int write_diff(FILE *out, const struct ls_diff *d, const char *profile, const char *base,
-		      enum ls_format fmt, int top)
-{
-	json_t *j;
-	char *s;
-	int err;
-
-	switch (fmt) {
-	case LS_FMT_TEXT:
-		return ls_text__write_diff(out, d, profile, base, top);
-	case LS_FMT_JSON:
-		j = ls_json__diff(d, profile, base);
-		err = j ? json_dumpf(j, out, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) : -ENOMEM;
-		json_decref(j);
-		if (!err)
-			fputc('\n', out);
-		return err ? -EIO : 0;
-	case LS_FMT_HTML: {
-		size_t len;
-
-		s = ls_json__report_text_diff(d->m, d, base, &len);
-		if (!s)
-			return -ENOMEM;
-		err = ls_html__write(out, s, len, ls_model__meta(d->m, "scope"));
-		free(s);
-		return err;
-	}
-	default:
-		return -EINVAL; /* the command line allows no other */
-	}
 }
 
 /* The exporters need the samples by stack, which the report's own formats do without. */
@@ -137,8 +109,7 @@ int ls_render__diff(const char *profile, const char *base, const char *output, e
 	} else {
 		if (!f.is_stdout)
 			f.fd = -1; /* the stream owns it now */
-		err = d ? write_diff(out, d, profile, base, fmt, top)
-			: write_format(out, m, fmt, top);
+		err = write_format(out, m, d, profile, base, fmt, top);
 		if (f.is_stdout ? fflush(out) : fclose(out))
 			err = err ?: -errno;
 	}
