@@ -3,7 +3,8 @@
  * Writes a synthetic profile through the real store API, for bench/report: FILES project sources
  * of LINES lines each (plausible Python), one function per 10 lines, every line sampled, each
  * sample's stack a line called from a line of the previous file, so edges, totals and symbols are
- * all exercised.  Usage: mkprofile OUT.lsprof [FILES [LINES]]
+ * all exercised; DEPTH > 2 adds callers from further files (FILES x LINES distinct stacks either
+ * way, e.g. 1000 x 100 for the flame graph's 100,000).  Usage: mkprofile OUT [FILES [LINES [DEPTH]]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 int main(int argc, char **argv)
 {
 	int files = argc > 2 ? atoi(argv[2]) : 2000, lines = argc > 3 ? atoi(argv[3]) : 100;
+	int depth = argc > 4 ? atoi(argv[4]) : 2;
 	struct ls_store *s;
 	struct ls_store_proc p = {
 		.id = 1, .pid = 4242, .ppid = 1, .nspid = 4242, .parent_id = -1, .spawn_stack = -1,
@@ -22,8 +24,10 @@ int main(int argc, char **argv)
 	char *text, path[128], hash[64];
 	int64_t stack = 1;
 
-	if (argc < 2 || files <= 0 || lines < 10) {
-		fprintf(stderr, "usage: mkprofile OUT.lsprof [FILES [LINES>=10]]\n");
+	uint32_t frames[2 * 64];
+
+	if (argc < 2 || files <= 0 || lines < 10 || depth < 2 || depth > 64) {
+		fprintf(stderr, "usage: mkprofile OUT.lsprof [FILES [LINES>=10 [DEPTH 2-64]]]\n");
 		return 64;
 	}
 	if (ls_store__create(argv[1], -1, -1, &s))
@@ -69,19 +73,28 @@ int main(int argc, char **argv)
 			ls_store__put_function(s, (int64_t)f * (lines / 10) + fn + 1, f + 1, "f", fn * 10 + 1);
 		for (int l = 1; l <= lines; l++) {
 			int64_t func = (int64_t)f * (lines / 10) + (l - 1) / 10 + 1;
-			int64_t caller = f ? (int64_t)(f - 1) * (lines / 10) + (l - 1) / 10 + 1 : func;
-			uint32_t frames[4] = { func, l, caller, 2 + ((l - 1) / 10) * 10 };
+			int fn = (l - 1) / 10;
 			struct ls_store_sample x = {
 				.proc_id = 1, .tid = 4242, .stack_id = stack, .kind = 0,
 				.count = 1 + (l * 7 + f) % 13, .weight_ns = 1001001LL * (1 + (l * 7 + f) % 13),
 			};
 
-			ls_store__put_stack(s, stack, frames, 2, false);
+			frames[0] = func;
+			frames[1] = l;
+			/* callers: the same function of each earlier file, at its call line */
+			for (int k = 1; k < depth; k++) {
+				int cf = f >= k ? f - k : 0;
+
+				frames[2 * k] = (int64_t)cf * (lines / 10) + fn + 1;
+				frames[2 * k + 1] = 2 + fn * 10;
+			}
+			ls_store__put_stack(s, stack, frames, depth, false);
 			ls_store__put_sample(s, &x);
 			stack++;
 		}
 	}
-	if (ls_store__commit(s))
+	/* a new store stays under a temporary name until it is published */
+	if (ls_store__commit(s) || ls_store__publish(s))
 		return 1;
 	ls_store__free(s);
 	free(text);
