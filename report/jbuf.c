@@ -123,6 +123,13 @@ void ls_jbuf__json(struct ls_jbuf *b, json_t *v)
 	free(s);
 }
 
+void ls_jbuf__null_col(struct ls_jbuf *b, const char *name)
+{
+	ls_jbuf__str(b, ",\"");
+	ls_jbuf__str(b, name);
+	ls_jbuf__str(b, "\":null");
+}
+
 char *ls_jbuf__detach(struct ls_jbuf *b, size_t *len)
 {
 	char *s = b->failed ? NULL : b->s;

@@ -30,6 +30,26 @@ void ls_jbuf__secs(struct ls_jbuf *b, int64_t ns);
 /* the JSON text of v (consumed: its reference is released); null when v is NULL */
 void ls_jbuf__json(struct ls_jbuf *b, json_t *v);
 
+/*
+ * The big column tables are written as text directly: one jansson node per cell would dominate
+ * the render time of a large profile. COL(name, expr) writes ,"name":[expr for every row];
+ * FIRST_COL opens the table's object with its first column instead.
+ */
+#define COL_AFTER(b, sep, name, n, i, expr)              \
+	do {                                             \
+		ls_jbuf__str(b, sep "\"" name "\":[");   \
+		for (size_t i = 0; i < (n); i++) {       \
+			if (i)                           \
+				ls_jbuf__raw(b, ",", 1); \
+			expr;                            \
+		}                                        \
+		ls_jbuf__raw(b, "]", 1);                 \
+	} while (0)
+#define COL(b, name, n, i, expr)       COL_AFTER(b, ",", name, n, i, expr)
+#define FIRST_COL(b, name, n, i, expr) COL_AFTER(b, "{", name, n, i, expr)
+/* ,"name":null: a column the profile has no data for */
+void ls_jbuf__null_col(struct ls_jbuf *b, const char *name);
+
 /* Takes the text (NUL-terminated; *len its length). NULL after an allocation failure. */
 char *ls_jbuf__detach(struct ls_jbuf *b, size_t *len);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "escape.h"
+#include "flame.h"
 #include "jbuf.h"
 #include "json.h"
 #include "json_diff.h"
@@ -291,31 +292,6 @@ static json_t *source_object(const struct ls_mfile *f)
 	return o;
 }
 
-/*
- * The big column tables are written as text directly: one jansson node per cell would dominate
- * the render time of a large profile. COL(name, expr) writes ,"name":[expr for every row];
- * FIRST_COL opens the table's object with its first column instead.
- */
-#define COL_AFTER(b, sep, name, n, i, expr)              \
-	do {                                             \
-		ls_jbuf__str(b, sep "\"" name "\":[");   \
-		for (size_t i = 0; i < (n); i++) {       \
-			if (i)                           \
-				ls_jbuf__raw(b, ",", 1); \
-			expr;                            \
-		}                                        \
-		ls_jbuf__raw(b, "]", 1);                 \
-	} while (0)
-#define COL(b, name, n, i, expr)       COL_AFTER(b, ",", name, n, i, expr)
-#define FIRST_COL(b, name, n, i, expr) COL_AFTER(b, "{", name, n, i, expr)
-
-static void null_col(struct ls_jbuf *b, const char *name)
-{
-	ls_jbuf__str(b, ",\"");
-	ls_jbuf__str(b, name);
-	ls_jbuf__str(b, "\":null");
-}
-
 static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 {
 	const struct ls_mline *L = m->lines;
@@ -331,8 +307,8 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		COL(b, "samples", n, i, ls_jbuf__int(b, L[i].own_count));
 		COL(b, "samples_total", n, i, ls_jbuf__int(b, L[i].total_count));
 	} else {
-		null_col(b, "samples"); /* tracing omits the sample column */
-		null_col(b, "samples_total");
+		ls_jbuf__null_col(b, "samples"); /* tracing omits the sample column */
+		ls_jbuf__null_col(b, "samples_total");
 	}
 	COL(b, "python_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[0]));
 	COL(b, "native_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[1]));
@@ -343,10 +319,10 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		COL(b, "gil_wait_s", n, i, ls_jbuf__secs(b, L[i].gil_ns));
 		COL(b, "runq_s", n, i, ls_jbuf__secs(b, L[i].runq_ns));
 	} else {
-		null_col(b, "cpu_s");
-		null_col(b, "wait_s");
-		null_col(b, "gil_wait_s");
-		null_col(b, "runq_s");
+		ls_jbuf__null_col(b, "cpu_s");
+		ls_jbuf__null_col(b, "wait_s");
+		ls_jbuf__null_col(b, "gil_wait_s");
+		ls_jbuf__null_col(b, "runq_s");
 	}
 	if (gpu) {
 		/* GPU time is device time: never added to Time */
@@ -355,9 +331,9 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		    L[i].gpu_peak >= 0 ? ls_jbuf__int(b, L[i].gpu_peak) : ls_jbuf__str(b, "null"));
 		COL(b, "driver_s", n, i, ls_jbuf__secs(b, L[i].driver_ns));
 	} else {
-		null_col(b, "gpu_s");
-		null_col(b, "gpu_peak_mem");
-		null_col(b, "driver_s");
+		ls_jbuf__null_col(b, "gpu_s");
+		ls_jbuf__null_col(b, "gpu_peak_mem");
+		ls_jbuf__null_col(b, "driver_s");
 	}
 	if (m->memory) {
 		COL(b, "mem_change", n, i,
@@ -366,8 +342,8 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		COL(b, "peak_mem", n, i,
 		    L[i].peak_mem >= 0 ? ls_jbuf__int(b, L[i].peak_mem) : ls_jbuf__str(b, "null"));
 	} else {
-		null_col(b, "mem_change");
-		null_col(b, "peak_mem");
+		ls_jbuf__null_col(b, "mem_change");
+		ls_jbuf__null_col(b, "peak_mem");
 	}
 	if (m->traced) {
 		COL(b, "hits", n, i,
@@ -377,8 +353,8 @@ static void lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		    L[i].hits > 0 ? ls_jbuf__secs(b, L[i].own_ns / L[i].hits)
 				  : ls_jbuf__str(b, "null"));
 	} else {
-		null_col(b, "hits");
-		null_col(b, "avg_hit_s");
+		ls_jbuf__null_col(b, "hits");
+		ls_jbuf__null_col(b, "avg_hit_s");
 	}
 	ls_jbuf__raw(b, "}", 1);
 }
@@ -405,19 +381,19 @@ static void functions_table(struct ls_jbuf *b, const struct ls_model *m)
 	if (m->sampled)
 		COL(b, "samples", n, i, ls_jbuf__int(b, F[i].own_count));
 	else
-		null_col(b, "samples");
+		ls_jbuf__null_col(b, "samples");
 	if (m->wall) {
 		COL(b, "cpu_s", n, i, ls_jbuf__secs(b, F[i].cpu_ns));
 		COL(b, "wait_s", n, i, ls_jbuf__secs(b, F[i].wait_ns + F[i].gil_ns + F[i].runq_ns));
 	} else {
-		null_col(b, "cpu_s");
-		null_col(b, "wait_s");
+		ls_jbuf__null_col(b, "cpu_s");
+		ls_jbuf__null_col(b, "wait_s");
 	}
 	if (m->traced)
 		COL(b, "calls", n, i,
 		    F[i].calls >= 0 ? ls_jbuf__int(b, F[i].calls) : ls_jbuf__str(b, "null"));
 	else
-		null_col(b, "calls");
+		ls_jbuf__null_col(b, "calls");
 	ls_jbuf__raw(b, "}", 1);
 }
 
@@ -660,6 +636,17 @@ static json_t *gpu_object(const struct ls_model *m)
 	return o;
 }
 
+/* The call tree, when the model has its stacks (the HTML report loads them). */
+static void flame_json(struct ls_jbuf *b, const struct ls_model *m)
+{
+	struct ls_flame *f = NULL;
+
+	if (m->stacks && m->sampled && ls_flame__new(m, LS_FLAME_MAX_NODES, &f))
+		b->failed = true;
+	ls_flame__json(b, m, f);
+	ls_flame__free(f);
+}
+
 char *ls_json__report_text(const struct ls_model *m, size_t *len)
 {
 	return ls_json__report_text_diff(m, NULL, NULL, len);
@@ -700,6 +687,8 @@ char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *
 	ls_jbuf__json(&b, m->gpu || m->gpu_requested ? gpu_object(m) : NULL);
 	ls_jbuf__str(&b, ",\"diff\":");
 	ls_jbuf__json(&b, d ? ls_json__diff_data(d, base_path) : NULL);
+	ls_jbuf__str(&b, ",\"flame\":");
+	flame_json(&b, m);
 	ls_jbuf__str(&b, ",\"spark\":null}");
 	return ls_jbuf__detach(&b, len);
 }

@@ -60,11 +60,11 @@ static int write_format(FILE *out, const struct ls_model *m, const struct ls_dif
 	return -EINVAL;
 }
 
-/* The exporters need the samples by stack, which the report's own formats do without. */
+/* The exporters and the HTML flame graph need the samples by stack; text and JSON do not. */
 static unsigned model_flags(enum ls_format fmt)
 {
-	return fmt == LS_FMT_PPROF || fmt == LS_FMT_COLLAPSED || fmt == LS_FMT_COLLAPSED_TIME ||
-			       fmt == LS_FMT_SPEEDSCOPE
+	return fmt == LS_FMT_HTML || fmt == LS_FMT_PPROF || fmt == LS_FMT_COLLAPSED ||
+			       fmt == LS_FMT_COLLAPSED_TIME || fmt == LS_FMT_SPEEDSCOPE
 		       ? LS_MODEL_STACKS
 		       : 0;
 }
