@@ -5,7 +5,8 @@
     make-fixture.py [-o FILE]                        the feature fixture: several processes, tricky
                                                      source text, nulls, ties, memory, GPU, Spark,
                                                      children, a notebook and symbol links
-    make-fixture.py --big [--sources N --lines M]    a large synthetic profile (bench/report-open)
+    make-fixture.py --big [--sources N --lines M]    a large synthetic profile (bench/report-open),
+                  [--stacks K]                       with K distinct stacks (100,000)
     make-fixture.py --plain                          the feature fixture reduced to one sampled
                                                      process, no memory/GPU/Spark/children
 
@@ -439,6 +440,38 @@ def feature_fixture(plain=False):
         "notes": ["Executor metrics can overlap driver wall time; they are not added together."],
     }
 
+    flame = flame_fixture(processes, [
+        # (process, [(function, src, line) root first], samples, wait_s, gil_wait_s, runq_s)
+        (0, [("<module>", APP, L("    main()")), ("main", APP, L("s = summarize(rows)")),
+             ("summarize", APP, L("total += parse(row)")), ("parse", UTIL, U("value = int(row)"))],
+         2000, 0.0, 0.3, 0.0),
+        # parse below parse: a search for it counts these samples once
+        (0, [("<module>", APP, L("    main()")), ("main", APP, L("s = summarize(rows)")),
+             ("summarize", APP, L("total += parse(row)")), ("parse", UTIL, U("value = int(row)")),
+             ("parse", UTIL, U("return value"))], 300, 0.0, 0.0, 0.0),
+        (0, [("<module>", APP, L("    main()")), ("main", APP, L("s = summarize(rows)")),
+             ("summarize", APP, L("for row in rows"))], 900, 0.0, 0.0, 0.05),
+        (0, [("<module>", APP, L("    main()")), ("main", APP, L("rows = load_rows(n)")),
+             ("load_rows", UTIL, U("rows.append"))], 1200, 0.4, 0.0, 0.0),
+        (0, [("<module>", APP, L("    main()")), ("main", APP, L("print(msg")),
+             ("checksum", TOOLS, T("h.update"))], 600, 0.0, 0.0, 0.0),
+        (0, [("<module>", APP, L("    main()")), ("main", APP, L("print(msg")),
+             ("tail_helper", UTIL, U("return x * 2")), ("parse", UTIL, U("return value"))],
+         10, 0.0, 0.0, 0.0),
+        (0, [("<module>", APP, L("    main()")), ("main", APP, L('"worker.py"'))],
+         1, 2.9, 0.0, 0.0),
+        (1, [("<module>", WORKER, W("print(work")), ("work", WORKER, W("acc += len(r)"))],
+         1500, 0.0, 0.0, 0.0),
+        (1, [("<module>", WORKER, W("print(work")), ("work", WORKER, W("rows = load_rows(n)")),
+             ("load_rows", UTIL, U("rows.append"))], 1000, 0.0, 0.0, 0.0),
+        (3, [("<module>", NB, 12), ("square", NB, line_of(nb_text, "return x * x"))], 900,
+         0.0, 0.0, 0.0),
+        (3, [("<module>", NB, 2)], 600, 0.2, 0.0, 0.0),
+    ], {"<module>": 1, "main": L("def main"), "summarize": L("def summarize"),
+        "parse": Ud("parse"), "load_rows": Ud("load_rows"), "tail_helper": Ud("tail_helper"),
+        "checksum": line_of(TOOLS_UTIL_PY, "def checksum"), "work": W("def work"),
+        "square": line_of(nb_text, "def square")})
+
     total_samples = sum(p["samples"] for p in processes)
     run = {
         "tool": "linescope-bpf 0.1.0", "status": "Success", "status_detail": None,
@@ -461,10 +494,57 @@ def feature_fixture(plain=False):
     doc = {"version": 1, "run": run, "processes": processes, "sources": sources,
            "lines": lines.to_json(), "functions": functions.to_json(), "edges": edges.to_json(),
            "symbols": symbols, "children": children, "memory": memory, "gpu": gpu,
-           "spark": spark}
+           "flame": flame, "spark": spark}
     if plain:
         doc = plain_fixture(doc)
     return doc
+
+
+FLAME_COLS = ["parent", "func", "proc", "line", "samples", "cpu_s", "wait_s", "gil_wait_s",
+              "runq_s"]
+CPU_PER_SAMPLE = 0.001001001
+
+
+def flame_fixture(processes, paths, def_lines, wall=True):
+    """The "flame" object (docs/report-data.md): paths merged into one tree per process, the
+    samples a process has beyond its paths under its [native] node."""
+    funcs = {"name": [], "src": [], "def_line": []}
+    fidx, nodes, kids = {}, {c: [] for c in FLAME_COLS}, {}
+
+    def node(parent, func, proc, line):
+        key = (parent, func, proc, line)
+        if key not in kids:
+            kids[key] = len(nodes["parent"])
+            for c, v in zip(FLAME_COLS, (parent, func, proc, line, 0, 0.0, 0.0, 0.0, 0.0)):
+                nodes[c].append(v)
+        return kids[key]
+
+    def add(i, samples, wait, gil, runq):
+        nodes["samples"][i] += samples
+        nodes["cpu_s"][i] = round(nodes["cpu_s"][i] + samples * CPU_PER_SAMPLE, 9)
+        for c, v in (("wait_s", wait), ("gil_wait_s", gil), ("runq_s", runq)):
+            nodes[c][i] = round(nodes[c][i] + v, 9)
+
+    for p in range(len(processes)):
+        mine = [x for x in paths if x[0] == p]
+        root = node(-1, -1, p, 0)
+        rest = processes[p]["samples"] - sum(x[2] for x in mine)
+        if rest:
+            add(node(root, -2, p, 0), rest, 0.0, 0.0, 0.0)
+        for _, frames, samples, wait, gil, runq in mine:
+            cur = root
+            for name, src, line in frames:
+                if (name, src) not in fidx:
+                    fidx[(name, src)] = len(funcs["name"])
+                    funcs["name"].append(name)
+                    funcs["src"].append(src)
+                    funcs["def_line"].append(def_lines[name])
+                cur = node(cur, fidx[(name, src)], p, line)
+            add(cur, samples, wait, gil, runq)
+    if not wall:
+        for c in ("wait_s", "gil_wait_s", "runq_s"):
+            nodes[c] = None
+    return {"max_nodes": 200000, "folded": 0, "funcs": funcs, "nodes": nodes}
 
 
 def plain_fixture(doc):
@@ -489,6 +569,10 @@ def plain_fixture(doc):
     doc["processes"] = doc["processes"][:1]
     doc["children"] = []
     doc["memory"] = doc["gpu"] = doc["spark"] = None
+    fl = doc["flame"]["nodes"]
+    fidx = [i for i, p in enumerate(fl["proc"]) if p in keep]
+    doc["flame"]["nodes"] = {c: (None if c in ("wait_s", "gil_wait_s", "runq_s") else
+                                 [fl[c][i] for i in fidx]) for c in FLAME_COLS}
     r = doc["run"]
     r.update(method="Sampling", collector="bpf-sampling", mode="cpu", processes=1,
              threads=doc["processes"][0]["threads"], samples=doc["processes"][0]["samples"])
@@ -536,8 +620,30 @@ def synth_source(rnd, k, nlines):
     return "\n".join(out) + "\n", funcs
 
 
-def big_fixture(nsources, nlines_total, big_file):
+def big_flame(rnd, allf, nstacks):
+    """nstacks distinct stacks, a tree of fan-out 10 below <module> (each new frame a random line of
+    a random function), split between two processes: about 1.1 nodes per stack."""
+    frames, paths = {}, []
+    for i in range(nstacks):
+        digits = f"{i:0{len(str(max(1, nstacks - 1)))}d}"
+        proc = 1 if i % 5 == 0 else 0
+        path = [("<module>", 0, 1)]
+        for k in range(1, len(digits) + 1):
+            key = (proc, digits[:k])
+            if key not in frames:
+                name, src, d, e = rnd.choice(allf)
+                frames[key] = (name, src, rnd.randrange(d + 1, e + 1))
+            path.append(frames[key])
+        paths.append((proc, path, 1 + int(rnd.expovariate(0.5)), 0.0, 0.0, 0.0))
+    defs = {name: d for name, _, d, _ in allf}
+    defs["<module>"] = 1
+    procs = [{"samples": sum(x[2] for x in paths if x[0] == p)} for p in (0, 1)]
+    return flame_fixture(procs, paths, defs, wall=False), procs
+
+
+def big_fixture(nsources, nlines_total, big_file, nstacks):
     rnd = random.Random(7)
+    allf = []
     per = max(10, (nlines_total - big_file) // max(1, nsources - 1))
     sources, symbols = [], []
     lines = {c: [] for c in LINE_COLS}
@@ -549,6 +655,7 @@ def big_fixture(nsources, nlines_total, big_file):
         sources.append({"path": f"{d}/mod_{k:04d}.py", "name": f"mod_{k:04d}.py", "kind": "python",
                         "text": text, "unavailable": None, "nlines": n, "cells": None})
         symbols.append({"links": [], "defs": [[d0, nm] for nm, d0, _ in funcs]})
+        allf.extend((nm, k, d0, e) for nm, d0, e in funcs)
         for ln, s in enumerate(text.split("\n")[:n], 1):
             if not s.strip() or s.startswith('"""'):
                 continue
@@ -577,6 +684,7 @@ def big_fixture(nsources, nlines_total, big_file):
             lines[c] = None
     functions["calls"] = None
     nrows = len(lines["proc"])
+    flame, fprocs = big_flame(rnd, allf, nstacks)
     processes = [
         {"pid": 100, "ppid": 1, "nspid": None, "comm": "python3", "argv": "python3 -m app",
          "start_s": 0.0, "end_s": 60.0, "exit": "exit 0", "python": "3.11.2 (static, usdt)",
@@ -585,21 +693,24 @@ def big_fixture(nsources, nlines_total, big_file):
          "start_s": 1.0, "end_s": 59.0, "exit": "exit 0", "python": "3.11.2 (static, usdt)",
          "note": None, "threads": 2, "samples": 12000, "native_samples": 0, "parent": None},
     ]
+    for p, f in zip(processes, fprocs):
+        p["samples"] = f["samples"]
     run = {"tool": "linescope-bpf 0.1.0", "status": "Success", "status_detail": None,
            "method": "Sampling", "collector": "bpf-sampling", "mode": "cpu",
            "scope": {"kind": "cgroup", "text": "system.slice/app.service"},
            "started_at": "2026-11-29T18:00:00Z", "elapsed_s": 60.0, "frequency_hz": 999,
-           "samples": 62000, "samples_per_s": 833.3,
+           "samples": sum(p["samples"] for p in processes), "samples_per_s": 833.3,
            "lost": {"total": 0, "ringbuf": 0, "read_errors": 0, "truncated_stacks": 0,
                     "unresolved": 0},
            "processes": 2, "threads": 10,
            "capabilities": {"samples": True, "hits": False, "calls": False, "cpu_split": False,
                             "wait": False, "memory": False, "gpu": False, "spark": False},
-           "notes": [f"synthetic: {nsources} sources, {nlines_total} lines, {nrows} line rows"]}
+           "notes": [f"synthetic: {nsources} sources, {nlines_total} lines, {nrows} line rows, "
+                     f"{nstacks} stacks"]}
     return {"version": 1, "run": run, "processes": processes, "sources": sources,
             "lines": lines, "functions": functions,
             "edges": {c: [] for c in EDGE_COLS}, "symbols": symbols, "children": [],
-            "memory": None, "gpu": None, "spark": None}
+            "memory": None, "gpu": None, "flame": flame, "spark": None}
 
 
 def main():
@@ -611,9 +722,11 @@ def main():
     ap.add_argument("--lines", type=int, default=200_000)
     ap.add_argument("--big-file", type=int, default=20_000,
                     help="lines of the first (largest) source in --big mode")
+    ap.add_argument("--stacks", type=int, default=100_000,
+                    help="distinct stacks of the flame graph in --big mode")
     a = ap.parse_args()
     if a.big:
-        doc = big_fixture(a.sources, a.lines, a.big_file)
+        doc = big_fixture(a.sources, a.lines, a.big_file, a.stacks)
     else:
         doc = feature_fixture(plain=a.plain)
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))

@@ -109,7 +109,8 @@ H.test('opens offline with header facts linking to the guide', async (page) => {
 	const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
 	assert(/default-src 'none'/.test(csp) && /script-src 'sha256-/.test(csp), 'CSP forbids network and foreign scripts');
 	const nav = await page.$$eval('nav.views a', (as) => as.map((a) => a.textContent.trim()));
-	eq(nav, ['◈Overview', '▤Files', 'ƒFunctions', '▦Memory', '▣GPU', '✦Spark'], 'views with data are listed');
+	eq(nav, ['◈Overview', '▤Files', 'ƒFunctions', '▃Flame graph', '▦Memory', '▣GPU', '✦Spark'],
+	   'views with data are listed');
 });
 
 H.test('profile text is shown as text and runs nothing', async (page) => {
@@ -561,6 +562,197 @@ H.test('GPU view: devices, notes, line estimates', async (page) => {
 	eq(mem, [...mem].sort((a, b) => b - a), 'sortable by GPU memory');
 });
 
+// ---- flame graph -------------------------------------------------------------------------------
+
+const FL = FIX.flame.nodes, FLN = FL.parent.length, ROW = 18;
+const flSel = 'canvas.flamecanvas';
+
+// Samples of the fixture's tree below the nodes that match, each node once (computed here).
+function flameCovered(match) {
+	const cov = [];
+	let sum = 0;
+	for (let i = 0; i < FLN; i++) {
+		cov[i] = match(i) || (FL.parent[i] >= 0 && cov[FL.parent[i]]);
+		if (cov[i])
+			sum += FL.samples[i];
+	}
+	return sum;
+}
+
+async function openFlame(page, file, metric) {
+	await H.open(page, file || 'fixture.html', '#flame');
+	if (metric)
+		await page.click(`#flame-metric button[data-value="${metric}"]`);
+}
+
+// [r, g, b] of the canvas at css x (negative: from the right) in frame row `row`
+async function flamePixel(page, x, row, y) {
+	return page.evaluate(([sel, x, y]) => {
+		const c = document.querySelector(sel), d = window.devicePixelRatio || 1;
+		const X = x < 0 ? c.width + x * d : x * d;
+		const p = c.getContext('2d').getImageData(Math.floor(X), Math.floor(y * d), 1, 1).data;
+		return [p[0], p[1], p[2]];
+	}, [flSel, x, y === undefined ? row * ROW + ROW / 2 : y]);
+}
+
+async function cssRgb(page, name) {
+	return page.evaluate((name) => {
+		const e = document.createElement('i');
+		e.style.color = getComputedStyle(document.documentElement).getPropertyValue(name);
+		document.body.appendChild(e);
+		const c = getComputedStyle(e).color.match(/\d+/g).slice(0, 3).map(Number);
+		e.remove();
+		return c;
+	}, name);
+}
+
+H.test('flame graph: a canvas whose root holds every sample and all the time', async (page) => {
+	await openFlame(page);
+	const box = await page.$eval(flSel, (c) => [c.clientWidth, c.clientHeight]);
+	assert(box[0] > 800 && box[1] >= 7 * ROW, 'the canvas is drawn: ' + box);
+	// wall time by default (the fixture has off-CPU time), every kind in the legend
+	const wall = ['cpu_s', 'wait_s', 'gil_wait_s', 'runq_s'].reduce((a, c) => a + FL[c].reduce((x, y) => x + y, 0), 0);
+	const total = async () => Number(await page.getAttribute('.flametotal', 'data-total'));
+	assert(Math.abs(await total() - wall) < 1e-6, `wall total ${await total()} vs ${wall}`);
+	const legend = await page.textContent('.flamelegend');
+	for (const k of ['waiting: I/O, sleep, locks', 'waiting for the GIL', 'waiting for a CPU'])
+		assert(legend.includes(k), 'legend names ' + k);
+	await page.click('#flame-metric button[data-value="samples"]');
+	eq(await total(), FIX.run.samples, 'the root holds the report\'s samples');
+	eq(await total(), FIX.processes.reduce((a, p) => a + p.samples, 0), 'and those of every process');
+	// the top row is the root frame, painted across the width
+	eq(await flamePixel(page, 1, 0), await flamePixel(page, -3, 0), 'root spans the canvas');
+	// one process selected: its own root
+	await page.selectOption('#proc-select', '1');
+	await page.waitForFunction(() => /pid 4300/.test(document.querySelector('.crumbs').textContent));
+	eq(await total(), FIX.processes[1].samples, 'a selected process has its own total');
+});
+
+H.test('flame graph: click zooms, the breadcrumb zooms out', async (page) => {
+	await openFlame(page, null, 'samples');
+	const bg = await cssRgb(page, '--panel');
+	const right0 = await flamePixel(page, -3, 2);
+	// row 2, leftmost: pid 4242's <module> (the heaviest frame of the heaviest process)
+	await page.click(flSel, { position: { x: 5, y: 2 * ROW + 9 } });
+	const zoom = Number(await page.getAttribute(flSel, 'data-zoom'));
+	eq(FIX.flame.funcs.name[FL.func[zoom]], '<module>', 'zoomed on <module>');
+	eq(await page.$$eval('.crumbs .crumb', (b) => b.map((x) => x.textContent)),
+	   ['All processes', 'pid 4242 python3', '<module>'], 'breadcrumb shows the path');
+	await page.focus('.flamesearch'); // no focus ring on the frame
+	const left = await flamePixel(page, 1, 2), right = await flamePixel(page, -3, 2);
+	eq(right, left, 'the zoomed frame spans the full width');
+	assert(JSON.stringify(right) !== JSON.stringify(bg) && JSON.stringify(right) !== JSON.stringify(right0),
+	       'the right end of its row changed to the zoomed frame');
+	assert((await page.textContent('.flamedetail')).includes('<module>'), 'the detail row names it');
+	await page.click('.crumbs .crumb >> text=All processes');
+	eq(await page.getAttribute(flSel, 'data-zoom'), String(FLN), 'zoomed out to the top');
+	eq(await flamePixel(page, -3, 2), right0, 'drawn as before');
+});
+
+H.test('flame graph: search marks matches and counts each sample once', async (page) => {
+	await openFlame(page, null, 'samples');
+	const match = await cssRgb(page, '--fl-match');
+	const hasColor = () => page.evaluate(([sel, m]) => {
+		const c = document.querySelector(sel), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		for (let i = 0; i < d.length; i += 4)
+			if (d[i] === m[0] && d[i + 1] === m[1] && d[i + 2] === m[2])
+				return true;
+		return false;
+	}, [flSel, match]);
+	assert(!(await hasColor()), 'nothing marked before searching');
+	await page.fill('.flamesearch', 'parse');
+	await page.waitForFunction(() => document.querySelector('.flamefound').textContent !== '');
+	// parse below parse and below tail_helper: 2,000 + 300 + 10, never 300 twice
+	const want = flameCovered((i) => FL.func[i] >= 0 && FIX.flame.funcs.name[FL.func[i]] === 'parse');
+	eq(want, 2310, 'fixture: samples under parse');
+	eq(Number(await page.getAttribute('.flamefound', 'data-value')), want, 'matched samples');
+	const shareTxt = await page.textContent('.flamefound');
+	assert(shareTxt.includes((100 * want / FIX.run.samples).toFixed(0) + '%'), 'share shown: ' + shareTxt);
+	assert(Math.abs(Number(await page.getAttribute('.flamefound', 'data-share')) - want / FIX.run.samples) < 1e-12,
+	       'share of the total');
+	assert(await hasColor(), 'matching frames are marked');
+	await page.fill('.flamesearch', '');
+	await page.waitForFunction(() => document.querySelector('.flamefound').textContent === '');
+});
+
+H.test('flame graph: tooltip, and a frame opens its source line', async (page) => {
+	await openFlame(page, null, 'samples');
+	const line = lineOf(APP, 's = summarize(rows)');
+	// row 3, leftmost: main at the call of summarize (3,200 samples)
+	await page.hover(flSel, { position: { x: 5, y: 3 * ROW + 9 } });
+	const tip = await page.textContent('.flametip');
+	assert(tip.includes('main') && tip.includes('/home/u/proj/app.py:' + line), 'tooltip: ' + tip);
+	assert(tip.includes('3,200 samples') && tip.includes('23% of total') && tip.includes('CPU time'),
+	       'tooltip values: ' + tip);
+	await page.click(flSel, { position: { x: 5, y: 3 * ROW + 9 } });
+	eq(await page.getAttribute('.flamedetail a.flameline', 'href'), '#source/0/' + line, 'link to the line');
+	eq(await page.getAttribute('.flamedetail a.flamefunc', 'href'), '#source/0/' + lineOf(APP, 'def main'),
+	   'link to the function');
+	await page.dblclick(flSel, { position: { x: 5, y: 3 * ROW + 9 } });
+	await page.waitForFunction(() => location.hash.startsWith('#source/'));
+	eq(await page.evaluate(() => location.hash), '#source/0/' + line, 'double-click opens the line');
+	await page.waitForSelector(`${SRC} tr.target`);
+	eq(await page.getAttribute(`${SRC} tr.target`, 'data-row'), String(line), 'the source view marks the line');
+});
+
+H.test('flame graph: keyboard', async (page) => {
+	await openFlame(page, null, 'samples');
+	await page.focus(flSel);
+	const focus = async () => Number(await page.getAttribute(flSel, 'data-focus'));
+	const zoom = async () => Number(await page.getAttribute(flSel, 'data-zoom'));
+	eq(await focus(), FLN, 'starts on the root');
+	await page.keyboard.press('ArrowDown');
+	eq(await focus(), 0, 'down: the heaviest process');
+	await page.keyboard.press('ArrowDown');
+	const mod = await focus();
+	eq(FIX.flame.funcs.name[FL.func[mod]], '<module>', 'down: its heaviest child');
+	await page.keyboard.press('ArrowRight');
+	eq(FL.func[await focus()], -2, 'right: the next frame of the row ([native])');
+	await page.keyboard.press('ArrowLeft');
+	eq(await focus(), mod, 'left: back');
+	await page.keyboard.press('Enter');
+	eq(await zoom(), mod, 'Enter zooms');
+	await page.keyboard.press('ArrowUp');
+	eq(await focus(), 0, 'up: the parent');
+	await page.keyboard.press('Escape');
+	eq(await zoom(), 0, 'Escape zooms out one level');
+	await page.keyboard.press('/');
+	eq(await page.evaluate(() => document.activeElement.className), 'flamesearch', '/ focuses the search');
+});
+
+H.test('flame graph: dark theme paints a dark canvas', async (page) => {
+	await openFlame(page, null, 'samples');
+	const h = await page.$eval(flSel, (c) => c.clientHeight);
+	const corner = () => flamePixel(page, -2, 0, h - 2);
+	eq(await corner(), [19, 29, 35], 'dark panel behind the frames');
+	const text = await cssRgb(page, '--fl-text');
+	assert(text[0] > 200, 'light text on dark frames');
+	await page.click('#theme-toggle');
+	await page.waitForFunction((sel) => {
+		const c = document.querySelector(sel), p = c.getContext('2d').getImageData(c.width - 2, c.height - 2, 1, 1).data;
+		return p[0] === 255 && p[1] === 255 && p[2] === 255;
+	}, flSel);
+}, { colorScheme: 'dark' });
+
+H.test('flame graph: a CPU profile has no wall time, and damaged trees are refused', async (page) => {
+	await openFlame(page, 'plain.html');
+	eq(await page.$$eval('#flame-metric button', (b) => b.map((x) => x.dataset.value)), ['samples', 'cpu'],
+	   'no wall time without off-CPU data');
+	eq(Number(await page.getAttribute('.flametotal', 'data-total')), PLAIN.run.samples, 'total samples');
+	const doc = JSON.parse(JSON.stringify(PLAIN));
+	doc.flame.nodes.parent[3] = 7; // a parent after its child
+	doc.flame.funcs.name[0] = '<img src=x onerror="window.__pwned=3">';
+	await H.open(page, mkhtml('flame-bad', doc), '#flame');
+	assert((await page.textContent('.content .notice')).includes('damaged'), 'refused with a notice');
+	const evil = JSON.parse(JSON.stringify(PLAIN));
+	evil.flame.funcs.name[0] = '<img src=x onerror="window.__pwned=3">';
+	evil.flame.nodes.samples[2] = -5;
+	evil.flame.nodes.line[2] = 1e12;
+	await H.open(page, mkhtml('flame-evil', evil), '#flame');
+	await page.hover(flSel, { position: { x: 5, y: 2 * ROW + 9 } });
+	assert((await page.textContent('.flametip')).includes('<img'), 'a name is text');
+});
+
 // ---- plain fixture, back/forward, screenshots ---------------------------------------------------
 
 H.test('a plain sampling profile shows only its columns and views', async (page) => {
@@ -568,7 +760,7 @@ H.test('a plain sampling profile shows only its columns and views', async (page)
 	const cols = await page.$$eval(`${SRC} thead tr.heads th`, (t) => t.map((x) => x.dataset.col));
 	eq(cols, ['ln', 'time', 'samples', 'source'], 'sampling columns only');
 	const nav = await page.$$eval('nav.views a', (as) => as.map((a) => a.dataset.view));
-	eq(nav, ['overview', 'files', 'functions'], 'no Memory, GPU or Spark view without data');
+	eq(nav, ['overview', 'files', 'functions', 'flame'], 'no Memory, GPU or Spark view without data');
 	await H.open(page, 'plain.html', '#memory');
 	eq(await page.textContent('.content h1'), 'Overview', 'a hidden view falls back to the overview');
 	void PLAIN;
@@ -613,7 +805,7 @@ H.test('views follow back and forward', async (page) => {
 async function shots(page, scheme) {
 	fs.mkdirSync(SHOTS, { recursive: true });
 	for (const [name, hash] of [['overview', ''], ['source', '#source/0'], ['util', '#source/1/8'],
-				    ['notebook', '#source/4'], ['files', '#files'], ['functions', '#functions'],
+				    ['notebook', '#source/4'], ['files', '#files'], ['functions', '#functions'], ['flame', '#flame'],
 				    ['memory', '#memory'], ['gpu', '#gpu'], ['spark', '#spark/0'], ['child', '#child/2']]) {
 		await H.open(page, 'fixture.html', hash);
 		await page.screenshot({ path: path.join(SHOTS, `${name}-${scheme}.png`) });

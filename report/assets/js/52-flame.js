@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: MIT
+// Flame graph: the call tree of the samples (D.flame) as an icicle on a <canvas>, root at the top,
+// the callers above their callees. Click zooms, the breadcrumb zooms out, the search box marks
+// matching frames and sums their share (each sample once), double-click opens the source line.
+// The tree is checked and aggregated once; a draw lays out only the frames wider than half a
+// pixel, so 100,000 stacks stay smooth. Names reach the page as canvas text or textContent.
+
+VIEWS.flame = {label: "Flame graph", icon: "\u2583", when: hasFlame, render: renderFlame};
+
+var FL_ROW = 18;       // px per frame row
+var FL_MIN_W = 0.5;    // frames narrower than this (px) are coalesced with their narrow siblings
+var FL_KIND = {real: 0, wait: 1, gil: 2, runq: 3, top: 4};
+var FL_KIND_NAME = ["", "[waiting: I/O, sleep, locks]", "[waiting for the GIL]", "[waiting for a CPU]"];
+var FL_METRICS = {samples: "CPU samples", cpu: "CPU time", wall: "Wall time"};
+var FL_SPECIAL = {"-1": "process", "-2": "[native]", "-3": "(other)"};
+
+UI.flame = {metric: null, query: ""};
+
+function hasFlame() {
+	var f = D.flame;
+	return !!(f && f.nodes && Array.isArray(f.nodes.parent) && f.nodes.parent.length);
+}
+
+var flameCache = null;
+
+// The checked tree: every column as a typed array; nodes that break the shape (a parent not
+// before its child, a process out of range) make the whole tree unusable rather than wrong.
+function flameData() {
+	if (flameCache)
+		return flameCache;
+	var F = D.flame, N = F.nodes, n = N.parent.length, fn = F.funcs || {};
+	var names = list(fn.name), nf = names.length;
+	var out = {n: n, parent: new Int32Array(n), func: new Int32Array(n), proc: new Int32Array(n),
+		   line: new Int32Array(n), samples: new Float64Array(n), cpu: new Float64Array(n),
+		   wait: new Float64Array(n), gil: new Float64Array(n), runq: new Float64Array(n),
+		   wall: !!(Array.isArray(N.wait_s) || Array.isArray(N.gil_wait_s) || Array.isArray(N.runq_s)),
+		   hasSamples: Array.isArray(N.samples), error: null, fname: [], fsrc: [], fdef: [],
+		   folded: isNum(F.folded) ? F.folded : 0, maxNodes: F.max_nodes};
+	function int(col, i, lo, hi) {
+		var v = Array.isArray(col) ? col[i] : 0;
+		return Number.isInteger(v) && v >= lo && v <= hi ? v : null;
+	}
+	function val(col, i) {
+		var v = Array.isArray(col) ? col[i] : 0;
+		return isNum(v) && v > 0 && v < 1e300 ? v : 0;
+	}
+	for (var f = 0; f < nf; f++) {
+		out.fname.push(typeof names[f] === "string" ? names[f] : "?");
+		var s = int(fn.src, f, 0, D.sources.length - 1);
+		out.fsrc.push(s === null || !D.sources[s] ? -1 : s);
+		var dl = int(fn.def_line, f, 1, 2147483647);
+		out.fdef.push(dl === null ? 0 : dl);
+	}
+	for (var i = 0; i < n && !out.error; i++) {
+		var p = int(N.parent, i, -1, i - 1), pr = int(N.proc, i, 0, D.processes.length - 1);
+		var fu = int(N.func, i, -3, nf - 1), ln = int(N.line, i, 0, 2147483647);
+		if (p === null || pr === null || fu === null || (p < 0) !== (fu === -1) ||
+		    (p >= 0 && out.proc[p] !== pr)) {
+			out.error = "node " + i + " is damaged";
+			break;
+		}
+		out.parent[i] = p;
+		out.proc[i] = pr;
+		out.func[i] = fu;
+		out.line[i] = ln === null ? 0 : ln;
+		out.samples[i] = val(N.samples, i);
+		out.cpu[i] = val(N.cpu_s, i);
+		out.wait[i] = val(N.wait_s, i);
+		out.gil[i] = val(N.gil_wait_s, i);
+		out.runq[i] = val(N.runq_s, i);
+	}
+	out.match = new Uint8Array(n);
+	flameCache = out;
+	return out;
+}
+
+// The tree for one metric and selection: the real nodes, a top node over the process roots, and
+// in wall time a leaf per wait kind under each frame that waited. Children heaviest first.
+function flameTree(fd, metric, p) {
+	var n = fd.n, extra = 0, i, k;
+	var waits = metric === "wall" ? [fd.wait, fd.gil, fd.runq] : [];
+	for (i = 0; i < n; i++)
+		for (k = 0; k < waits.length; k++)
+			if (waits[k][i] > 0)
+				extra++;
+	var N = n + 1 + extra, top = n;
+	var t = {N: N, top: top, parent: new Int32Array(N), kind: new Uint8Array(N), src: new Int32Array(N),
+		 self: new Float64Array(N), tot: new Float64Array(N), depth: new Int32Array(N)};
+	var selfArr = metric === "samples" ? fd.samples : fd.cpu, x = n + 1;
+	t.parent[top] = -1;
+	t.kind[top] = FL_KIND.top;
+	t.src[top] = -1;
+	for (i = 0; i < n; i++) {
+		var keep = p < 0 || fd.proc[i] === p;
+		t.parent[i] = fd.parent[i] < 0 ? top : fd.parent[i];
+		t.src[i] = i;
+		t.self[i] = keep ? selfArr[i] : 0;
+		for (k = 0; k < waits.length; k++)
+			if (waits[k][i] > 0) {
+				t.parent[x] = i;
+				t.kind[x] = k + 1;
+				t.src[x] = i;
+				t.self[x] = keep ? waits[k][i] : 0;
+				x++;
+			}
+	}
+	for (i = 0; i < N; i++)
+		t.tot[i] = t.self[i];
+	// children come after their parents, except the process roots (below the top node, last)
+	for (i = N - 1; i >= 0; i--)
+		if (i !== top)
+			t.tot[t.parent[i]] += t.tot[i];
+	var cnt = new Int32Array(N + 1);
+	for (i = 0; i < N; i++)
+		if (i !== top && t.tot[i] > 0)
+			cnt[t.parent[i] + 1]++;
+	for (i = 0; i < N; i++)
+		cnt[i + 1] += cnt[i];
+	var kids = new Int32Array(cnt[N]), fill = cnt.slice(0, N);
+	for (i = 0; i < N; i++)
+		if (i !== top && t.tot[i] > 0)
+			kids[fill[t.parent[i]]++] = i;
+	var tot = t.tot;
+	for (i = 0; i < N; i++)
+		if (cnt[i + 1] - cnt[i] > 1)
+			kids.subarray(cnt[i], cnt[i + 1]).sort(function (a, b) {
+				return tot[b] - tot[a] || a - b;
+			});
+	t.kidStart = cnt;
+	t.kids = kids;
+	// the top node stands for all processes; a selected process has its own root under it
+	t.root = top;
+	if (p >= 0)
+		for (k = cnt[top]; k < cnt[top + 1]; k++)
+			if (fd.proc[kids[k]] === p)
+				t.root = kids[k];
+	return t;
+}
+
+function flameName(fd, t, v) {
+	var kd = t.kind[v];
+	if (kd === FL_KIND.top)
+		return "All processes";
+	if (kd !== FL_KIND.real)
+		return FL_KIND_NAME[kd];
+	var i = t.src[v], f = fd.func[i];
+	if (f >= 0)
+		return fd.fname[f];
+	return f === -1 ? procShort(fd.proc[i]) : FL_SPECIAL[f];
+}
+
+// Source and line of a frame, or null.
+function flameLoc(fd, t, v) {
+	if (t.kind[v] !== FL_KIND.real)
+		return null;
+	var i = t.src[v], f = fd.func[i];
+	if (f < 0 || fd.fsrc[f] < 0)
+		return null;
+	return {src: fd.fsrc[f], line: fd.line[i], def: fd.fdef[f]};
+}
+
+function flameColors() {
+	var cs = getComputedStyle(document.documentElement);
+	var g = function (k, d) {
+		return cs.getPropertyValue(k).trim() || d;
+	};
+	return {bg: g("--panel", "#fff"), text: g("--fl-text", "#111"), muted: g("--muted", "#666"),
+		sat: parseFloat(g("--fl-sat", "70")), light: parseFloat(g("--fl-light", "68")),
+		lib: g("--fl-lib-hue", "190"), native: g("--fl-native", "#9aa"), other: g("--fl-other", "#bbb"),
+		wait: g("--fl-wait", "#58c"), gil: g("--fl-gil", "#a6d"), runq: g("--fl-runq", "#cb5"),
+		top: g("--fl-top", "#cdd"), match: g("--fl-match", "#e0f"), dim: g("--fl-dim", "#ddd"),
+		focus: g("--text", "#000")};
+}
+
+// A stable colour per function: warm hues for project code, cool ones for libraries.
+function flameFill(fd, t, v, C) {
+	var kd = t.kind[v];
+	if (kd === FL_KIND.wait)
+		return C.wait;
+	if (kd === FL_KIND.gil)
+		return C.gil;
+	if (kd === FL_KIND.runq)
+		return C.runq;
+	if (kd === FL_KIND.top)
+		return C.top;
+	var f = fd.func[t.src[v]];
+	if (f === -1)
+		return C.top;
+	if (f === -2)
+		return C.native;
+	if (f === -3)
+		return C.other;
+	var name = fd.fname[f], h = 0;
+	for (var i = 0; i < name.length; i++)
+		h = (h * 31 + name.charCodeAt(i)) >>> 0;
+	var lib = fd.fsrc[f] >= 0 && D.sources[fd.fsrc[f]].kind === "library";
+	var hue = lib ? Number(C.lib) + (h % 30) : 8 + (h % 42);
+	return "hsl(" + hue + " " + C.sat + "% " + (C.light - 6 + ((h >> 8) % 12)) + "%)";
+}
+
+function renderFlame(root, r) {
+	root.className = "content page flame";
+	var fd = flameData();
+	root.appendChild(viewHead("Flame graph", "Where does the time go, call path by call path?",
+				  helpLink("flame-graph", {class: "more"}, "Reading the flame graph \u2197")));
+	if (fd.error) {
+		root.appendChild(el("p", {class: "notice bad"}, "The flame graph data is damaged (" + fd.error + ")."));
+		return {};
+	}
+	var metrics = ["samples", "cpu"].concat(fd.wall ? ["wall"] : []);
+	if (!fd.hasSamples)
+		metrics.shift();
+	var st = UI.flame;
+	if (metrics.indexOf(st.metric) < 0)
+		st.metric = fd.wall ? "wall" : metrics[0];
+	var t = null, zoom = -1, focus = -1, C = flameColors(), rows = [], maxRow = 0, zoomRow = 0;
+	var canvas = el("canvas", {class: "flamecanvas", tabindex: "0", role: "img",
+				   "aria-label": "Flame graph; arrow keys move between frames, Enter zooms, Escape zooms out"});
+	var wrap = el("div", {class: "flamewrap"}, canvas);
+	var tip = el("div", {class: "flametip", role: "tooltip", hidden: true});
+	var crumbs = el("nav", {class: "crumbs", "aria-label": "Zoom path"});
+	var search = el("input", {type: "search", class: "flamesearch", placeholder: "Search functions and files (/)",
+				  "aria-label": "Search frames"});
+	search.value = st.query;
+	var found = el("span", {class: "flamefound", "aria-live": "polite"});
+	var detail = el("div", {class: "flamedetail", "aria-live": "polite"});
+	var summary = el("span", {class: "flametotal"});
+	var legend = el("div", {class: "flamelegend"});
+	function swatch(cls, label) {
+		return el("span", {class: "lg"}, el("i", {class: "sw " + cls}), label);
+	}
+	legend.appendChild(swatch("py", "project code"));
+	legend.appendChild(swatch("lib", "library"));
+	legend.appendChild(swatch("nat", "[native]: no Python frame"));
+	if (fd.folded)
+		legend.appendChild(swatch("oth", "(other): " + fmtCount(fd.folded) + " small frames folded"));
+	if (fd.wall) {
+		legend.appendChild(swatch("wt", "waiting: I/O, sleep, locks"));
+		legend.appendChild(swatch("gil", "waiting for the GIL"));
+		legend.appendChild(swatch("rq", "waiting for a CPU"));
+	}
+	var seg = segmented("Weight", "flame-graph", metrics.map(function (k) {
+		return {value: k, label: FL_METRICS[k]};
+	}), st.metric, function (v) {
+		st.metric = v;
+		rebuild(true);
+	}, "flame-metric");
+	root.appendChild(el("div", {class: "flamebar"}, seg,
+			    el("div", {class: "control"}, search, found), summary));
+	root.appendChild(legend);
+	root.appendChild(crumbs);
+	root.appendChild(wrap);
+	root.appendChild(detail);
+	document.body.appendChild(tip);
+
+	function metricText(v) {
+		return st.metric === "samples" ? fmtCount(v) + " samples" : fmtTime(v);
+	}
+	function share(value) {
+		return t.tot[t.root] > 0 ? value / t.tot[t.root] : NaN;
+	}
+	function isAncestor(a, v) { // a is v or above it
+		for (; v >= 0; v = v === t.root ? -1 : t.parent[v])
+			if (v === a)
+				return true;
+		return false;
+	}
+
+	function rebuild(keep) {
+		var zl = keep && zoom >= 0 ? t.src[zoom] : -1, zk = keep && zoom >= 0 ? t.kind[zoom] : 0;
+		t = flameTree(fd, st.metric, SEL);
+		zoom = t.root;
+		if (zl >= 0 && zk === FL_KIND.real && isAncestor(t.root, zl) && t.tot[zl] > 0)
+			zoom = zl;
+		focus = zoom;
+		summary.textContent = "Total " + metricText(t.tot[t.root]) +
+				      (SEL >= 0 ? " in " + procShort(SEL) : "");
+		summary.setAttribute("data-total", String(t.tot[t.root]));
+		applySearch();
+		draw();
+	}
+
+	// ---- layout and drawing ----------------------------------------------------------------
+
+	function layout(W) {
+		rows = [];
+		var anc = [];
+		for (var v = zoom; v !== t.root; v = t.parent[v])
+			anc.unshift(t.parent[v]);
+		anc.push(zoom);
+		// the zoom path, full width (dimmed above the zoomed frame)
+		anc.forEach(function (a, d) {
+			rows[d] = [{v: a, x: 0, w: W}];
+		});
+		var base = anc.length - 1, scale = t.tot[zoom] > 0 ? W / t.tot[zoom] : 0;
+		var stack = [zoom, 0, base];
+		maxRow = zoomRow = base;
+		while (stack.length) {
+			var d = stack.pop(), x = stack.pop(), u = stack.pop(), ks = t.kidStart, cx = x, small = 0;
+			if (d + 1 > 2000)
+				continue;
+			for (var k = ks[u]; k < ks[u + 1]; k++) {
+				var c = t.kids[k], w = t.tot[c] * scale;
+				if (w < FL_MIN_W) {
+					small += w;
+					continue;
+				}
+				(rows[d + 1] = rows[d + 1] || []).push({v: c, x: cx, w: w});
+				if (d + 1 > maxRow)
+					maxRow = d + 1;
+				stack.push(c, cx, d + 1);
+				cx += w;
+			}
+			if (small >= FL_MIN_W)
+				(rows[d + 1] = rows[d + 1] || []).push({v: -1, x: cx, w: small});
+		}
+		rows.forEach(function (rw) {
+			rw.sort(function (a, b) {
+				return a.x - b.x;
+			});
+		});
+	}
+
+	function draw() {
+		var W = Math.max(200, wrap.clientWidth), dpr = window.devicePixelRatio || 1;
+		layout(W);
+		var H = (maxRow + 1) * FL_ROW;
+		canvas.width = Math.round(W * dpr);
+		canvas.height = Math.round(H * dpr);
+		canvas.style.width = W + "px";
+		canvas.style.height = H + "px";
+		var g = canvas.getContext("2d");
+		g.setTransform(dpr, 0, 0, dpr, 0, 0);
+		g.fillStyle = C.bg;
+		g.fillRect(0, 0, W, H);
+		g.font = "12px " + getComputedStyle(canvas).fontFamily;
+		g.textBaseline = "middle";
+		var cw = g.measureText("abcdefghij").width / 10 || 7, searching = !!st.query;
+		for (var d = 0; d < rows.length; d++) {
+			var rw = rows[d] || [], y = d * FL_ROW;
+			for (var j = 0; j < rw.length; j++) {
+				var b = rw[j];
+				if (b.v < 0) {
+					g.fillStyle = C.other;
+					g.fillRect(b.x, y, Math.max(b.w, 0.5), FL_ROW - 1);
+					continue;
+				}
+				var m = searching && isMatch(b.v);
+				g.fillStyle = m ? C.match : searching ? C.dim : flameFill(fd, t, b.v, C);
+				g.globalAlpha = d < zoomRow ? 0.55 : 1;
+				g.fillRect(b.x, y, Math.max(b.w - (b.w > 3 ? 1 : 0), 0.5), FL_ROW - 1);
+				g.globalAlpha = 1;
+				if (b.w > 24) {
+					var s = flameLabel(b.v), fit = Math.floor((b.w - 6) / cw);
+					if (s.length > fit)
+						s = flameName(fd, t, b.v);
+					if (s.length > fit)
+						s = fit > 1 ? s.slice(0, fit - 1) + "\u2026" : "";
+					if (s) {
+						g.fillStyle = C.text;
+						g.fillText(s, b.x + 3, y + FL_ROW / 2);
+					}
+				}
+				if (b.v === focus && document.activeElement === canvas) {
+					g.strokeStyle = C.focus;
+					g.lineWidth = 2;
+					g.strokeRect(b.x + 1, y + 1, Math.max(b.w - 2, 1), FL_ROW - 3);
+				}
+			}
+		}
+		drawCrumbs();
+		showDetail(focus);
+		canvas.setAttribute("data-zoom", String(zoom));
+		canvas.setAttribute("data-focus", String(focus));
+	}
+
+	// "main (app.py:27)" as py-spy writes frames: a function has a box per line it ran
+	function flameLabel(v) {
+		var loc = flameLoc(fd, t, v);
+		return flameName(fd, t, v) + (loc ? " (" + locText(loc.src, loc.line) + ")" : "");
+	}
+
+	function rowOf(v) {
+		for (var d = 0; d < rows.length; d++)
+			if (rows[d] && findIn(rows[d], v))
+				return d;
+		return -1;
+	}
+	function findIn(rw, v) {
+		for (var j = 0; j < rw.length; j++)
+			if (rw[j].v === v)
+				return rw[j];
+		return null;
+	}
+	function boxOf(v) {
+		var d = rowOf(v);
+		return d < 0 ? null : {d: d, b: findIn(rows[d], v)};
+	}
+	function hit(ev) {
+		var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, d = Math.floor((ev.clientY - r.top) / FL_ROW);
+		var rw = rows[d];
+		if (!rw)
+			return -1;
+		var lo = 0, hi = rw.length - 1;
+		while (lo <= hi) {
+			var mid = (lo + hi) >> 1, b = rw[mid];
+			if (x < b.x)
+				hi = mid - 1;
+			else if (x >= b.x + b.w)
+				lo = mid + 1;
+			else
+				return b.v;
+		}
+		return -1;
+	}
+
+	var crumbsFor = null;
+	// rebuilt only when the zoom changes: a draw on blur must not replace the button being clicked
+	function drawCrumbs() {
+		if (crumbsFor === t && +crumbs.getAttribute("data-zoom") === zoom)
+			return;
+		crumbsFor = t;
+		crumbs.setAttribute("data-zoom", String(zoom));
+		clear(crumbs);
+		var path = [];
+		for (var v = zoom; ; v = t.parent[v]) {
+			path.unshift(v);
+			if (v === t.root)
+				break;
+		}
+		path.forEach(function (v, i) {
+			if (i)
+				crumbs.appendChild(el("span", {class: "sep", "aria-hidden": "true"}, "\u203a"));
+			var b = el("button", {type: "button", class: "crumb", "data-node": String(v),
+					      "aria-current": v === zoom ? "true" : null}, flameName(fd, t, v));
+			b.addEventListener("click", function () {
+				zoomTo(v);
+			});
+			crumbs.appendChild(b);
+		});
+	}
+
+	function showDetail(v) {
+		clear(detail);
+		if (v < 0)
+			return;
+		var loc = flameLoc(fd, t, v);
+		detail.setAttribute("data-node", String(v));
+		detail.appendChild(el("b", {class: "fname"}, flameName(fd, t, v)));
+		if (loc) {
+			detail.appendChild(srcLink(loc.src, loc.line, null, "flameline"));
+			if (loc.def)
+				detail.appendChild(el("a", {class: "flamefunc", href: srcHref(loc.src, loc.def)}, "function"));
+		}
+		detail.appendChild(el("span", {class: "num"}, metricText(t.tot[v]) + " \u00b7 " + fmtPct(share(t.tot[v])) +
+							 " of total"));
+	}
+
+	function showTip(v, ev) {
+		if (v < 0) {
+			tip.hidden = true;
+			return;
+		}
+		clear(tip);
+		var loc = flameLoc(fd, t, v);
+		tip.appendChild(el("div", {class: "tname"}, flameName(fd, t, v)));
+		if (loc)
+			tip.appendChild(el("div", {class: "tloc"}, (D.sources[loc.src].path || D.sources[loc.src].name) + ":" +
+						   shownLine(loc.src, loc.line)));
+		var dl = el("dl");
+		function row(k, val) {
+			dl.appendChild(el("dt", null, k));
+			dl.appendChild(el("dd", null, val));
+		}
+		row(FL_METRICS[st.metric], metricText(t.tot[v]) + (t.self[v] > 0 && t.kidStart[v + 1] > t.kidStart[v]
+								   ? " (self " + metricText(t.self[v]) + ")" : ""));
+		row("Share", fmtPct(share(t.tot[v])) + " of total");
+		if (t.kind[v] === FL_KIND.real || t.kind[v] === FL_KIND.top) {
+			if (st.metric !== "cpu")
+				row("CPU time", fmtTime(subtreeSum(v, fd.cpu)));
+			if (fd.hasSamples && st.metric !== "samples")
+				row("Samples", fmtCount(subtreeSum(v, fd.samples)));
+		}
+		tip.appendChild(dl);
+		tip.appendChild(el("div", {class: "thint"}, loc ? "Click to zoom \u00b7 double-click opens the line" : "Click to zoom"));
+		tip.hidden = false;
+		var x = ev.clientX + 14, y = ev.clientY + 14, tw = tip.offsetWidth, th = tip.offsetHeight;
+		if (x + tw > window.innerWidth - 8)
+			x = Math.max(8, ev.clientX - tw - 14);
+		if (y + th > window.innerHeight - 8)
+			y = Math.max(8, ev.clientY - th - 14);
+		tip.style.left = x + "px";
+		tip.style.top = y + "px";
+	}
+
+	// a column summed below a node, whatever the metric (tooltips only: one subtree walk, kept)
+	var sumCache = {v: -1, arr: null, s: 0};
+	function subtreeSum(v, arr) {
+		if (sumCache.v === v && sumCache.arr === arr && sumCache.t === t)
+			return sumCache.s;
+		var s = 0, todo = [v];
+		while (todo.length) {
+			var u = todo.pop();
+			if (u < fd.n)
+				s += SEL < 0 || fd.proc[u] === SEL ? arr[u] : 0;
+			for (var k = t.kidStart[u]; k < t.kidStart[u + 1]; k++)
+				todo.push(t.kids[k]);
+		}
+		sumCache = {v: v, arr: arr, t: t, s: s};
+		return s;
+	}
+
+	// ---- search --------------------------------------------------------------------------
+
+	function isMatch(v) {
+		return t.kind[v] === FL_KIND.real && fd.match[t.src[v]] === 1;
+	}
+
+	function applySearch() {
+		var q = st.query.trim().toLowerCase(), n = fd.n, i;
+		fd.match.fill(0);
+		clear(found);
+		if (!q)
+			return;
+		var fm = fd.fname.map(function (nm, f) {
+			var s = fd.fsrc[f] >= 0 ? D.sources[fd.fsrc[f]] : null;
+			return (nm + " " + (s ? s.path || s.name : "")).toLowerCase().indexOf(q) >= 0;
+		});
+		var nm = 0;
+		for (i = 0; i < n; i++) {
+			var f = fd.func[i];
+			if (f >= 0 ? fm[f] : f !== -1 && FL_SPECIAL[f].indexOf(q) >= 0) {
+				fd.match[i] = 1;
+				nm++;
+			}
+		}
+		// a sample counts once however many matching frames its stack has: the time of every
+		// node at or below a match, in the shown selection
+		var cov = new Uint8Array(t.N), sum = 0;
+		for (i = 0; i < t.N; i++) {
+			if (i === t.top)
+				continue;
+			var p = t.parent[i];
+			cov[i] = (t.kind[i] === FL_KIND.real && fd.match[i]) || (p !== t.top && cov[p]) ? 1 : 0;
+			if (cov[i]) // nodes outside the selection have no self value in t
+				sum += t.self[i];
+		}
+		found.textContent = fmtCount(nm) + (nm === 1 ? " frame" : " frames") + " \u00b7 " +
+				    metricText(sum) + " \u00b7 " + fmtPct(share(sum)) + " of total";
+		found.setAttribute("data-share", String(share(sum)));
+		found.setAttribute("data-value", String(sum));
+	}
+
+	// ---- interaction -----------------------------------------------------------------------
+
+	function zoomTo(v) {
+		if (v < 0 || !(t.tot[v] > 0))
+			return;
+		zoom = v;
+		focus = v;
+		draw();
+	}
+
+	function openSource(v) {
+		var loc = flameLoc(fd, t, v);
+		if (loc)
+			location.hash = srcHref(loc.src, loc.line);
+	}
+
+	// the frame next to v in its row (dir -1 left, 1 right)
+	function beside(v, dir) {
+		var bx = boxOf(v);
+		if (!bx)
+			return v;
+		var rw = rows[bx.d], j = rw.indexOf(bx.b) + dir;
+		while (j >= 0 && j < rw.length && rw[j].v < 0)
+			j += dir;
+		return j >= 0 && j < rw.length ? rw[j].v : v;
+	}
+
+	function firstChild(v) {
+		for (var k = t.kidStart[v]; k < t.kidStart[v + 1]; k++)
+			if (boxOf(t.kids[k]))
+				return t.kids[k];
+		return v;
+	}
+
+	canvas.addEventListener("mousemove", function (ev) {
+		var v = hit(ev);
+		canvas.style.cursor = v >= 0 ? "pointer" : "default";
+		showTip(v, ev);
+	});
+	canvas.addEventListener("mouseleave", function () {
+		tip.hidden = true;
+	});
+	canvas.addEventListener("click", function (ev) {
+		var v = hit(ev);
+		if (v >= 0)
+			zoomTo(v);
+	});
+	canvas.addEventListener("dblclick", function (ev) {
+		var v = hit(ev);
+		if (v >= 0)
+			openSource(v);
+	});
+	canvas.addEventListener("focus", draw);
+	canvas.addEventListener("blur", draw);
+	canvas.addEventListener("keydown", function (ev) {
+		var v = focus;
+		switch (ev.key) {
+		case "ArrowUp":
+			v = focus === t.root ? focus : t.parent[focus];
+			break;
+		case "ArrowDown":
+			v = firstChild(focus);
+			break;
+		case "ArrowLeft":
+			v = beside(focus, -1);
+			break;
+		case "ArrowRight":
+			v = beside(focus, 1);
+			break;
+		case "Enter":
+			zoomTo(focus);
+			ev.preventDefault();
+			return;
+		case "Escape":
+			if (zoom !== t.root)
+				zoomTo(t.parent[zoom]);
+			ev.preventDefault();
+			return;
+		default:
+			return;
+		}
+		ev.preventDefault();
+		focus = v;
+		draw();
+	});
+	var timer = 0;
+	search.addEventListener("input", function () {
+		clearTimeout(timer);
+		timer = setTimeout(function () {
+			st.query = search.value;
+			applySearch();
+			draw();
+		}, 80);
+	});
+	search.addEventListener("keydown", function (ev) {
+		if (ev.key === "Enter") {
+			clearTimeout(timer);
+			st.query = search.value;
+			applySearch();
+			draw();
+		} else if (ev.key === "Escape") {
+			canvas.focus();
+		}
+	});
+	function onKey(ev) {
+		if (ev.key === "/" && document.activeElement !== search && !/^(INPUT|TEXTAREA|SELECT)$/.test(ev.target.tagName)) {
+			ev.preventDefault();
+			search.focus();
+			search.select();
+		}
+	}
+	document.addEventListener("keydown", onKey);
+	var theme = new MutationObserver(function () {
+		C = flameColors();
+		draw();
+	});
+	theme.observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme"]});
+	var resizeTimer = 0;
+	function onResize() {
+		clearTimeout(resizeTimer);
+		resizeTimer = setTimeout(draw, 100);
+	}
+	window.addEventListener("resize", onResize);
+
+	rebuild(false);
+	mark("ls-flame-drawn");
+	requestAnimationFrame(function () {
+		setTimeout(function () {
+			mark("ls-flame-ready");
+		}, 0);
+	});
+	return {
+		destroy: function () {
+			document.removeEventListener("keydown", onKey);
+			window.removeEventListener("resize", onResize);
+			theme.disconnect();
+			tip.remove();
+		},
+	};
+}
