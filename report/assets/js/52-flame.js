@@ -33,7 +33,7 @@ function flameData() {
 	var out = {n: n, parent: new Int32Array(n), func: new Int32Array(n), proc: new Int32Array(n),
 		   line: new Int32Array(n), samples: new Float64Array(n), cpu: new Float64Array(n),
 		   wait: new Float64Array(n), gil: new Float64Array(n), runq: new Float64Array(n),
-		   wall: !!(Array.isArray(N.wait_s) || Array.isArray(N.gil_wait_s) || Array.isArray(N.runq_s)),
+		   wall: false,
 		   hasSamples: Array.isArray(N.samples), error: null, fname: [], fsrc: [], fdef: [],
 		   folded: isNum(F.folded) ? F.folded : 0, maxNodes: F.max_nodes};
 	function int(col, i, lo, hi) {
@@ -69,6 +69,9 @@ function flameData() {
 		out.gil[i] = val(N.gil_wait_s, i);
 		out.runq[i] = val(N.runq_s, i);
 	}
+	// Wall time only when something waited: a wall-mode recording may have no off-CPU time
+	for (i = 0; i < n && !out.wall; i++)
+		out.wall = out.wait[i] > 0 || out.gil[i] > 0 || out.runq[i] > 0;
 	out.match = new Uint8Array(n);
 	flameCache = out;
 	return out;
@@ -296,13 +299,14 @@ function renderFlame(root, r) {
 		var stack = [zoom, 0, base];
 		maxRow = zoomRow = base;
 		while (stack.length) {
-			var d = stack.pop(), x = stack.pop(), u = stack.pop(), ks = t.kidStart, cx = x, small = 0;
+			var d = stack.pop(), x = stack.pop(), u = stack.pop(), ks = t.kidStart, cx = x, small = 0, ns = 0;
 			if (d + 1 > 2000)
 				continue;
 			for (var k = ks[u]; k < ks[u + 1]; k++) {
 				var c = t.kids[k], w = t.tot[c] * scale;
 				if (w < FL_MIN_W) {
 					small += w;
+					ns++;
 					continue;
 				}
 				(rows[d + 1] = rows[d + 1] || []).push({v: c, x: cx, w: w});
@@ -311,8 +315,10 @@ function renderFlame(root, r) {
 				stack.push(c, cx, d + 1);
 				cx += w;
 			}
-			if (small >= FL_MIN_W)
-				(rows[d + 1] = rows[d + 1] || []).push({v: -1, x: cx, w: small});
+			if (small >= FL_MIN_W) {
+				(rows[d + 1] = rows[d + 1] || []).push({v: -1, x: cx, w: small, n: ns, val: small / scale});
+				maxRow = Math.max(maxRow, d + 1);
+			}
 		}
 		rows.forEach(function (rw) {
 			rw.sort(function (a, b) {
@@ -397,10 +403,14 @@ function renderFlame(root, r) {
 		return d < 0 ? null : {d: d, b: findIn(rows[d], v)};
 	}
 	function hit(ev) {
+		var b = hitBox(ev);
+		return b ? b.v : -1;
+	}
+	function hitBox(ev) {
 		var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, d = Math.floor((ev.clientY - r.top) / FL_ROW);
 		var rw = rows[d];
 		if (!rw)
-			return -1;
+			return null;
 		var lo = 0, hi = rw.length - 1;
 		while (lo <= hi) {
 			var mid = (lo + hi) >> 1, b = rw[mid];
@@ -409,9 +419,9 @@ function renderFlame(root, r) {
 			else if (x >= b.x + b.w)
 				lo = mid + 1;
 			else
-				return b.v;
+				return b;
 		}
-		return -1;
+		return null;
 	}
 
 	var crumbsFor = null;
@@ -456,12 +466,20 @@ function renderFlame(root, r) {
 							 " of total"));
 	}
 
-	function showTip(v, ev) {
-		if (v < 0) {
+	function showTip(box, ev) {
+		var v = box ? box.v : -1;
+		if (!box) {
 			tip.hidden = true;
 			return;
 		}
 		clear(tip);
+		if (v < 0) { // narrow frames drawn as one block
+			tip.appendChild(el("div", {class: "tname"}, fmtCount(box.n) + " frames too narrow to draw"));
+			tip.appendChild(el("div", {class: "thint"}, metricText(box.val) + " \u00b7 " + fmtPct(share(box.val)) +
+					       " of total; zoom into their parent to see them"));
+			placeTip(ev);
+			return;
+		}
 		var loc = flameLoc(fd, t, v);
 		tip.appendChild(el("div", {class: "tname"}, flameName(fd, t, v)));
 		if (loc)
@@ -483,6 +501,10 @@ function renderFlame(root, r) {
 		}
 		tip.appendChild(dl);
 		tip.appendChild(el("div", {class: "thint"}, loc ? "Click to zoom \u00b7 double-click opens the line" : "Click to zoom"));
+		placeTip(ev);
+	}
+
+	function placeTip(ev) {
 		tip.hidden = false;
 		var x = ev.clientX + 14, y = ev.clientY + 14, tw = tip.offsetWidth, th = tip.offsetHeight;
 		if (x + tw > window.innerWidth - 8)
@@ -494,20 +516,23 @@ function renderFlame(root, r) {
 	}
 
 	// a column summed below a node, whatever the metric (tooltips only: one subtree walk, kept)
-	var sumCache = {v: -1, arr: null, s: 0};
+	var sumCache = {t: null, v: -1, cpu: 0, samples: 0};
 	function subtreeSum(v, arr) {
-		if (sumCache.v === v && sumCache.arr === arr && sumCache.t === t)
-			return sumCache.s;
-		var s = 0, todo = [v];
-		while (todo.length) {
-			var u = todo.pop();
-			if (u < fd.n)
-				s += SEL < 0 || fd.proc[u] === SEL ? arr[u] : 0;
-			for (var k = t.kidStart[u]; k < t.kidStart[u + 1]; k++)
-				todo.push(t.kids[k]);
+		var c = sumCache;
+		if (c.t !== t || c.v !== v) {
+			c = sumCache = {t: t, v: v, cpu: 0, samples: 0};
+			var todo = [v];
+			while (todo.length) {
+				var u = todo.pop();
+				if (u < fd.n && (SEL < 0 || fd.proc[u] === SEL)) {
+					c.cpu += fd.cpu[u];
+					c.samples += fd.samples[u];
+				}
+				for (var k = t.kidStart[u]; k < t.kidStart[u + 1]; k++)
+					todo.push(t.kids[k]);
+			}
 		}
-		sumCache = {v: v, arr: arr, t: t, s: s};
-		return s;
+		return arr === fd.cpu ? c.cpu : c.samples;
 	}
 
 	// ---- search --------------------------------------------------------------------------
@@ -586,9 +611,9 @@ function renderFlame(root, r) {
 	}
 
 	canvas.addEventListener("mousemove", function (ev) {
-		var v = hit(ev);
-		canvas.style.cursor = v >= 0 ? "pointer" : "default";
-		showTip(v, ev);
+		var b = hitBox(ev);
+		canvas.style.cursor = b && b.v >= 0 ? "pointer" : "default";
+		showTip(b, ev);
 	});
 	canvas.addEventListener("mouseleave", function () {
 		tip.hidden = true;
