@@ -4,7 +4,8 @@
  * of LINES lines each (plausible Python), one function per 10 lines, every line sampled, each
  * sample's stack a line called from a line of the previous file, so edges, totals and symbols are
  * all exercised; DEPTH > 2 adds callers from further files (FILES x LINES distinct stacks either
- * way, e.g. 1000 x 100 for the flame graph's 100,000).  Usage: mkprofile OUT [FILES [LINES [DEPTH]]]
+ * way, e.g. 1000 x 100 for the flame graph's 100,000).
+ * Usage: mkprofile OUT.lsprof [FILES [LINES [DEPTH]]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,6 @@ int main(int argc, char **argv)
 	};
 	char *text, path[128], hash[64];
 	int64_t stack = 1;
-
 	uint32_t frames[2 * 64];
 
 	if (argc < 2 || files <= 0 || lines < 10 || depth < 2 || depth > 64) {
