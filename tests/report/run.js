@@ -751,6 +751,30 @@ H.test('flame graph: a CPU profile has no wall time, and damaged trees are refus
 	await H.open(page, mkhtml('flame-evil', evil), '#flame');
 	await page.hover(flSel, { position: { x: 5, y: 2 * ROW + 9 } });
 	assert((await page.textContent('.flametip')).includes('<img'), 'a name is text');
+	// a tree the writer capped: its "(other)" node is in the legend; the narrow frames (3,000 and it) are one block
+	const wide = JSON.parse(JSON.stringify(PLAIN)), W = wide.flame.nodes;
+	W.parent.push(0);
+	W.func.push(-3);
+	W.proc.push(0);
+	W.line.push(0);
+	W.samples.push(1);
+	W.cpu_s.push(0.001);
+	for (let i = 0; i < 3000; i++) {
+		W.parent.push(0);
+		W.func.push(0);
+		W.proc.push(0);
+		W.line.push(100 + i);
+		W.samples.push(1);
+		W.cpu_s.push(0.001);
+	}
+	wide.flame.folded = 42;
+	await H.open(page, mkhtml('flame-wide', wide), '#flame');
+	assert((await page.textContent('.flamelegend')).includes('(other): 42 small frames folded'), 'legend: folded');
+	eq(Number(await page.getAttribute('.flametotal', 'data-total')), PLAIN.run.samples + 3001, 'every node counted');
+	const w = await page.$eval(flSel, (c) => c.clientWidth);
+	await page.hover(flSel, { position: { x: w - 2, y: 2 * ROW + 9 } });
+	assert(/3,001 frames too narrow to draw/.test(await page.textContent('.flametip')), 'narrow frames as one block: ' +
+	       await page.textContent('.flametip'));
 });
 
 // ---- plain fixture, back/forward, screenshots ---------------------------------------------------
