@@ -2,7 +2,7 @@
 // The page frame: sidebar (views, source snapshots), header (run facts with help links, process
 // selector, theme), hash routing with back/forward, and the small popover menu.
 //
-// Routes: #overview, #files, #functions, #memory, #gpu, #spark, #spark/I, #child/I,
+// Routes: #overview, #files, #functions, #flame, #memory, #gpu, #spark, #spark/I, #child/I,
 // #source/S and #source/S/LINE (a permalink; LINE counts lines of the source's text, which for a
 // notebook runs through its cells). "?p=I" selects process I (default: all processes combined).
 
