@@ -220,23 +220,48 @@ static void claim(struct side *n, int i, struct side *b, int j, enum ls_diff_mat
 	n->rows[i].match = how;
 }
 
-/*
- * Where the base had this line: the same offset from its function's def line (0 when the
- * function did not move, or is not in the base), or -1 when that would overflow.
- */
-static int base_line_of(const struct side *n, const struct ls_drow *r, const struct side *bfuncs)
+/* Whether line a of fa and line b of fb have the same text. */
+static bool text_eq(const struct ls_mfile *fa, int a, const struct ls_mfile *fb, int b)
 {
-	struct ls_drow key = {.path = r->path, .function = r->function};
-	int f = r->function ? find(bfuncs, &key, cmp_func) : -1;
-	int off = f >= 0 ? bfuncs->rows[f].line - n->m->funcs[r->func].def_line : 0;
+	size_t la, lb;
+	const char *ta = ls_mfile__line(fa, a, &la), *tb = ls_mfile__line(fb, b, &lb);
 
-	if ((off > 0 && r->line > INT32_MAX - off) || r->line + off < 1)
-		return -1;
-	return r->line + off;
+	return ta && tb && la == lb && !memcmp(ta, tb, la);
 }
 
-/* The three passes of diff.h, each only over the lines the previous ones left. */
-static void match_lines(struct side *n, struct side *b, const struct side *bfuncs)
+int ls_diff__line_in_new(const struct ls_mfile *nf, int ndef, const struct ls_mfile *bf, int bdef,
+			 int line)
+{
+	int64_t at = (int64_t)line + ndef - bdef;
+	int best = -1;
+
+	if (at < 1 || at > INT32_MAX)
+		return -1;
+	if (!nf->text || !bf->text)
+		return (int)at; /* position is all there is */
+	if (text_eq(nf, line, bf, line))
+		return line;
+	if (text_eq(nf, (int)at, bf, line))
+		return (int)at;
+	/* code added or removed above it inside its function: the nearest line with its text */
+	for (int l = 1; l <= nf->nlines; l++)
+		if (text_eq(nf, l, bf, line) && (best < 0 || llabs(l - at) < llabs(best - at)))
+			best = l;
+	return best;
+}
+
+/* The def line of the function of row r in side s's model, or 0. */
+static int def_of(const struct side *s, const struct ls_drow *r)
+{
+	return r->func >= 0 ? s->m->funcs[r->func].def_line : 0;
+}
+
+/*
+ * The passes of diff.h, each only over the lines the previous ones left: the same place and
+ * text; the same text where ls_diff__line_in_new() finds it in the same function; then the same
+ * place in the same function, whatever its text.
+ */
+static void match_lines(struct side *n, struct side *b, const struct side *nfuncs)
 {
 	for (size_t i = 0; i < n->n; i++) {
 		int j = free_line(b, n->rows[i].path, n->rows[i].line);
@@ -244,26 +269,29 @@ static void match_lines(struct side *n, struct side *b, const struct side *bfunc
 		if (j >= 0 && same_text(&n->rows[i], n, &b->rows[j], b))
 			claim(n, i, b, j, LS_DIFF_SAME);
 	}
-	for (size_t i = 0; i < n->n; i++) {
-		const struct ls_drow *r = &n->rows[i];
-		int at, j;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t j = 0; j < b->n; j++) {
+			const struct ls_drow *r = &b->rows[j];
+			struct ls_drow key = {.path = r->path, .function = r->function};
+			int f, at, i;
 
-		if (n->other[i] >= 0 || (at = base_line_of(n, r, bfuncs)) == r->line || at < 0)
-			continue;
-		j = free_line(b, r->path, at);
-		if (j >= 0 && same_text(r, n, &b->rows[j], b))
-			claim(n, i, b, j, LS_DIFF_MOVED);
-	}
-	/* edited: at the same place in the same function (moved or not), the text changed */
-	for (size_t i = 0; i < n->n; i++) {
-		const struct ls_drow *r = &n->rows[i];
-		int at, j;
-
-		if (n->other[i] >= 0 || !r->function || (at = base_line_of(n, r, bfuncs)) < 0)
-			continue;
-		j = free_line(b, r->path, at);
-		if (j >= 0 && !cmp_str(b->rows[j].function, r->function))
-			claim(n, i, b, j, LS_DIFF_EDITED);
+			if (b->other[j] >= 0 || !r->function ||
+			    (f = find(nfuncs, &key, cmp_func)) < 0)
+				continue;
+			key.line = nfuncs->rows[f]
+					   .line; /* the function's def line in the new profile */
+			at = pass ? (int)((int64_t)r->line + key.line - def_of(b, r))
+				  : ls_diff__line_in_new(&n->m->files[nfuncs->rows[f].file],
+							 key.line, &b->m->files[r->file],
+							 def_of(b, r), r->line);
+			if (at < 1 || (i = free_line(n, r->path, at)) < 0 ||
+			    cmp_str(n->rows[i].function, r->function))
+				continue;
+			claim(n, i, b, j,
+			      pass	      ? LS_DIFF_EDITED
+			      : at == r->line ? LS_DIFF_SAME
+					      : LS_DIFF_MOVED);
+		}
 	}
 }
 
@@ -342,7 +370,7 @@ int ls_diff__build(const struct ls_model *m, const struct ls_model *base, struct
 	    side_files(&nfi, &nl) || side_files(&bfi, &bl) || side_other(&nl) || side_other(&bl) ||
 	    side_other(&nf) || side_other(&bf) || side_other(&nfi) || side_other(&bfi))
 		goto out;
-	match_lines(&nl, &bl, &bf);
+	match_lines(&nl, &bl, &nf);
 	match_keys(&nf, &bf, cmp_func);
 	match_keys(&nfi, &bfi, cmp_line);
 	d->lines = merge(&nl, &bl, &d->nlines);

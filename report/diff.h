@@ -4,8 +4,9 @@
  * against a base profile, summed over processes (pids differ between runs).
  *
  * Lines are matched by path and line number when their text is the same in both (or either text
- * was not captured); else, when their function's definition moved, by the same offset from the
- * def line with the same text (moved); else by that place in the same function, whatever its text
+ * was not captured); else within the same function (path and qualified name) where its text is
+ * now: at the same offset from the def line, or the nearest line with that text when code was
+ * added or removed above it (moved); else at the same offset from the def line whatever its text
  * (edited). What is left is present in one profile only. Functions match by path and qualified
  * name, files by path.
  */
@@ -18,7 +19,7 @@
 
 enum ls_diff_match {
 	LS_DIFF_SAME,	/* same path, line and text (or a text was not captured) */
-	LS_DIFF_MOVED,	/* same text at the same offset in its function, which moved */
+	LS_DIFF_MOVED,	/* the same text in the same function, at another line */
 	LS_DIFF_EDITED, /* the same place in the same function; the text changed */
 	LS_DIFF_NEW,	/* only in the new profile */
 	LS_DIFF_GONE,	/* only in the base profile */
@@ -54,6 +55,15 @@ const char *ls_diff__match_name(enum ls_diff_match how);
 
 /* A row's change in share of its profile's total: ns/ns_total - base_ns/base_total (0 if none). */
 double ls_diff__share_delta(const struct ls_diff *d, const struct ls_drow *r);
+
+/*
+ * Where line `line` of base file bf, in a function defined at bdef, is in new file nf whose
+ * function is defined at ndef: the same line with the same text, else the same offset from the
+ * def line with the same text, else the nearest line with that text; -1 when the new file does not
+ * have it. When either text was not captured, the same offset from the def line.
+ */
+int ls_diff__line_in_new(const struct ls_mfile *nf, int ndef, const struct ls_mfile *bf, int bdef,
+			 int line);
 
 /* What makes the comparison less meaningful, as sentences (at most max). Returns how many. */
 #define LS_DIFF_MAX_NOTES 4

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "diff_flame.h"
 #include "escape.h"
 #include "flame.h"
 #include "jbuf.h"
@@ -687,6 +688,8 @@ char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *
 	ls_jbuf__json(&b, m->gpu || m->gpu_requested ? gpu_object(m) : NULL);
 	ls_jbuf__str(&b, ",\"diff\":");
 	ls_jbuf__json(&b, d ? ls_json__diff_data(d, base_path) : NULL);
+	ls_jbuf__str(&b, ",\"diff_flame\":");
+	ls_diff_flame__json(&b, d);
 	ls_jbuf__str(&b, ",\"flame\":");
 	flame_json(&b, m);
 	ls_jbuf__str(&b, ",\"spark\":null}");

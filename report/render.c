@@ -89,7 +89,8 @@ int ls_render__diff(const char *profile, const char *base, const char *output, e
 	if (err)
 		return err;
 	if (base) {
-		err = ls_model__load(base, &bm);
+		/* the HTML's differential flame graph needs the base's stacks too */
+		err = ls_model__load_flags(base, model_flags(fmt), &bm);
 		if (!err && (err = ls_diff__build(m, bm, &d)))
 			ls_err(err, "cannot compare %s with %s: %s", profile, base, strerror(-err));
 		if (err)

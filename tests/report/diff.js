@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Checks the HTML report of `report NEW --diff BASE` in chromium against the same diff as JSON
 // (`--format json`): the Overview's summary and largest changes, the Functions table's Δ columns
-// (regressions first, colours by sign, "new" rows), and the source view's moved-line markers.
+// (regressions first, colours by sign, "new" rows), the source view's moved-line markers and the
+// differential flame graph (totals of both trees, colours by change in share).
 // Usage: node diff.js DIFF.html DIFF.json
 'use strict';
 
@@ -95,6 +96,50 @@ H.test('source view: a moved line says where it was', async (page) => {
 	}, body.line);
 	assert(cell && /\bm-moved\b/.test(cell.cls), 'no moved marker on line ' + body.line + ': ' + JSON.stringify(cell));
 	assert(cell.title.includes('base line ' + body.base_line), 'the marker does not give the base line: ' + cell.title);
+});
+
+// [r, g, b] of the flame canvas at css (x, y)
+async function pixel(page, x, y) {
+	return page.evaluate(([x, y]) => {
+		const c = document.querySelector('canvas.flamecanvas'), d = window.devicePixelRatio || 1;
+		const p = c.getContext('2d').getImageData(Math.floor(x * d), Math.floor(y * d), 1, 1).data;
+		return [p[0], p[1], p[2]];
+	}, [x, y]);
+}
+
+H.test('flame graph: the change against the base, coloured by change in share', async (page) => {
+	await H.open(page, file, '#flame');
+	await page.click('#flame-show button[data-value="diff"]');
+	await page.click('#flame-metric button[data-value="samples"]');
+	const F = await page.evaluate(() => JSON.parse(document.getElementById('ls-data').textContent).diff_flame);
+	const sum = (a) => a.reduce((x, y) => x + y, 0);
+	eq(Number(await page.getAttribute('.flametotal', 'data-total')), sum(F.nodes.samples), 'new total');
+	eq(Number(await page.getAttribute('.flametotal', 'data-base-total')), sum(F.nodes.base_samples), 'base total');
+	// every base sample is in the tree: the base run's samples, those of an unknown interpreter too
+	const br = want.base_run;
+	eq(sum(F.nodes.base_samples), br.samples + br.lost.unresolved, 'the base tree holds all its samples');
+	const legend = await page.textContent('.flamelegend');
+	assert(/share of its own profile's total, new minus base/.test(legend), 'normalisation not stated: ' + legend);
+	// frames of light() grew their share (4x the work), those of heavy() shrank (the same work,
+	// a smaller part of the whole): red and blue
+	const bb = await (await page.$('canvas.flamecanvas')).boundingBox();
+	const seen = {};
+	for (let row = 2; row < 9 && !(seen.light && seen.heavy); row++) {
+		for (let x = 3; x < bb.width - 3; x += 24) {
+			await page.mouse.move(bb.x + x, bb.y + row * 18 + 9);
+			const tip = await page.textContent('.flametip');
+			const m = /^(light|heavy)\b/.exec(tip || '');
+			if (!m || seen[m[1]] || !/Base/.test(tip))
+				continue;
+			seen[m[1]] = { tip, rgb: await pixel(page, x, row * 18 + 9) };
+		}
+	}
+	assert(seen.light && seen.heavy, 'no light() or heavy() frame found: ' + JSON.stringify(seen));
+	const [lr, , lb] = seen.light.rgb, [hr, , hb] = seen.heavy.rgb;
+	assert(/share\+/.test(seen.light.tip.replace(/\s/g, '')) && lr > lb + 40,
+	       'light(): ' + seen.light.tip + ' rgb ' + seen.light.rgb);
+	assert(/share\u2212/.test(seen.heavy.tip.replace(/\s/g, '')) && hb > hr + 40,
+	       'heavy(): ' + seen.heavy.tip + ' rgb ' + seen.heavy.rgb);
 });
 
 H.run().then((failed) => process.exit(failed ? 1 : 0), (e) => {

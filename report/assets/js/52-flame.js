@@ -14,28 +14,65 @@ var FL_KIND_NAME = ["", "[waiting: I/O, sleep, locks]", "[waiting for the GIL]",
 var FL_METRICS = {samples: "CPU samples", cpu: "CPU time", wall: "Wall time"};
 var FL_SPECIAL = {"-1": "process", "-2": "[native]", "-3": "(other)"};
 
-UI.flame = {metric: null, query: ""};
+UI.flame = {
+	metric : null,
+	query : "",
+	diff : false
+};
 
 function hasFlame() {
 	var f = D.flame;
 	return !!(f && f.nodes && Array.isArray(f.nodes.parent) && f.nodes.parent.length);
 }
 
-var flameCache = null;
+var flameCache = {};
+
+function hasDiffFlame()
+{
+	var f = D.diff_flame;
+	return !!(f && f.nodes && Array.isArray(f.nodes.parent) && f.nodes.parent.length);
+}
 
 // The checked tree: every column as a typed array; nodes that break the shape (a parent not
 // before its child, a process out of range) make the whole tree unusable rather than wrong.
-function flameData() {
-	if (flameCache)
-		return flameCache;
-	var F = D.flame, N = F.nodes, n = N.parent.length, fn = F.funcs || {};
+// diff: the differential tree of a `report --diff` (D.diff_flame: all processes merged, with
+// the base's self values beside the new ones).
+function flameData(diff)
+{
+	var key = diff ? "diff" : "plain";
+	if (flameCache[key])
+		return flameCache[key];
+	var F = diff ? D.diff_flame : D.flame, N = F.nodes, n = N.parent.length, fn = F.funcs || {};
 	var names = list(fn.name), nf = names.length;
-	var out = {n: n, parent: new Int32Array(n), func: new Int32Array(n), proc: new Int32Array(n),
-		   line: new Int32Array(n), samples: new Float64Array(n), cpu: new Float64Array(n),
-		   wait: new Float64Array(n), gil: new Float64Array(n), runq: new Float64Array(n),
-		   wall: false,
-		   hasSamples: Array.isArray(N.samples), error: null, fname: [], fsrc: [], fdef: [],
-		   folded: isNum(F.folded) ? F.folded : 0, maxNodes: F.max_nodes};
+	var out = {
+		n : n,
+		parent : new Int32Array(n),
+		func : new Int32Array(n),
+		proc : new Int32Array(n),
+		line : new Int32Array(n),
+		samples : new Float64Array(n),
+		cpu : new Float64Array(n),
+		wait : new Float64Array(n),
+		gil : new Float64Array(n),
+		runq : new Float64Array(n),
+		wall : false,
+		hasSamples : Array.isArray(N.samples),
+		error : null,
+		fname : [],
+		fsrc : [],
+		fdef : [],
+		fpath : [],
+		folded : isNum(F.folded) ? F.folded : 0,
+		maxNodes : F.max_nodes,
+		diff : !!diff
+	};
+	if (diff) {
+		out.bsamples = new Float64Array(n);
+		out.bcpu = new Float64Array(n);
+		out.bwait = new Float64Array(n);
+		out.bgil = new Float64Array(n);
+		out.brunq = new Float64Array(n);
+	}
 	function int(col, i, lo, hi) {
 		var v = Array.isArray(col) ? col[i] : 0;
 		return Number.isInteger(v) && v >= lo && v <= hi ? v : null;
@@ -50,6 +87,8 @@ function flameData() {
 		out.fsrc.push(s === null || !D.sources[s] ? -1 : s);
 		var dl = int(fn.def_line, f, 1, 2147483647);
 		out.fdef.push(dl === null ? 0 : dl);
+		out.fpath.push(Array.isArray(fn.path) && typeof fn.path[f] === "string" ? fn.path[f]
+											: "");
 	}
 	for (var i = 0; i < n && !out.error; i++) {
 		var p = int(N.parent, i, -1, i - 1), pr = int(N.proc, i, 0, D.processes.length - 1);
@@ -68,12 +107,20 @@ function flameData() {
 		out.wait[i] = val(N.wait_s, i);
 		out.gil[i] = val(N.gil_wait_s, i);
 		out.runq[i] = val(N.runq_s, i);
+		if (diff) {
+			out.bsamples[i] = val(N.base_samples, i);
+			out.bcpu[i] = val(N.base_cpu_s, i);
+			out.bwait[i] = val(N.base_wait_s, i);
+			out.bgil[i] = val(N.base_gil_wait_s, i);
+			out.brunq[i] = val(N.base_runq_s, i);
+		}
 	}
 	// Wall time only when something waited: a wall-mode recording may have no off-CPU time
 	for (i = 0; i < n && !out.wall; i++)
-		out.wall = out.wait[i] > 0 || out.gil[i] > 0 || out.runq[i] > 0;
+		out.wall = out.wait[i] > 0 || out.gil[i] > 0 || out.runq[i] > 0 ||
+			   (diff && (out.bwait[i] > 0 || out.bgil[i] > 0 || out.brunq[i] > 0));
 	out.match = new Uint8Array(n);
-	flameCache = out;
+	flameCache[key] = out;
 	return out;
 }
 
@@ -84,12 +131,20 @@ function flameTree(fd, metric, p) {
 	var waits = metric === "wall" ? [fd.wait, fd.gil, fd.runq] : [];
 	for (i = 0; i < n; i++)
 		for (k = 0; k < waits.length; k++)
-			if (waits[k][i] > 0)
+			if (waits[k][i] > 0 ||
+			    (fd.diff && fd["b" + [ "wait", "gil", "runq" ][k]][i] > 0))
 				extra++;
 	var N = n + 1 + extra, top = n;
 	var t = {N: N, top: top, parent: new Int32Array(N), kind: new Uint8Array(N), src: new Int32Array(N),
 		 self: new Float64Array(N), tot: new Float64Array(N), depth: new Int32Array(N)};
 	var selfArr = metric === "samples" ? fd.samples : fd.cpu, x = n + 1;
+	// a diff also adds up the base: bself/btot beside self/tot, over the same nodes
+	var bwaits = fd.diff && metric === "wall" ? [ fd.bwait, fd.bgil, fd.brunq ] : [];
+	var bselfArr = fd.diff ? (metric === "samples" ? fd.bsamples : fd.bcpu) : null;
+	if (fd.diff) {
+		t.bself = new Float64Array(N);
+		t.btot = new Float64Array(N);
+	}
 	t.parent[top] = -1;
 	t.kind[top] = FL_KIND.top;
 	t.src[top] = -1;
@@ -98,12 +153,16 @@ function flameTree(fd, metric, p) {
 		t.parent[i] = fd.parent[i] < 0 ? top : fd.parent[i];
 		t.src[i] = i;
 		t.self[i] = keep ? selfArr[i] : 0;
+		if (bselfArr)
+			t.bself[i] = bselfArr[i];
 		for (k = 0; k < waits.length; k++)
-			if (waits[k][i] > 0) {
+			if (waits[k][i] > 0 || (bwaits.length && bwaits[k][i] > 0)) {
 				t.parent[x] = i;
 				t.kind[x] = k + 1;
 				t.src[x] = i;
 				t.self[x] = keep ? waits[k][i] : 0;
+				if (bwaits.length)
+					t.bself[x] = bwaits[k][i];
 				x++;
 			}
 	}
@@ -113,6 +172,13 @@ function flameTree(fd, metric, p) {
 	for (i = N - 1; i >= 0; i--)
 		if (i !== top)
 			t.tot[t.parent[i]] += t.tot[i];
+	if (fd.diff) {
+		for (i = 0; i < N; i++)
+			t.btot[i] = t.bself[i];
+		for (i = N - 1; i >= 0; i--)
+			if (i !== top)
+				t.btot[t.parent[i]] += t.btot[i];
+	}
 	var cnt = new Int32Array(N + 1);
 	for (i = 0; i < N; i++)
 		if (i !== top && t.tot[i] > 0)
@@ -149,7 +215,9 @@ function flameName(fd, t, v) {
 	var i = t.src[v], f = fd.func[i];
 	if (f >= 0)
 		return fd.fname[f];
-	return f === -1 ? procShort(fd.proc[i]) : FL_SPECIAL[f];
+	if (f === -1)
+		return fd.diff ? "All processes" : procShort(fd.proc[i]);
+	return FL_SPECIAL[f];
 }
 
 // Source and line of a frame, or null.
@@ -175,8 +243,39 @@ function flameColors() {
 		focus: g("--text", "#000")};
 }
 
+// A diff's colour: red where a frame's share of its profile's total grew, blue where it shrank,
+// the stronger the larger the change (against the largest change in the tree), grey for none.
+function flameDiffFill(t, v, C)
+{
+	var ds = flameShareDelta(t, v),
+	    a = t.maxDelta > 0 ? Math.min(1, Math.abs(ds) / t.maxDelta) : 0;
+	if (!(a > 0.02))
+		return C.top;
+	return "hsl(" + (ds > 0 ? 2 : 218) + " " + Math.round(35 + 50 * a) + "% " +
+	       Math.round(C.light + (1 - a) * (96 - C.light) * 0.6 - a * 12) + "%)";
+}
+
+// new share - base share of a frame: each normalised by its own profile's total
+function flameShareDelta(t, v)
+{
+	var T = t.tot[t.root], B = t.btot[t.root];
+	return (T > 0 ? t.tot[v] / T : 0) - (B > 0 ? t.btot[v] / B : 0);
+}
+
+// The largest |share change| of a tree, the scale of the diff colours.
+function flameMaxDelta(t)
+{
+	var m = 0;
+	for (var v = 0; v < t.N; v++)
+		if (v !== t.root && t.kind[v] !== FL_KIND.top)
+			m = Math.max(m, Math.abs(flameShareDelta(t, v)));
+	return m;
+}
+
 // A stable colour per function: warm hues for project code, cool ones for libraries.
 function flameFill(fd, t, v, C) {
+	if (fd.diff && t.kind[v] !== FL_KIND.top)
+		return flameDiffFill(t, v, C);
 	var kd = t.kind[v];
 	if (kd === FL_KIND.wait)
 		return C.wait;
@@ -203,7 +302,9 @@ function flameFill(fd, t, v, C) {
 
 function renderFlame(root, r) {
 	root.className = "content page flame";
-	var fd = flameData();
+	if (!hasDiffFlame())
+		UI.flame.diff = false;
+	var fd = flameData(UI.flame.diff), selp = fd.diff ? -1 : SEL; // a diff merges the processes
 	root.appendChild(viewHead("Flame graph", "Where does the time go, call path by call path?",
 				  helpLink("flame-graph", {class: "more"}, "Reading the flame graph \u2197")));
 	if (fd.error) {
@@ -232,8 +333,17 @@ function renderFlame(root, r) {
 	function swatch(cls, label) {
 		return el("span", {class: "lg"}, el("i", {class: "sw " + cls}), label);
 	}
-	legend.appendChild(swatch("py", "project code"));
-	legend.appendChild(swatch("lib", "library"));
+	if (fd.diff) {
+		legend.appendChild(swatch("up", "larger share of the total than in the base"));
+		legend.appendChild(swatch("down", "smaller share"));
+		legend.appendChild(el(
+			"span", {class : "lg norm"},
+			"Width: the new profile; colour: each frame's share " +
+				"of its own profile's total, new minus base (so runs of different length compare)"));
+	} else {
+		legend.appendChild(swatch("py", "project code"));
+		legend.appendChild(swatch("lib", "library"));
+	}
 	legend.appendChild(swatch("nat", "[native]: no Python frame"));
 	if (fd.folded)
 		legend.appendChild(swatch("oth", "(other): " + fmtCount(fd.folded) + " small frames folded"));
@@ -248,8 +358,21 @@ function renderFlame(root, r) {
 		st.metric = v;
 		rebuild(true);
 	}, "flame-metric");
-	root.appendChild(el("div", {class: "flamebar"}, seg,
-			    el("div", {class: "control"}, search, found), summary));
+	var show = hasDiffFlame()
+			   ? segmented("Show", "diffs",
+				       [
+					       {value : "new", label : "This profile"},
+					       {value : "diff", label : "Change against the base"}
+				       ],
+				       st.diff ? "diff" : "new",
+				       function(v) {
+					       st.diff = v === "diff";
+					       render();
+				       },
+				       "flame-show")
+			   : null;
+	root.appendChild(el("div", {class : "flamebar"}, show, seg,
+			    el("div", {class : "control"}, search, found), summary));
 	root.appendChild(legend);
 	root.appendChild(crumbs);
 	root.appendChild(wrap);
@@ -258,6 +381,16 @@ function renderFlame(root, r) {
 
 	function metricText(v) {
 		return st.metric === "samples" ? fmtCount(v) + " samples" : fmtTime(v);
+	}
+	// "+12 ms, share +3.1 pp": the change in value and in share of each profile's total
+	function changeText(v)
+	{
+		var d = t.tot[v] - t.btot[v], ds = flameShareDelta(t, v) * 100;
+		return (d > 0	? "+"
+			: d < 0 ? "\u2212"
+				: "") +
+		       metricText(Math.abs(d)) + ", share " + (ds >= 0 ? "+" : "\u2212") +
+		       Math.abs(ds).toFixed(1) + " pp";
 	}
 	function share(value) {
 		return t.tot[t.root] > 0 ? value / t.tot[t.root] : NaN;
@@ -271,13 +404,20 @@ function renderFlame(root, r) {
 
 	function rebuild(keep) {
 		var zl = keep && zoom >= 0 ? t.src[zoom] : -1, zk = keep && zoom >= 0 ? t.kind[zoom] : 0;
-		t = flameTree(fd, st.metric, SEL);
+		t = flameTree(fd, st.metric, selp);
+		if (fd.diff)
+			t.maxDelta = flameMaxDelta(t);
 		zoom = t.root;
 		if (zl >= 0 && zk === FL_KIND.real && isAncestor(t.root, zl) && t.tot[zl] > 0)
 			zoom = zl;
 		focus = zoom;
-		summary.textContent = "Total " + metricText(t.tot[t.root]) +
-				      (SEL >= 0 ? " in " + procShort(SEL) : "");
+		summary.textContent = fd.diff ? "New " + metricText(t.tot[t.root]) + ", base " +
+							metricText(t.btot[t.root]) +
+							" (all processes)"
+					      : "Total " + metricText(t.tot[t.root]) +
+							(selp >= 0 ? " in " + procShort(selp) : "");
+		if (fd.diff)
+			summary.setAttribute("data-base-total", String(t.btot[t.root]));
 		summary.setAttribute("data-total", String(t.tot[t.root]));
 		applySearch();
 		draw();
@@ -462,8 +602,10 @@ function renderFlame(root, r) {
 			if (loc.def)
 				detail.appendChild(el("a", {class: "flamefunc", href: srcHref(loc.src, loc.def)}, "function"));
 		}
-		detail.appendChild(el("span", {class: "num"}, metricText(t.tot[v]) + " \u00b7 " + fmtPct(share(t.tot[v])) +
-							 " of total"));
+		detail.appendChild(el("span", {class : "num"},
+				      metricText(t.tot[v]) + " \u00b7 " + fmtPct(share(t.tot[v])) +
+					      " of total" +
+					      (fd.diff ? " \u00b7 " + changeText(v) : "")));
 	}
 
 	function showTip(box, ev) {
@@ -493,6 +635,10 @@ function renderFlame(root, r) {
 		row(FL_METRICS[st.metric], metricText(t.tot[v]) + (t.self[v] > 0 && t.kidStart[v + 1] > t.kidStart[v]
 								   ? " (self " + metricText(t.self[v]) + ")" : ""));
 		row("Share", fmtPct(share(t.tot[v])) + " of total");
+		if (fd.diff) {
+			row("Base", metricText(t.btot[v]));
+			row("Change", changeText(v));
+		}
 		if (t.kind[v] === FL_KIND.real || t.kind[v] === FL_KIND.top) {
 			if (st.metric !== "cpu")
 				row("CPU time", fmtTime(subtreeSum(v, fd.cpu)));
@@ -524,7 +670,7 @@ function renderFlame(root, r) {
 			var todo = [v];
 			while (todo.length) {
 				var u = todo.pop();
-				if (u < fd.n && (SEL < 0 || fd.proc[u] === SEL)) {
+				if (u < fd.n && (selp < 0 || fd.proc[u] === selp)) {
 					c.cpu += fd.cpu[u];
 					c.samples += fd.samples[u];
 				}
