@@ -44,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!path[0]) {
 		snprintf(path, sizeof(path), "/tmp/ls-fuzz-profile-%d.lsprof", getpid());
 		ls_log_set_level(LS_LOG_QUIET - 1);
-		if (ls_model__load("tests/fuzz/corpus/profile/wall.lsprof", &base))
+		if (ls_model__load_flags("tests/fuzz/corpus/profile/wall.lsprof", LS_MODEL_STACKS,
+					 &base))
 			base = NULL;
 	}
 	f = fopen(path, "w");
@@ -79,6 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ls_export__collapsed(null, m, LS_EXPORT_SAMPLES);
 			ls_export__collapsed(null, m, LS_EXPORT_TIME);
 			ls_export__speedscope(null, m);
+			/* with the stacks on both sides: the differential flame graph too */
+			if (base)
+				diff(NULL, m, base);
 			fclose(null);
 		}
 		ls_model__free(m);
