@@ -235,6 +235,22 @@ int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return -errno;
 }
 
+int ls_procfs__write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = {.iov_base = (void *)buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		return -EFAULT;
+	return -errno;
+}
+
 bool ls_procfs__alive(pid_t pid)
 {
 	char path[64];

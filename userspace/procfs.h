@@ -57,6 +57,8 @@ int ls_procfs__open_mapped(pid_t pid, const struct ls_vma *v);
 
 /* Reads len bytes of the target's memory at addr. 0, or -EFAULT/-ESRCH/-EPERM. */
 int ls_procfs__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* Writes len bytes into the target's memory at addr (PEP 768 remote execution). The same errors. */
+int ls_procfs__write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
 /* Whether the thread/process with this id still exists. */
 bool ls_procfs__alive(pid_t pid);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* PEP 768 remote execution in a running CPython 3.14+; remote_exec.h has the protocol. */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -8,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/uio.h>
+#include "elffile.h"
 #include "log.h"
 #include "procfs.h"
 #include "remote_exec.h"
@@ -25,90 +24,22 @@
 #define W_INTERPRETERS	5  /* runtime_state.interpreters_head */
 #define W_THREADS_MAIN	10 /* interpreter_state.threads_main */
 
-static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
-static int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
-	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
-static int pread_all(int fd, void *buf, size_t len, off_t off)
-{
-	ssize_t n = pread(fd, buf, len, off);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
 /*
- * Where the section .PyRuntime of the ELF file open at fd (closed here), mapped from its start
- * at `start`, is. 0 and *out set; -ENOENT when the file has no such section.
+ * Where the section .PyRuntime of the ELF file open at fd (owned here), mapped from its start at
+ * `start`, is. 0 and *out set; -ENOENT when the file has no such section.
  */
 static int elf_runtime_addr(int fd, uint64_t start, uint64_t *out)
 {
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh, strsh;
-	Elf64_Phdr ph;
-	char name[16];
-	int err, i;
-	uint64_t load = UINT64_MAX;
+	struct ls_elf *elf;
+	uint64_t addr, size;
+	int err = ls_elf__open_fd(fd, &elf);
 
-	err = pread_all(fd, &eh, sizeof(eh), 0);
 	if (err)
-		goto out;
-	err = -ENOENT;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shentsize != sizeof(sh) || eh.e_phentsize != sizeof(ph) ||
-	    eh.e_shstrndx >= eh.e_shnum)
-		goto out;
-	err = pread_all(fd, &strsh, sizeof(strsh), eh.e_shoff + (off_t)eh.e_shstrndx * sizeof(sh));
-	if (err)
-		goto out;
-	for (i = 0; i < eh.e_shnum; i++) {
-		err = pread_all(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh));
-		if (err)
-			goto out;
-		if (sh.sh_name >= strsh.sh_size)
-			continue;
-		memset(name, 0, sizeof(name));
-		if (pread(fd, name, sizeof(name) - 1, strsh.sh_offset + sh.sh_name) < 0)
-			continue;
-		if (!strcmp(name, ".PyRuntime"))
-			break;
-	}
-	err = -ENOENT;
-	if (i == eh.e_shnum)
-		goto out;
-	for (i = 0; i < eh.e_phnum; i++) {
-		err = pread_all(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * sizeof(ph));
-		if (err)
-			goto out;
-		if (ph.p_type == PT_LOAD) {
-			load = ph.p_vaddr - (ph.p_align ? ph.p_vaddr % ph.p_align : 0);
-			break;
-		}
-	}
-	err = -ENOENT;
-	if (load == UINT64_MAX)
-		goto out;
-	*out = start + sh.sh_addr - load;
-	err = 0;
-out:
-	close(fd);
+		return err == -ENOEXEC ? -ENOENT : err;
+	err = ls_elf__section(elf, ".PyRuntime", &addr, &size);
+	if (!err)
+		*out = start + addr - ls_elf__first_load_vaddr(elf);
+	ls_elf__free(elf);
 	return err;
 }
 
@@ -157,7 +88,7 @@ static int find_debugger_support(const uint64_t *w, int n)
 
 int ls_remote_exec__probe(pid_t pid, struct ls_remote_info *info)
 {
-	uint64_t w[OFFSETS_WORDS], runtime, interp, tstate;
+	uint64_t w[OFFSETS_WORDS], runtime = 0, interp, tstate;
 	unsigned int major, minor;
 	int32_t enabled;
 	int err, ds;
@@ -167,7 +98,7 @@ int ls_remote_exec__probe(pid_t pid, struct ls_remote_info *info)
 		return ls_err(err, "pid %d: no CPython runtime (.PyRuntime) in its mappings", pid);
 	if (err)
 		return ls_err(err, "pid %d: cannot read its mappings: %s", pid, strerror(-err));
-	err = mem_read(pid, runtime, w, sizeof(w));
+	err = ls_procfs__read_mem(pid, runtime, w, sizeof(w));
 	if (err)
 		return ls_err(err, "pid %d: cannot read _PyRuntime at %#" PRIx64 ": %s", pid,
 			      runtime, strerror(-err));
@@ -193,15 +124,15 @@ int ls_remote_exec__probe(pid_t pid, struct ls_remote_info *info)
 	    w[ds + 2] >= MAX_STRUCT_OFFSET ||
 	    w[ds + 1] + w[ds + 4] + w[ds + 5] >= MAX_STRUCT_OFFSET)
 		return ls_err(-EBADMSG, "pid %d: its debug offsets point outside its structs", pid);
-	err = mem_read(pid, runtime + w[W_INTERPRETERS], &interp, sizeof(interp));
+	err = ls_procfs__read_mem(pid, runtime + w[W_INTERPRETERS], &interp, sizeof(interp));
 	if (!err && !interp)
 		err = -ESRCH;
 	if (!err)
-		err = mem_read(pid, interp + w[W_THREADS_MAIN], &tstate, sizeof(tstate));
+		err = ls_procfs__read_mem(pid, interp + w[W_THREADS_MAIN], &tstate, sizeof(tstate));
 	if (!err && !tstate)
 		err = -ESRCH;
 	if (!err)
-		err = mem_read(pid, interp + w[ds + 2], &enabled, sizeof(enabled));
+		err = ls_procfs__read_mem(pid, interp + w[ds + 2], &enabled, sizeof(enabled));
 	if (err)
 		return ls_err(err, "pid %d: cannot find its main thread state: %s", pid,
 			      strerror(-err));
@@ -238,15 +169,16 @@ int ls_remote_exec__send(pid_t pid, const char *script_path)
 		return ls_err(-ENAMETOOLONG, "script path longer than %u bytes: %s",
 			      info.path_max - 1, script_path);
 	/* path first, then the flag that makes it valid, then wake the eval loop */
-	err = mem_write(pid, info.tstate + info.off_path, script_path, len + 1);
+	err = ls_procfs__write_mem(pid, info.tstate + info.off_path, script_path, len + 1);
 	if (!err)
-		err = mem_write(pid, info.tstate + info.off_pending, &one, sizeof(one));
+		err = ls_procfs__write_mem(pid, info.tstate + info.off_pending, &one, sizeof(one));
 	if (!err)
-		err = mem_read(pid, info.tstate + info.off_eval_breaker, &breaker, sizeof(breaker));
+		err = ls_procfs__read_mem(pid, info.tstate + info.off_eval_breaker, &breaker,
+					  sizeof(breaker));
 	if (!err) {
 		breaker |= EVAL_PLEASE_STOP;
-		err = mem_write(pid, info.tstate + info.off_eval_breaker, &breaker,
-				sizeof(breaker));
+		err = ls_procfs__write_mem(pid, info.tstate + info.off_eval_breaker, &breaker,
+					   sizeof(breaker));
 	}
 	if (err)
 		return ls_err(err, "pid %d: cannot write the remote-execution request: %s", pid,
