@@ -66,6 +66,7 @@ int ls_procfs__stat(pid_t pid, struct ls_procstat *st)
 			p++;
 	}
 	st->nspid = pid;
+	st->nslevel = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (read_small(path, buf, sizeof(buf)) > 0) {
 		char *l = strstr(buf, "\nNSpid:");
@@ -77,8 +78,10 @@ int ls_procfs__stat(pid_t pid, struct ls_procstat *st)
 			if (end)
 				*end = 0;
 			for (p = l + 7; *p; p++)
-				if (isdigit((unsigned char)*p) && (p[-1] == ' ' || p[-1] == '\t'))
+				if (isdigit((unsigned char)*p) && (p[-1] == ' ' || p[-1] == '\t')) {
+					st->nslevel += last != NULL;
 					last = p;
+				}
 			if (last)
 				st->nspid = atoi(last);
 		}

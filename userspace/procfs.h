@@ -14,6 +14,7 @@
 struct ls_procstat {
 	pid_t ppid;
 	pid_t nspid;	      /* pid in the innermost pid namespace (== pid when not namespaced) */
+	unsigned nslevel;     /* how deep that namespace is: 0 for the host's (NSpid values - 1) */
 	uint64_t start_ticks; /* start time in clock ticks after boot (/proc/PID/stat field 22) */
 	char comm[16];
 	char state;

@@ -74,27 +74,12 @@ static bool uses_glibc(const struct ls_procmaps *maps)
 	return false;
 }
 
-/* pid-namespace depth of pid (0: the host's), from the NSpid line of its status. */
+/* pid-namespace depth of pid (0: the host's). */
 static unsigned pidns_level(pid_t pid)
 {
-	char path[64], line[256];
-	unsigned level = 0;
-	FILE *f;
+	struct ls_procstat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (char *p = line + 6; *p; p++)
-			if ((*p == ' ' || *p == '\t') && p[1] >= '0' && p[1] <= '9')
-				level++;
-		break;
-	}
-	fclose(f);
-	return level ? level - 1 : 0;
+	return ls_procfs__stat(pid, &st) ? 0 : st.nslevel;
 }
 
 /* The file the interpreter lives in, as the kernel's exec record will name it. */
