@@ -281,26 +281,53 @@ int ls_procfs__thread_cpu(pid_t pid, pid_t tid, uint64_t *ns)
 	return 0;
 }
 
-int ls_procfs__each_thread(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx)
+/* Calls fn(ctx, id) for each numeric entry of a /proc directory; stops at fn's first error. */
+static int each_id(const char *path, int (*fn)(void *ctx, pid_t id), void *ctx)
 {
-	char path[64];
 	struct dirent *d;
+	int err = 0;
 	DIR *dir;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	dir = opendir(path);
 	if (!dir)
 		return -errno;
-	while ((d = readdir(dir))) {
+	while (!err && (d = readdir(dir))) {
 		char *end;
-		long tid = strtol(d->d_name, &end, 10);
+		long id = strtol(d->d_name, &end, 10);
 
-		if (*end || tid <= 0)
+		if (*end || id <= 0 || id > INT32_MAX)
 			continue;
-		fn(ctx, (pid_t)tid);
+		err = fn(ctx, (pid_t)id);
 	}
 	closedir(dir);
+	return err;
+}
+
+struct thread_cb {
+	void (*fn)(void *ctx, pid_t tid);
+	void *ctx;
+};
+
+static int one_thread(void *ctx, pid_t tid)
+{
+	const struct thread_cb *cb = ctx;
+
+	cb->fn(cb->ctx, tid);
 	return 0;
+}
+
+int ls_procfs__each_thread(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx)
+{
+	struct thread_cb cb = {fn, ctx};
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	return each_id(path, one_thread, &cb);
+}
+
+int ls_procfs__each_process(int (*fn)(void *ctx, pid_t pid), void *ctx)
+{
+	return each_id("/proc", fn, ctx);
 }
 
 int ls_procmaps__load(pid_t pid, struct ls_procmaps *maps)

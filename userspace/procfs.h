@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Everything read from /proc/PID: identity, command line, maps, and the target's memory. These
- * are the only functions that touch procfs or process_vm_readv, so tests can substitute them.
+ * Everything read from /proc about the targets: the process list, identity, command line, maps,
+ * threads and the target's memory, and a target's files opened inside its root. The credentials
+ * in /proc/PID/status are asuser.c's, and our own /proc/self links are outfile.c's and dirvfs.c's.
  */
 #ifndef LS_PROCFS_H
 #define LS_PROCFS_H
@@ -69,6 +70,8 @@ int ls_procfs__thread_cpu(pid_t pid, pid_t tid, uint64_t *ns);
 
 /* Calls fn(ctx, tid) for each thread of pid. Returns 0 or -errno. */
 int ls_procfs__each_thread(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx);
+/* Calls fn(ctx, pid) for each process of the machine until fn returns an error, which it returns. */
+int ls_procfs__each_process(int (*fn)(void *ctx, pid_t pid), void *ctx);
 
 struct ls_vma {
 	uint64_t start, end, offset;

@@ -85,39 +85,34 @@ struct pidlist {
 	size_t n, cap;
 };
 
+static int add_pid(void *ctx, pid_t pid)
+{
+	struct pidlist *l = ctx;
+	struct ls_procstat st;
+
+	if (ls_procfs__stat(pid, &st))
+		return 0; /* gone since the listing */
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 512;
+		pid_t *a = realloc(l->pid, cap * sizeof(pid_t));
+		pid_t *b = a ? realloc(l->ppid, cap * sizeof(pid_t)) : NULL;
+
+		if (a)
+			l->pid = a;
+		if (!b)
+			return -ENOMEM;
+		l->ppid = b;
+		l->cap = cap;
+	}
+	l->pid[l->n] = pid;
+	l->ppid[l->n] = st.ppid;
+	l->n++;
+	return 0;
+}
+
 static int scan_all(struct pidlist *l)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		struct ls_procstat st;
-		pid_t pid = atoi(de->d_name);
-
-		if (pid <= 0 || ls_procfs__stat(pid, &st))
-			continue;
-		if (l->n == l->cap) {
-			size_t cap = l->cap ? l->cap * 2 : 512;
-			pid_t *a = realloc(l->pid, cap * sizeof(pid_t));
-			pid_t *b = a ? realloc(l->ppid, cap * sizeof(pid_t)) : NULL;
-
-			if (a)
-				l->pid = a;
-			if (!b) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			l->ppid = b;
-			l->cap = cap;
-		}
-		l->pid[l->n] = pid;
-		l->ppid[l->n] = st.ppid;
-		l->n++;
-	}
-	closedir(d);
-	return 0;
+	return ls_procfs__each_process(add_pid, l);
 }
 
 static int walk_children(const struct pidlist *l, pid_t parent,
