@@ -3,7 +3,19 @@
 #ifndef LS_RENDER_H
 #define LS_RENDER_H
 
-#include "cli.h"
+/*
+ * Report formats. The folded stacks come in two weights, --weight samples (LS_FMT_COLLAPSED) and
+ * --weight time (LS_FMT_COLLAPSED_TIME): a format is all that the renderer is given.
+ */
+enum ls_format {
+	LS_FMT_HTML,
+	LS_FMT_TEXT,
+	LS_FMT_JSON,
+	LS_FMT_PPROF,
+	LS_FMT_COLLAPSED,
+	LS_FMT_COLLAPSED_TIME,
+	LS_FMT_SPEEDSCOPE,
+};
 
 /*
  * Renders the profile at `profile` as fmt into `output` (NULL or "-": standard output).

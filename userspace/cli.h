@@ -9,23 +9,11 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "render.h" /* enum ls_format */
 
 #define LS_EXIT_USAGE 64
 #define LS_EXIT_REPORT 74 /* EX_IOERR: the report of a recording could not be written */
 
-/*
- * Report formats. The folded stacks come in two weights, --weight samples (LS_FMT_COLLAPSED) and
- * --weight time (LS_FMT_COLLAPSED_TIME): a format is all that the renderer is given.
- */
-enum ls_format {
-	LS_FMT_HTML,
-	LS_FMT_TEXT,
-	LS_FMT_JSON,
-	LS_FMT_PPROF,
-	LS_FMT_COLLAPSED,
-	LS_FMT_COLLAPSED_TIME,
-	LS_FMT_SPEEDSCOPE,
-};
 enum ls_weight { LS_WEIGHT_DEFAULT, LS_WEIGHT_SAMPLES, LS_WEIGHT_TIME };
 enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };
 
