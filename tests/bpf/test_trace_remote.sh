@@ -21,13 +21,16 @@ expect() { # what, want, got
 	fail=1
 }
 
-start_bg() { # command...; sets bg, waits until it printed "ready" (or 1 s for a python)
+start_bg() { # command...; sets bg, waits until it printed "ready": its runtime is set up
 	"$@" >"$tmp/bg.out" 2>&1 &
 	bg=$!
-	for _ in $(seq 50); do
+	# a busy machine may take seconds to start it; 30 s means it is broken
+	for _ in $(seq 600); do
 		grep -q ready "$tmp/bg.out" 2>/dev/null && return
-		sleep 0.02
+		sleep 0.05
 	done
+	echo "FAIL: $1 never said it was ready: $(head -3 "$tmp/bg.out")"
+	fail=1
 }
 
 echo "-- stand-in 3.14 runtime"
