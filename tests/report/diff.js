@@ -131,7 +131,8 @@ H.test('flame graph: the change against the base, coloured by change in share', 
 			const m = /^(light|heavy)\b/.exec(tip || '');
 			if (!m || seen[m[1]] || !/Base/.test(tip))
 				continue;
-			seen[m[1]] = { tip, rgb: await pixel(page, x, row * 18 + 9) };
+			// the box's top pixel row: its label is drawn lower down
+			seen[m[1]] = { tip, rgb: await pixel(page, x, row * 18 + 1) };
 		}
 	}
 	assert(seen.light && seen.heavy, 'no light() or heavy() frame found: ' + JSON.stringify(seen));
