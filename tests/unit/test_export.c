@@ -19,6 +19,7 @@
 #include "json.h"
 #include "model.h"
 #include "store.h"
+#include "../lib/tmp_profile.h"
 #include "report/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile PbProfileT;
@@ -29,20 +30,13 @@ static char path[64];
 
 static int setup(void **state)
 {
-	strcpy(path, "/tmp/ls-export-XXXXXX");
-	close(mkstemp(path));
+	ls_test_profile_path(path, "export");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char p[96];
-
-	unlink(path);
-	snprintf(p, sizeof(p), "%s-wal", path);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", path);
-	unlink(p);
+	ls_test_profile_remove(path);
 	return 0;
 }
 

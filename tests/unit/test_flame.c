@@ -18,6 +18,7 @@
 #include "jbuf.h"
 #include "model.h"
 #include "store.h"
+#include "../lib/tmp_profile.h"
 
 #define MS 1000000LL
 
@@ -25,20 +26,13 @@ static char path[64];
 
 static int setup(void **state)
 {
-	strcpy(path, "/tmp/ls-flame-XXXXXX");
-	close(mkstemp(path));
+	ls_test_profile_path(path, "flame");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	static const char *const sfx[] = {"", "-wal", "-shm"};
-	char p[96];
-
-	for (int i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
-		unlink(p);
-	}
+	ls_test_profile_remove(path);
 	return 0;
 }
 

@@ -12,25 +12,19 @@
 #include <unistd.h>
 #include "model.h"
 #include "store.h"
+#include "../lib/tmp_profile.h"
 
 static char path[64];
 
 static int setup(void **state)
 {
-	strcpy(path, "/tmp/ls-store-XXXXXX");
-	close(mkstemp(path));
+	ls_test_profile_path(path, "store");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char p[96];
-
-	unlink(path);
-	snprintf(p, sizeof(p), "%s-wal", path);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", path);
-	unlink(p);
+	ls_test_profile_remove(path);
 	return 0;
 }
 
