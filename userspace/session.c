@@ -317,8 +317,7 @@ static int flush(struct session *s, uint64_t now)
 	 */
 	if (ls_loader__agg_on(s->loader) && !ls_loader__agg_swap(s->loader)) {
 		ring_buffer__consume(s->rb);
-		/* a failed read is logged there; what it left is read when the map is retired again
-		 */
+		/* a failed read is logged there; what it left is read when retired again */
 		ls_loader__agg_drain(s->loader, ls_recorder__add_agg, s->rec);
 	}
 	for (int i = 0; i < s->nnative; i++)
