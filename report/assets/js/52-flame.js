@@ -347,7 +347,7 @@ function renderFlame(root, r) {
 	legend.appendChild(swatch("nat", "[native]: no Python frame"));
 	if (fd.folded)
 		legend.appendChild(swatch("oth", "(other): " + fmtCount(fd.folded) + " small frames folded"));
-	if (fd.wall) {
+	if (fd.wall && !fd.diff) { // a diff colours waits by change too; their frames are named
 		legend.appendChild(swatch("wt", "waiting: I/O, sleep, locks"));
 		legend.appendChild(swatch("gil", "waiting for the GIL"));
 		legend.appendChild(swatch("rq", "waiting for a CPU"));
