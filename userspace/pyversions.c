@@ -473,14 +473,12 @@ static int to_u16(struct ls_pyver *info, __u32 v, const char *what, __u16 *out)
 	return 0;
 }
 
-static int from_blob(const struct dbg_desc *d, __u32 version, const unsigned char *blob,
-		     size_t blob_len, __u64 runtime_size, struct ls_pylayout *lay,
-		     struct ls_pyver *info)
+/* The blob is a _Py_DebugOffsets of this version, of a build the walker can read. */
+static int blob_header(const struct dbg_desc *d, __u32 version, const unsigned char *blob,
+		       size_t blob_len, struct ls_pyver *info)
 {
-	__u64 rt, is, ts, fr, co, by, un, blob_version;
-	__u32 gil_state, gil_locked, gil_holder, cur_frame, previous, executable, instr, owner;
 	char vbuf[32], bbuf[32];
-	int err = 0;
+	__u64 blob_version;
 
 	ls_pyversions__format(version, vbuf, sizeof(vbuf));
 	if (!blob || blob_len < d->size) {
@@ -508,7 +506,121 @@ static int from_blob(const struct dbg_desc *d, __u32 version, const unsigned cha
 		     PY_MAJOR(version), PY_MINOR(version));
 		return -ENOTSUP;
 	}
+	return 0;
+}
 
+/* Where the data of compact ASCII and compact non-ASCII strings start. */
+static int unicode_offsets(const struct dbg_desc *d, const unsigned char *blob, __u64 un,
+			   struct ls_pyver *info)
+{
+	/* asciiobject_size is a size, not an offset: the data of a compact ASCII string starts
+	 * there */
+	info->unicode_ascii_data = (__u32)slot(blob, d->un_ascii_size);
+	if (info->unicode_ascii_data == 0 || info->unicode_ascii_data > un) {
+		note(info, "_Py_DebugOffsets: PyASCIIObject size %u is implausible",
+		     info->unicode_ascii_data);
+		return -EBADMSG;
+	}
+	/* PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject (3.12+); 3.15 says so
+	 */
+	info->unicode_compact_data = d->un_compact_size ? (__u32)slot(blob, d->un_compact_size)
+							: info->unicode_ascii_data + 16;
+	if (info->unicode_compact_data < info->unicode_ascii_data ||
+	    info->unicode_compact_data > un) {
+		note(info, "_Py_DebugOffsets: PyCompactUnicodeObject size %u is implausible",
+		     info->unicode_compact_data);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int gil_offsets(struct ls_pyver *info, __u32 gil_state, __u32 gil_locked, __u32 gil_holder)
+{
+	/* The GIL fields are offsets inside the interpreter of its own _gil; the walker follows the
+	 * ceval.gil pointer instead (a legacy subinterpreter shares the main GIL), so keep them
+	 * relative to struct _gil_runtime_state. */
+	if (gil_locked < gil_state || gil_holder < gil_state) {
+		note(info, "_Py_DebugOffsets: GIL fields lie before the GIL struct");
+		return -EBADMSG;
+	}
+	info->gil_locked = gil_locked - gil_state;
+	info->gil_last_holder = gil_holder - gil_state;
+	return 0;
+}
+
+/* Facts of the version that _Py_DebugOffsets does not carry. */
+static void version_facts(const struct dbg_desc *d, __u64 rt, struct ls_pyver *info)
+{
+	/* version rules checked against the headers */
+	info->runtime_interp_main = info->runtime_interp_head + 8; /* interpreters.{head,main} */
+	if (info->runtime_interp_main + 8 > rt)
+		info->runtime_interp_main = LS_PY_OFF_NONE;
+	/* autoTSSkey sits deep inside _PyRuntimeState where no debug offset points; known per minor
+	 * (3.13.0 and 3.13.18 agree) and gone in 3.15. The caller should still check that the
+	 * Py_tss_t there reads _is_initialized == 1 before trusting the key. */
+	info->runtime_tss_key = d->minor == 13	 ? RUNTIME_TSS_KEY_313
+				: d->minor == 14 ? RUNTIME_TSS_KEY_314
+						 : LS_PY_OFF_NONE;
+	info->runtime_gil_holder = LS_PY_OFF_NONE;
+	info->tstate_ways = LS_PY_TS_TLS | LS_PY_TS_THREAD_LIST;
+	if (info->runtime_tss_key != LS_PY_OFF_NONE)
+		info->tstate_ways |= LS_PY_TS_TSS_KEY;
+	/* FRAME_OWNED_BY_CSTACK (3.13) / FRAME_OWNED_BY_INTERPRETER (3.14+, and CSTACK = 4) */
+	info->frame_owner_native = 3;
+	info->unicode_kind_shift = 2;
+	info->unicode_compact_bit = 5;
+	info->unicode_ascii_bit = 6;
+}
+
+/* The BPF walker's layout from the offsets read (frame fields as read from the blob); notes
+ * what does not fit. */
+static int to_layout(const struct dbg_desc *d, struct ls_pyver *info, __u32 cur_frame,
+		     __u32 previous, __u32 executable, __u32 instr, __u32 owner,
+		     struct ls_pylayout *lay)
+{
+	int err = 0;
+
+	lay->cframe_current = LS_OFF_NONE;
+	lay->owner_cstack = info->frame_owner_native;
+	/* 3.14 made f_executable a _PyStackRef: with the GIL, the low two bits are tags
+	 * (Py_TAG_REFCNT = 1, Py_INT_TAG = 3); a code object pointer is at least 8-aligned */
+	lay->code_tag_mask = d->minor >= 14 ? 3 : 0;
+	lay->runtime_gil_holder = LS_OFF_NONE;
+	err = err ?: to_u16(info, cur_frame, "current_frame", &lay->tstate_frame);
+	err = err ?: to_u16(info, previous, "frame previous", &lay->frame_previous);
+	err = err ?: to_u16(info, executable, "frame executable", &lay->frame_code);
+	err = err ?: to_u16(info, instr, "frame instr_ptr", &lay->frame_instr);
+	err = err ?: to_u16(info, owner, "frame owner", &lay->frame_owner);
+	err = err ?: to_u16(info, info->code_adaptive, "co_code_adaptive", &lay->code_adaptive);
+	err = err ?: to_u16(info, info->code_firstlineno, "co_firstlineno", &lay->code_firstlineno);
+	err = err ?: to_u16(info, info->code_filename, "co_filename", &lay->code_filename);
+	err = err ?: to_u16(info, info->code_qualname, "co_qualname", &lay->code_qualname);
+	err = err ?: to_u16(info, info->code_linetable, "co_linetable", &lay->code_linetable);
+	err = err
+		      ?: to_u16(info, info->tstate_native_thread_id, "native_thread_id",
+				&lay->tstate_native_tid);
+	err = err ?: to_u16(info, info->tstate_next, "tstate next", &lay->tstate_next);
+	err = err
+		      ?: to_u16(info, info->interp_threads_head, "threads_head",
+				&lay->interp_threads_head);
+	err = err
+		      ?: to_u16(info, info->runtime_interp_head, "interpreters_head",
+				&lay->runtime_interp_head);
+	return err;
+}
+
+static int from_blob(const struct dbg_desc *d, __u32 version, const unsigned char *blob,
+		     size_t blob_len, __u64 runtime_size, struct ls_pylayout *lay,
+		     struct ls_pyver *info)
+{
+	__u64 rt, is, ts, fr, co, by, un;
+	__u32 gil_state, gil_locked, gil_holder, cur_frame, previous, executable, instr, owner;
+	char vbuf[32];
+	int err = 0;
+
+	err = blob_header(d, version, blob, blob_len, info);
+	if (err)
+		return err;
 	err = err ?: size_of(info, blob, d->rt_size, MAX_RUNTIME_SIZE, "_PyRuntimeState", &rt);
 	err = err ?: size_of(info, blob, d->is_size, MAX_INTERP_SIZE, "PyInterpreterState", &is);
 	err = err ?: size_of(info, blob, d->ts_size, MAX_OBJ_SIZE, "PyThreadState", &ts);
@@ -563,80 +675,14 @@ static int from_blob(const struct dbg_desc *d, __u32 version, const unsigned cha
 #undef F
 	if (err)
 		return err;
-	/* asciiobject_size is a size, not an offset: the data of a compact ASCII string starts
-	 * there */
-	info->unicode_ascii_data = (__u32)slot(blob, d->un_ascii_size);
-	if (info->unicode_ascii_data == 0 || info->unicode_ascii_data > un) {
-		note(info, "_Py_DebugOffsets: PyASCIIObject size %u is implausible",
-		     info->unicode_ascii_data);
-		return -EBADMSG;
-	}
-	/* PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject (3.12+); 3.15 says so
-	 */
-	info->unicode_compact_data = d->un_compact_size ? (__u32)slot(blob, d->un_compact_size)
-							: info->unicode_ascii_data + 16;
-	if (info->unicode_compact_data < info->unicode_ascii_data ||
-	    info->unicode_compact_data > un) {
-		note(info, "_Py_DebugOffsets: PyCompactUnicodeObject size %u is implausible",
-		     info->unicode_compact_data);
-		return -EBADMSG;
-	}
-	/* The GIL fields are offsets inside the interpreter of its own _gil; the walker follows the
-	 * ceval.gil pointer instead (a legacy subinterpreter shares the main GIL), so keep them
-	 * relative to struct _gil_runtime_state. */
-	if (gil_locked < gil_state || gil_holder < gil_state) {
-		note(info, "_Py_DebugOffsets: GIL fields lie before the GIL struct");
-		return -EBADMSG;
-	}
-	info->gil_locked = gil_locked - gil_state;
-	info->gil_last_holder = gil_holder - gil_state;
-
-	/* Facts _Py_DebugOffsets does not carry; version rules checked against the headers. */
-	info->runtime_interp_main = info->runtime_interp_head + 8; /* interpreters.{head,main} */
-	if (info->runtime_interp_main + 8 > rt)
-		info->runtime_interp_main = LS_PY_OFF_NONE;
-	/* autoTSSkey sits deep inside _PyRuntimeState where no debug offset points; known per minor
-	 * (3.13.0 and 3.13.18 agree) and gone in 3.15. The caller should still check that the
-	 * Py_tss_t there reads _is_initialized == 1 before trusting the key. */
-	info->runtime_tss_key = d->minor == 13	 ? RUNTIME_TSS_KEY_313
-				: d->minor == 14 ? RUNTIME_TSS_KEY_314
-						 : LS_PY_OFF_NONE;
-	info->runtime_gil_holder = LS_PY_OFF_NONE;
-	info->tstate_ways = LS_PY_TS_TLS | LS_PY_TS_THREAD_LIST;
-	if (info->runtime_tss_key != LS_PY_OFF_NONE)
-		info->tstate_ways |= LS_PY_TS_TSS_KEY;
-	/* FRAME_OWNED_BY_CSTACK (3.13) / FRAME_OWNED_BY_INTERPRETER (3.14+, and CSTACK = 4) */
-	info->frame_owner_native = 3;
-	info->unicode_kind_shift = 2;
-	info->unicode_compact_bit = 5;
-	info->unicode_ascii_bit = 6;
-
-	lay->cframe_current = LS_OFF_NONE;
-	lay->owner_cstack = info->frame_owner_native;
-	/* 3.14 made f_executable a _PyStackRef: with the GIL, the low two bits are tags
-	 * (Py_TAG_REFCNT = 1, Py_INT_TAG = 3); a code object pointer is at least 8-aligned */
-	lay->code_tag_mask = d->minor >= 14 ? 3 : 0;
-	lay->runtime_gil_holder = LS_OFF_NONE;
-	err = err ?: to_u16(info, cur_frame, "current_frame", &lay->tstate_frame);
-	err = err ?: to_u16(info, previous, "frame previous", &lay->frame_previous);
-	err = err ?: to_u16(info, executable, "frame executable", &lay->frame_code);
-	err = err ?: to_u16(info, instr, "frame instr_ptr", &lay->frame_instr);
-	err = err ?: to_u16(info, owner, "frame owner", &lay->frame_owner);
-	err = err ?: to_u16(info, info->code_adaptive, "co_code_adaptive", &lay->code_adaptive);
-	err = err ?: to_u16(info, info->code_firstlineno, "co_firstlineno", &lay->code_firstlineno);
-	err = err ?: to_u16(info, info->code_filename, "co_filename", &lay->code_filename);
-	err = err ?: to_u16(info, info->code_qualname, "co_qualname", &lay->code_qualname);
-	err = err ?: to_u16(info, info->code_linetable, "co_linetable", &lay->code_linetable);
-	err = err
-		      ?: to_u16(info, info->tstate_native_thread_id, "native_thread_id",
-				&lay->tstate_native_tid);
-	err = err ?: to_u16(info, info->tstate_next, "tstate next", &lay->tstate_next);
-	err = err
-		      ?: to_u16(info, info->interp_threads_head, "threads_head",
-				&lay->interp_threads_head);
-	err = err
-		      ?: to_u16(info, info->runtime_interp_head, "interpreters_head",
-				&lay->runtime_interp_head);
+	err = unicode_offsets(d, blob, un, info);
+	if (err)
+		return err;
+	err = gil_offsets(info, gil_state, gil_locked, gil_holder);
+	if (err)
+		return err;
+	version_facts(d, rt, info);
+	err = to_layout(d, info, cur_frame, previous, executable, instr, owner, lay);
 	if (err)
 		return err;
 	info->from_debug_offsets = true;
