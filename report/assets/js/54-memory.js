@@ -109,6 +109,64 @@ function niceStep(raw) {
 }
 
 // An RSS timeline: line and area with gaps for missing readings; hover, arrow keys, Enter.
+// The chart's grid: RSS labels every ystep up to ymax, time labels and ticks along the bottom.
+function memAxes(s, geo, ymax, ystep) {
+	var x = geo.x, y = geo.y;
+	for (var v = 0; v <= ymax + ystep / 2; v += ystep) {
+		s.appendChild(svg("line", {x1: geo.pl, x2: geo.W - geo.pr, y1: y(v), y2: y(v), class: "grid"}));
+		var lab = svg("text", {x: geo.pl - 8, y: y(v) + 4, "text-anchor": "end", class: "ylab"});
+		lab.textContent = fmtBytes(v);
+		s.appendChild(lab);
+	}
+	var xstep = niceStep((geo.t1 - geo.t0) / 6), H = geo.H;
+	for (var tt = Math.ceil(geo.t0 / xstep) * xstep; tt <= geo.t1 + 1e-9; tt += xstep) {
+		var xl = svg("text", {x: x(tt), y: H - 10, "text-anchor": "middle", class: "xlab"});
+		xl.textContent = fmtTime(Math.abs(tt) < 1e-12 ? 0 : tt);
+		s.appendChild(xl);
+		s.appendChild(svg("line", {x1: x(tt), x2: x(tt), y1: H - geo.pb, y2: H - geo.pb + 4, class: "tick"}));
+	}
+}
+
+// The RSS line and the area under it: one path per run of consecutive readings, so that a
+// missing reading leaves a gap.
+function memPaths(T, R, x, y) {
+	var line = "", area = "", run = [];
+	function pt(k) {
+		return x(T[k]).toFixed(1) + " " + y(R[k]).toFixed(1);
+	}
+	function flush() {
+		if (!run.length)
+			return;
+		line += "M" + run.map(pt).join("L");
+		area += "M" + x(T[run[0]]).toFixed(1) + " " + y(0).toFixed(1) + "L" + run.map(pt).join("L") +
+			"L" + x(T[run[run.length - 1]]).toFixed(1) + " " + y(0).toFixed(1) + "Z";
+		run = [];
+	}
+	for (var k = 0; k < T.length; k++) {
+		if (isNum(T[k]) && isNum(R[k]))
+			run.push(k);
+		else
+			flush();
+	}
+	flush();
+	return {line: line, area: area};
+}
+
+// Index into valid (readings in time order) of the reading nearest to time t.
+function nearestReading(valid, T, t) {
+	var lo = 0, hi = valid.length - 1;
+	while (lo < hi) {
+		var mid = (lo + hi) >> 1;
+		if (T[valid[mid]] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && Math.abs(T[valid[lo - 1]] - t) <= Math.abs(T[valid[lo]] - t))
+		lo--;
+	return lo;
+}
+
 function memChart(mp) {
 	var T = list(mp.t), R = list(mp.rss), S = list(mp.src), L = list(mp.line);
 	var valid = [];
@@ -149,41 +207,10 @@ function memChart(mp) {
 		};
 		geo = {x: x, y: y, W: W, H: H, pl: pl, pr: pr, pt: pt, pb: pb, t0: t0, t1: t1};
 		var s = svg("svg", {width: W, height: H, viewBox: "0 0 " + W + " " + H, class: "memsvg", "aria-hidden": "true"});
-		for (var v = 0; v <= ymax + ystep / 2; v += ystep) {
-			s.appendChild(svg("line", {x1: pl, x2: W - pr, y1: y(v), y2: y(v), class: "grid"}));
-			var lab = svg("text", {x: pl - 8, y: y(v) + 4, "text-anchor": "end", class: "ylab"});
-			lab.textContent = fmtBytes(v);
-			s.appendChild(lab);
-		}
-		var xstep = niceStep((t1 - t0) / 6);
-		for (var tt = Math.ceil(t0 / xstep) * xstep; tt <= t1 + 1e-9; tt += xstep) {
-			var xl = svg("text", {x: x(tt), y: H - 10, "text-anchor": "middle", class: "xlab"});
-			xl.textContent = fmtTime(Math.abs(tt) < 1e-12 ? 0 : tt);
-			s.appendChild(xl);
-			s.appendChild(svg("line", {x1: x(tt), x2: x(tt), y1: H - pb, y2: H - pb + 4, class: "tick"}));
-		}
-		// one path per run of consecutive readings; a missing reading leaves a gap
-		var line = "", area = "", run = [];
-		function flush() {
-			if (!run.length)
-				return;
-			line += "M" + run.map(function (k) {
-				return x(T[k]).toFixed(1) + " " + y(R[k]).toFixed(1);
-			}).join("L");
-			area += "M" + x(T[run[0]]).toFixed(1) + " " + y(0).toFixed(1) + "L" + run.map(function (k) {
-				return x(T[k]).toFixed(1) + " " + y(R[k]).toFixed(1);
-			}).join("L") + "L" + x(T[run[run.length - 1]]).toFixed(1) + " " + y(0).toFixed(1) + "Z";
-			run = [];
-		}
-		for (var k = 0; k < T.length; k++) {
-			if (isNum(T[k]) && isNum(R[k]))
-				run.push(k);
-			else
-				flush();
-		}
-		flush();
-		s.appendChild(svg("path", {d: area, class: "area"}));
-		s.appendChild(svg("path", {d: line, class: "line"}));
+		memAxes(s, geo, ymax, ystep);
+		var p = memPaths(T, R, x, y);
+		s.appendChild(svg("path", {d: p.area, class: "area"}));
+		s.appendChild(svg("path", {d: p.line, class: "line"}));
 		geo.guide = svg("line", {x1: 0, x2: 0, y1: pt, y2: H - pb, class: "guide", visibility: "hidden"});
 		geo.dot = svg("circle", {r: 4, class: "dot", visibility: "hidden"});
 		s.appendChild(geo.guide);
@@ -230,27 +257,13 @@ function memChart(mp) {
 		}
 	}
 
-	function nearest(t) {
-		var lo = 0, hi = valid.length - 1;
-		while (lo < hi) {
-			var mid = (lo + hi) >> 1;
-			if (T[valid[mid]] < t)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo > 0 && Math.abs(T[valid[lo - 1]] - t) <= Math.abs(T[valid[lo]] - t))
-			lo--;
-		return lo;
-	}
-
 	host.addEventListener("mousemove", function (e) {
 		// over the tooltip itself the reading stays put, so that its source link can be clicked
 		if (!geo || !valid.length || tip.contains(e.target))
 			return;
 		var rect = host.getBoundingClientRect(), px = e.clientX - rect.left;
 		var t = geo.t0 + (px - geo.pl) / (geo.W - geo.pl - geo.pr) * (geo.t1 - geo.t0);
-		show(valid[nearest(t)]);
+		show(valid[nearestReading(valid, T, t)]);
 	});
 	host.addEventListener("mouseleave", hide);
 	wrap.addEventListener("blur", function () {
