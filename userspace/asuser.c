@@ -118,7 +118,9 @@ static int take_creds(const struct ls_creds *c)
 
 static int open_as_caller(const struct open_req *r)
 {
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = r->resolve};
+	/* O_NOFOLLOW: a symlink is looked at itself, and refused as not what was wanted */
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | (r->flags & O_NOFOLLOW),
+			       .resolve = r->resolve};
 	char self[64];
 	struct stat st;
 	int pfd, fd;
@@ -137,7 +139,7 @@ static int open_as_caller(const struct open_req *r)
 	}
 	/* reopening the O_PATH descriptor checks the permission of the file it names, as us */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, r->flags | O_CLOEXEC | O_NOCTTY);
+	fd = open(self, (r->flags & ~O_NOFOLLOW) | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		fd = -errno;
 out:

@@ -34,8 +34,9 @@ int ls_creds__of_user(uid_t uid, gid_t gid, struct ls_creds *c);
 
 /*
  * openat2(dirfd, path, flags, resolve) as c. want says what the file must be: anything else is
- * -EINVAL (opened as O_PATH first, so that a FIFO or device is never opened by mistake). A NULL c
- * opens it with our own rights. The new descriptor, or -errno (-EACCES/-EPERM: c may not).
+ * -EINVAL (opened as O_PATH first, so that a FIFO or device is never opened by mistake; with
+ * O_NOFOLLOW in flags a symlink is -EINVAL too). A NULL c opens it with our own rights. The new
+ * descriptor, or -errno (-EACCES/-EPERM: c may not).
  */
 int ls_asuser__open(const struct ls_creds *c, int dirfd, const char *path, int flags,
 		    uint64_t resolve, enum ls_open_want want);

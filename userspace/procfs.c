@@ -155,7 +155,7 @@ static const char *under(const char *path, const char *prefix)
 	return path[n] ? path + n : "/";
 }
 
-int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view)
+static int open_file(pid_t pid, const char *path, enum ls_path_view view, int flags)
 {
 	char root[PATH_MAX], cwd[PATH_MAX], in_root[PATH_MAX * 2], dir[64];
 	const char *p = path, *c;
@@ -192,10 +192,88 @@ int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view)
 	if (rootfd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	/* in its root: absolute symlinks and ".." stay inside, as they do for the process */
-	fd = ls_asuser__open(&creds, rootfd, p, O_RDONLY | O_NONBLOCK,
+	fd = ls_asuser__open(&creds, rootfd, p, O_RDONLY | O_NONBLOCK | flags,
 			     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, LS_OPEN_REGULAR);
 	close(rootfd);
 	return fd;
+}
+
+int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view)
+{
+	return open_file(pid, path, view, 0);
+}
+
+/* The rest of fd, at most max bytes (-EFBIG beyond), NUL-terminated; closes fd. */
+static int slurp(int fd, size_t max, char **out, size_t *len)
+{
+	size_t total = 0, cap = 0;
+	char *buf = NULL, *v;
+	ssize_t n;
+	int err = 0;
+
+	for (;;) {
+		if (total + 1 >= cap) {
+			cap = cap ? cap * 2 : 65536;
+			if (cap > max + 2)
+				cap = max + 2;
+			v = realloc(buf, cap);
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = v;
+		}
+		n = read(fd, buf + total, cap - 1 - total);
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		total += n;
+		if (total > max) {
+			err = -EFBIG;
+			break;
+		}
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	if (!buf && !(buf = malloc(1)))
+		return -ENOMEM;
+	buf[total] = 0;
+	*out = buf;
+	*len = total;
+	return 0;
+}
+
+int ls_procfs__read_file(pid_t pid, const char *path, unsigned how, size_t max, char **out,
+			 size_t *len)
+{
+	int fd = open_file(pid, path, LS_VIEW_TARGET, how & LS_READ_NOFOLLOW ? O_NOFOLLOW : 0);
+
+	return fd < 0 ? fd : slurp(fd, max, out, len);
+}
+
+int ls_procfs__argv(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	n = read_small(path, buf, len);
+	if (n > 0 && buf[n - 1])
+		buf[n++] = 0; /* truncated in an argument (read_small left room for it) */
+	return n;
+}
+
+int ls_procfs__environ(pid_t pid, char **out, size_t *len)
+{
+	int fd = ls_procfs__open_link(pid, "environ");
+
+	return fd < 0 ? fd : slurp(fd, LS_ENVIRON_MAX, out, len);
 }
 
 int ls_procfs__open_link(pid_t pid, const char *name)

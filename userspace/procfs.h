@@ -50,6 +50,19 @@ enum ls_path_view {
  * the process could not read it either, -EINVAL when it is not a regular file.
  */
 int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view);
+/*
+ * The whole regular file pid names path (as LS_VIEW_TARGET), opened as ls_procfs__open_file()
+ * does, at most max bytes: 0 with *out (NUL-terminated, the caller frees it) and *len, or -errno
+ * (-EFBIG when larger than max). LS_READ_NOFOLLOW: a symlink as the last component is -EINVAL.
+ */
+#define LS_READ_NOFOLLOW 1u
+int ls_procfs__read_file(pid_t pid, const char *path, unsigned how, size_t max, char **out,
+			 size_t *len);
+/* argv as the kernel keeps it, NUL-separated (and NUL-terminated) into buf; length or -errno. */
+int ls_procfs__argv(pid_t pid, char *buf, size_t len);
+/* The environment of pid, read with its rights (NUL-separated, at most LS_ENVIRON_MAX). */
+#define LS_ENVIRON_MAX (1 << 20)
+int ls_procfs__environ(pid_t pid, char **out, size_t *len);
 /* /proc/PID/<name> ("exe", "map_files/START-END": the very file mapped), opened the same way. */
 int ls_procfs__open_link(pid_t pid, const char *name);
 

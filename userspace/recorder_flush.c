@@ -176,6 +176,13 @@ static void unflush(struct ls_recorder *r, const size_t *marks)
 	r->sources.srcs_flushed = marks[1];
 	r->sources.files_flushed = marks[2];
 	r->funcs_flushed = marks[3];
+	ls_notebooks__unflush(&r->notebooks);
+	for (size_t i = 0; i < r->notebooks.ncells; i++) {
+		int64_t fid = r->notebooks.cells[i].file_id;
+
+		if ((size_t)fid < r->sources.files_flushed)
+			r->sources.files[fid].dirty = true;
+	}
 	r->stacks.flushed = marks[4];
 	for (size_t i = 0; i < r->nprocs; i++) {
 		r->procs[i]->dirty = true;
@@ -195,6 +202,43 @@ static void unflush(struct ls_recorder *r, const size_t *marks)
 		ls_tracerec__unflush(r->trace);
 }
 
+/* Notebooks and cells that changed; after the files they name */
+static int flush_notebooks(struct ls_recorder *r)
+{
+	struct ls_notebooks *n = &r->notebooks;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n->n; i++) {
+		struct ls_notebook *nb = &n->nbs[i];
+		struct ls_store_notebook row = {
+			.id = (int64_t)i + 1,
+			.proc_id = nb->proc_id,
+			.pid = nb->pid,
+			.path = nb->path,
+			.history = nb->history,
+			.note = nb->note,
+		};
+
+		if (nb->dirty && !(err = ls_store__put_notebook(r->store, &row)))
+			nb->dirty = false;
+	}
+	for (size_t i = 0; !err && i < n->ncells; i++) {
+		struct ls_nbcell *c = &n->cells[i];
+		struct ls_store_cell row = {
+			.file_id = c->file_id,
+			.notebook_id = (int64_t)c->notebook + 1,
+			.seq = c->seq,
+			.number = c->number,
+			.how = c->how,
+			.hash = c->hash,
+		};
+
+		if (c->dirty && !(err = ls_store__put_cell(r->store, &row)))
+			c->dirty = false;
+	}
+	return err;
+}
+
 int ls_recorder__flush(struct ls_recorder *r)
 {
 	struct ls_sources *s = &r->sources;
@@ -202,6 +246,10 @@ int ls_recorder__flush(struct ls_recorder *r)
 				r->funcs_flushed, r->stacks.flushed};
 	int err;
 
+	/* cells not found yet may be in the history database by now */
+	err = ls_notebooks__retry(&r->notebooks, s);
+	if (err)
+		return err;
 	err = ls_store__begin(r->store);
 	if (err)
 		return err;
@@ -232,12 +280,22 @@ int ls_recorder__flush(struct ls_recorder *r)
 		err = ls_store__put_source(r->store, s->srcs_flushed, src->hash, src->text,
 					   src->len);
 	}
+	for (size_t i = 1; !err && i < s->files_flushed; i++) {
+		struct ls_file *f = &s->files[i];
+
+		/* a notebook cell whose text was found after it was written */
+		if (f->dirty && !(err = ls_store__put_file(r->store, i, f->path, f->source_id,
+							   f->kind, f->unavailable)))
+			f->dirty = false;
+	}
 	for (; !err && s->files_flushed < s->nfiles; s->files_flushed++) {
 		const struct ls_file *f = &s->files[s->files_flushed];
 
 		err = ls_store__put_file(r->store, s->files_flushed, f->path, f->source_id, f->kind,
 					 f->unavailable);
 	}
+	if (!err)
+		err = flush_notebooks(r);
 	for (; !err && r->funcs_flushed < r->nfuncs; r->funcs_flushed++) {
 		const struct func *f = &r->funcs[r->funcs_flushed];
 

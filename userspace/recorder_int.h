@@ -12,6 +12,7 @@
 #include "hashmap.h"
 #include "images.h"
 #include "kstacks.h"
+#include "notebooks.h"
 #include "pycode.h"
 #include "python.h"
 #include "recorder.h"
@@ -130,6 +131,7 @@ struct ls_recorder {
 
 	struct ls_stacks stacks;
 	struct ls_sources sources;
+	struct ls_notebooks notebooks; /* IPython kernels' cells among the sources */
 
 	struct func *funcs; /* [1, nfuncs) */
 	size_t nfuncs, fcap, funcs_flushed;

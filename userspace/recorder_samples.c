@@ -80,7 +80,8 @@ int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 		return -ENOMEM;
 	if (*slot != LS_HASHMAP_EMPTY)
 		return *slot;
-	fid = ls_sources__lookup(&r->sources, p->pid, path);
+	/* an IPython cell is a name, not a file: its text comes from the notebook's kernel */
+	fid = ls_notebooks__cell(&r->notebooks, &r->sources, p->pid, p->id, path);
 	/* the lookup does not touch p->files: the slot is still valid */
 	if (fid > 0)
 		*slot = fid;

@@ -274,6 +274,7 @@ static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_i
 	f->source_id = source_id;
 	f->kind = ls_sources__kind(path);
 	f->unavailable = why ? strdup(why) : NULL;
+	f->dirty = false;
 	if (!f->path)
 		return -ENOMEM;
 	*slot = s->nfiles;
@@ -308,4 +309,40 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
 		ls_dbg("pid %d: %s: %s", pid, path, why);
 	}
 	return add_file(s, path, src, src < 0 ? why : NULL);
+}
+
+int64_t ls_sources__add_text(struct ls_sources *s, const char *path, char *text, size_t len,
+			     const char *why)
+{
+	int64_t src = -1;
+
+	if (text) {
+		src = add_source(s, text, len);
+		if (src < 0)
+			return src;
+	}
+	return add_file(s, path, src, src < 0 ? why : NULL);
+}
+
+int ls_sources__set_text(struct ls_sources *s, int64_t file, char *text, size_t len,
+			 const char *why)
+{
+	struct ls_file *f = &s->files[file];
+	int64_t src = -1;
+	char *w = NULL;
+
+	if (text) {
+		src = add_source(s, text, len);
+		if (src < 0)
+			return src;
+	} else if (why && !(w = strdup(why))) {
+		return -ENOMEM;
+	}
+	/* by_key still finds it under (path, -1): a second lookup of both is a new file, harmless
+	 */
+	f->source_id = src;
+	free(f->unavailable);
+	f->unavailable = w;
+	f->dirty = (size_t)file < s->files_flushed;
+	return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef LS_SOURCES_H
 #define LS_SOURCES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,7 @@ struct ls_file {
 	int64_t source_id; /* -1 when the text is unavailable */
 	const char *kind; /* "python" (project code) or "library" (stdlib, site-packages, frozen) */
 	char *unavailable; /* why there is no snapshot, or NULL */
+	bool dirty;	   /* changed after it was flushed (ls_sources__set_text) */
 };
 
 struct ls_source {
@@ -45,6 +47,16 @@ void ls_sources_release(struct ls_sources *s);
  * Returns the id or a negative errno (-ENOMEM).
  */
 int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path);
+
+/*
+ * A file whose text comes from elsewhere than its path (a notebook cell): text (owned by s from
+ * now on, even on failure) or NULL with why. The file id, or -ENOMEM.
+ */
+int64_t ls_sources__add_text(struct ls_sources *s, const char *path, char *text, size_t len,
+			     const char *why);
+/* Gives file its text (owned by s from now on, even on failure) or a new reason; 0 or -ENOMEM. */
+int ls_sources__set_text(struct ls_sources *s, int64_t file, char *text, size_t len,
+			 const char *why);
 
 /* "library" for the standard library, installed packages and frozen modules, else "python". */
 const char *ls_sources__kind(const char *path);

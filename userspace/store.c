@@ -36,6 +36,8 @@ enum stmt_id {
 	ST_GPU_PROC,
 	ST_GPU_DEV,
 	ST_TRACE,
+	ST_NOTEBOOK,
+	ST_CELL,
 	ST__N
 };
 
@@ -47,9 +49,10 @@ static const char *const stmt_sql[ST__N] = {
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
 		" note, cgroup, parent_wait_ns, trace, cgroup_id)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_EXEC] = "INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
-		    " exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
-		    " first_line_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_EXEC] =
+		"INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
+		" exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
+		" first_line_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/* a rename keeps the row's CPU time */
 	[ST_THREAD] = "INSERT INTO threads(process_id, tid, name) VALUES (?, ?, ?)"
 		      " ON CONFLICT(process_id, tid) DO UPDATE SET name = excluded.name",
@@ -70,8 +73,13 @@ static const char *const stmt_sql[ST__N] = {
 			" gpu_ns, api_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_GPU_DEV] = "INSERT OR REPLACE INTO gpu_devices(process_id, ordinal, name, mem_total,"
 		       " driver, cuda_driver, cc, uuid) VALUES (?,?,?,?,?,?,?,?)",
-	[ST_TRACE] = "INSERT OR REPLACE INTO trace(process_id, tid, function_id, line, hits, own_ns,"
-		     " total_ns) VALUES (?,?,?,?,?,?,?)",
+	[ST_TRACE] =
+		"INSERT OR REPLACE INTO trace(process_id, tid, function_id, line, hits, own_ns,"
+		" total_ns) VALUES (?,?,?,?,?,?,?)",
+	[ST_NOTEBOOK] = "INSERT OR REPLACE INTO notebooks(id, process_id, pid, path, history, note)"
+			" VALUES (?,?,?,?,?,?)",
+	[ST_CELL] = "INSERT OR REPLACE INTO cells(file_id, notebook_id, seq, number, how, hash)"
+		    " VALUES (?,?,?,?,?,?)",
 };
 
 static const char schema_sql[] =
@@ -116,7 +124,11 @@ static const char schema_sql[] =
 	"CREATE TABLE trace(process_id INTEGER NOT NULL, tid INTEGER NOT NULL,"
 	" function_id INTEGER NOT NULL, line INTEGER NOT NULL, hits INTEGER NOT NULL,"
 	" own_ns INTEGER NOT NULL, total_ns INTEGER NOT NULL,"
-	" PRIMARY KEY(process_id, tid, function_id, line)) WITHOUT ROWID;";
+	" PRIMARY KEY(process_id, tid, function_id, line)) WITHOUT ROWID;"
+	"CREATE TABLE notebooks(id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL,"
+	" pid INTEGER NOT NULL, path TEXT, history TEXT, note TEXT);"
+	"CREATE TABLE cells(file_id INTEGER PRIMARY KEY, notebook_id INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL, number INTEGER, how TEXT, hash INTEGER NOT NULL);";
 
 struct ls_store {
 	sqlite3 *db;
@@ -474,6 +486,35 @@ int ls_store__put_source(struct ls_store *s, int64_t id, const char *hash, const
 	sqlite3_bind_int64(st, 3, len);
 	sqlite3_bind_blob64(st, 4, text, len, SQLITE_TRANSIENT);
 	return step(s, ST_SOURCE);
+}
+
+int ls_store__put_notebook(struct ls_store *s, const struct ls_store_notebook *nb)
+{
+	sqlite3_stmt *st = s->st[ST_NOTEBOOK];
+
+	sqlite3_bind_int64(st, 1, nb->id);
+	sqlite3_bind_int64(st, 2, nb->proc_id);
+	sqlite3_bind_int64(st, 3, nb->pid);
+	bind_text(st, 4, nb->path);
+	bind_text(st, 5, nb->history);
+	bind_text(st, 6, nb->note);
+	return step(s, ST_NOTEBOOK);
+}
+
+int ls_store__put_cell(struct ls_store *s, const struct ls_store_cell *c)
+{
+	sqlite3_stmt *st = s->st[ST_CELL];
+
+	sqlite3_bind_int64(st, 1, c->file_id);
+	sqlite3_bind_int64(st, 2, c->notebook_id);
+	sqlite3_bind_int64(st, 3, c->seq);
+	if (c->number > 0)
+		sqlite3_bind_int64(st, 4, c->number);
+	else
+		sqlite3_bind_null(st, 4);
+	bind_text(st, 5, c->how);
+	sqlite3_bind_int64(st, 6, c->hash);
+	return step(s, ST_CELL);
 }
 
 int ls_store__put_file(struct ls_store *s, int64_t id, const char *path, int64_t source_id,

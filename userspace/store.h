@@ -14,7 +14,7 @@
 #include <sqlite3.h>
 #include "linescope.h"
 
-#define LS_SCHEMA_VERSION 3
+#define LS_SCHEMA_VERSION 4
 
 struct ls_store;
 
@@ -86,6 +86,20 @@ int ls_store__put_source(struct ls_store *s, int64_t id, const char *hash, const
 			 size_t len);
 int ls_store__put_file(struct ls_store *s, int64_t id, const char *path, int64_t source_id,
 		       const char *kind, const char *unavailable);
+/* A notebook: an IPython kernel's cells (docs/profile-schema.md, notebooks and cells). */
+struct ls_store_notebook {
+	int64_t id, proc_id;
+	int pid;
+	const char *path, *history, *note; /* each NULL when unknown */
+};
+struct ls_store_cell {
+	int64_t file_id, notebook_id;
+	int seq, number; /* number 0: unknown */
+	const char *how; /* "history", "notebook", NULL: not verified */
+	uint32_t hash;
+};
+int ls_store__put_notebook(struct ls_store *s, const struct ls_store_notebook *nb);
+int ls_store__put_cell(struct ls_store *s, const struct ls_store_cell *c);
 int ls_store__put_function(struct ls_store *s, int64_t id, int64_t file_id, const char *qualname,
 			   int firstlineno);
 /* frames: n pairs (function id, line), innermost first */

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/* IPython cell names and the hash that ties a cell's text to its name. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ipycell.h"
+
+/* a decimal number (at most 10 digits, at most max) at p: where it ends, or NULL */
+static const char *number(const char *p, unsigned long long max, unsigned long long *v)
+{
+	const char *s = p;
+
+	*v = 0;
+	while (*p >= '0' && *p <= '9' && p - s < 10) {
+		*v = *v * 10 + (unsigned)(*p - '0');
+		p++;
+	}
+	return p > s && *v <= max && !(*p >= '0' && *p <= '9') ? p : NULL;
+}
+
+bool ls_ipycell__parse(const char *path, int *kpid, uint32_t *hash)
+{
+	const char *file = strrchr(path, '/'), *dir, *p;
+	unsigned long long pid, h;
+
+	if (!file || file == path)
+		return false;
+	for (dir = file - 1; dir > path && dir[-1] != '/'; dir--)
+		;
+	if (strncmp(dir, "ipykernel_", 10))
+		return false;
+	p = number(dir + 10, 0x7fffffff, &pid);
+	if (!p || p != file || !pid)
+		return false;
+	p = number(file + 1, UINT32_MAX, &h);
+	if (!p || strcmp(p, ".py"))
+		return false;
+	*kpid = (int)pid;
+	*hash = (uint32_t)h;
+	return true;
+}
+
+uint32_t ls_ipycell__murmur2(const void *data, size_t len, uint32_t seed)
+{
+	const uint32_t m = 0x5BD1E995;
+	const unsigned char *d = data;
+	/* ipykernel's Python masks to 32 bits: the length term is len mod 2^32 */
+	uint32_t h = seed ^ (uint32_t)len, k;
+	size_t i;
+
+	for (i = 0; i + 4 <= len; i += 4) {
+		k = d[i] | d[i + 1] << 8 | d[i + 2] << 16 | (uint32_t)d[i + 3] << 24;
+		k *= m;
+		k ^= k >> 24;
+		k *= m;
+		h *= m;
+		h ^= k;
+	}
+	switch (len & 3) {
+	case 3:
+		h ^= d[i + 2] << 16;
+		/* fallthrough */
+	case 2:
+		h ^= d[i + 1] << 8;
+		/* fallthrough */
+	case 1:
+		h ^= d[i];
+		h *= m;
+	}
+	h ^= h >> 13;
+	h *= m;
+	h ^= h >> 15;
+	return h;
+}
+
+int ls_ipycell__verify(const char *text, size_t len, uint32_t hash)
+{
+	char *buf;
+	int found = -1;
+
+	if (ls_ipycell__murmur2(text, len, LS_IPYCELL_SEED) == hash)
+		return 0;
+	buf = malloc(len + LS_IPYCELL_MAX_NL);
+	if (!buf)
+		return -1;
+	memcpy(buf, text, len);
+	for (int n = 1; n <= LS_IPYCELL_MAX_NL && found < 0; n++) {
+		buf[len + n - 1] = '\n';
+		if (ls_ipycell__murmur2(buf, len + n, LS_IPYCELL_SEED) == hash)
+			found = n;
+	}
+	free(buf);
+	return found;
+}

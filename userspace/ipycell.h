@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IPython cell names. ipykernel compiles every cell under <tmp>/ipykernel_<pid>/<hash>.py, a file
+ * that does not exist: <hash> is murmur2_x86 (seed 0xC70F6907, decimal) of the raw cell text as
+ * the kernel received it (ipykernel/compiler.py get_file_name). Pure functions, thread-safe.
+ */
+#ifndef LS_IPYCELL_H
+#define LS_IPYCELL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LS_IPYCELL_SEED 0xC70F6907u
+
+/* Whether path names an ipykernel cell; *kpid (the kernel's own pid) and *hash when it does. */
+bool ls_ipycell__parse(const char *path, int *kpid, uint32_t *hash);
+
+/* murmur2_x86 of len bytes, as ipykernel computes it over the cell's UTF-8. */
+uint32_t ls_ipycell__murmur2(const void *data, size_t len, uint32_t seed);
+
+/*
+ * Whether text is the cell that hashes to hash. IPython's history keeps the cell with its trailing
+ * newlines stripped: the text with up to LS_IPYCELL_MAX_NL newlines added back also matches. The
+ * number of newlines that had to be added, or -1 when it is not that cell.
+ */
+#define LS_IPYCELL_MAX_NL 4
+int ls_ipycell__verify(const char *text, size_t len, uint32_t hash);
+
+#endif

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Notebook cells of IPython kernels: where a kernel's cells can be found (its history database, the
+ * notebook its launcher executes), and each sampled cell's text, verified by its name's hash.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "array.h"
+#include "ipycell.h"
+#include "log.h"
+#include "notebooks.h"
+#include "procfs.h"
+
+#define ARGV_MAX       65536
+#define LAUNCHER_DEPTH 4 /* nbconvert → kernel, or papermill → (a shell) → kernel */
+
+void ls_notebooks_init(struct ls_notebooks *n)
+{
+	memset(n, 0, sizeof(*n));
+}
+
+static void notebook_release(struct ls_notebook *nb)
+{
+	free(nb->path);
+	free(nb->nb_relpath);
+	free(nb->history);
+	free(nb->note);
+	ls_ipyhist_release(&nb->hist);
+	ls_ipynb_release(&nb->ipynb);
+}
+
+void ls_notebooks_release(struct ls_notebooks *n)
+{
+	for (size_t i = 0; i < n->n; i++)
+		notebook_release(&n->nbs[i]);
+	free(n->nbs);
+	free(n->cells);
+	memset(n, 0, sizeof(*n));
+}
+
+void ls_notebooks__unflush(struct ls_notebooks *n)
+{
+	for (size_t i = 0; i < n->n; i++)
+		n->nbs[i].dirty = true;
+	for (size_t i = 0; i < n->ncells; i++)
+		n->cells[i].dirty = true;
+}
+
+/* Appends a reason to nb->note ("; "-separated) */
+static void add_note(struct ls_notebook *nb, const char *why)
+{
+	size_t old = nb->note ? strlen(nb->note) : 0;
+	char *v = realloc(nb->note, old + strlen(why) + 3);
+
+	if (!v)
+		return;
+	sprintf(v + old, "%s%s", old ? "; " : "", why);
+	nb->note = v;
+	nb->dirty = true;
+}
+
+/* The value of NAME= in a NUL-separated block, or NULL */
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = env; p < env + len; p += strlen(p) + 1)
+		if (!strncmp(p, name, n) && p[n] == '=')
+			return p + n + 1;
+	return NULL;
+}
+
+/* The kernel's history database: --HistoryManager.hist_file, else $IPYTHONDIR or ~/.ipython */
+static int find_history(struct ls_notebook *nb)
+{
+	static const char opt[] = "--HistoryManager.hist_file";
+	char argv[ARGV_MAX], path[PATH_MAX];
+	const char *val = NULL, *dir;
+	char *env = NULL;
+	size_t envlen = 0;
+	int n, err;
+
+	n = ls_procfs__argv(nb->pid, argv, sizeof(argv));
+	for (const char *p = argv; n > 0 && p < argv + n; p += strlen(p) + 1) {
+		if (!strncmp(p, opt, sizeof(opt) - 1) && p[sizeof(opt) - 1] == '=')
+			val = p + sizeof(opt);
+		else if (!strcmp(p, opt) && p + strlen(p) + 1 < argv + n)
+			val = p + strlen(p) + 1;
+	}
+	if (val && !strcmp(val, ":memory:")) {
+		add_note(nb,
+			 "the kernel keeps its history in memory only (" /* nbclient's default */
+			 "--HistoryManager.hist_file=:memory:)");
+		return 0;
+	}
+	if (val && val[0]) {
+		nb->history = strdup(val);
+		return nb->history ? 0 : -ENOMEM;
+	}
+	err = ls_procfs__environ(nb->pid, &env, &envlen);
+	if (err) {
+		add_note(nb, "the kernel's environment is unreadable: no history database");
+		return err == -ENOMEM ? err : 0;
+	}
+	if ((dir = env_value(env, envlen, "IPYTHONDIR")) && dir[0] == '/')
+		snprintf(path, sizeof(path), "%s/profile_default/history.sqlite", dir);
+	else if ((dir = env_value(env, envlen, "HOME")) && dir[0] == '/')
+		snprintf(path, sizeof(path), "%s/.ipython/profile_default/history.sqlite", dir);
+	else
+		path[0] = 0;
+	free(env);
+	if (!path[0]) {
+		add_note(nb, "the kernel has no HOME or IPYTHONDIR: no history database");
+		return 0;
+	}
+	nb->history = strdup(path);
+	return nb->history ? 0 : -ENOMEM;
+}
+
+static bool runs_notebooks(const char *arg)
+{
+	const char *base = strrchr(arg, '/');
+
+	base = base ? base + 1 : arg;
+	return strstr(base, "nbconvert") || strstr(base, "nbclient") || strstr(base, "papermill") ||
+	       !strcmp(base, "jupyter-execute");
+}
+
+/* The notebook an ancestor executes: the first .ipynb argument of nbconvert, nbclient, papermill */
+static int find_notebook_file(struct ls_notebook *nb)
+{
+	char argv[ARGV_MAX], cwd[PATH_MAX];
+	struct ls_procstat st;
+	pid_t pid = nb->pid;
+
+	for (int depth = 0; depth < LAUNCHER_DEPTH; depth++) {
+		const char *found = NULL, *prev = "";
+		bool launcher = false;
+		int n;
+
+		if (ls_procfs__stat(pid, &st) || st.ppid <= 1)
+			break;
+		pid = st.ppid;
+		n = ls_procfs__argv(pid, argv, sizeof(argv));
+		for (const char *p = argv; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1) {
+			size_t len = strlen(p);
+
+			launcher = launcher || runs_notebooks(p) ||
+				   (!strcmp(prev, "jupyter") &&
+				    (!strcmp(p, "nbconvert") || !strcmp(p, "execute")));
+			/* --output NAME names what is written, not what runs */
+			if (!found && p[0] != '-' && len > 6 && !strcmp(p + len - 6, ".ipynb") &&
+			    strcmp(prev, "--output") && strcmp(prev, "-o") &&
+			    strcmp(prev, "--output-dir"))
+				found = p;
+		}
+		if (!launcher)
+			continue;
+		if (!found) {
+			add_note(nb, "the notebook's launcher names no .ipynb");
+			return 0;
+		}
+		nb->launcher = pid;
+		nb->nb_relpath = strdup(found);
+		if (found[0] != '/' && ls_procfs__link(pid, "cwd", cwd, sizeof(cwd)) > 0) {
+			size_t need = strlen(cwd) + strlen(found) + 2;
+
+			nb->path = malloc(need);
+			if (nb->path)
+				snprintf(nb->path, need, "%s/%s", cwd, found);
+		} else {
+			nb->path = strdup(found);
+		}
+		return nb->nb_relpath && nb->path ? 0 : -ENOMEM;
+	}
+	add_note(nb, "no nbconvert, nbclient or papermill above the kernel: notebook file unknown");
+	return 0;
+}
+
+static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_t *out)
+{
+	struct ls_notebook *nb, *v;
+	int err;
+
+	for (size_t i = 0; i < n->n; i++)
+		if (n->nbs[i].pid == pid && n->nbs[i].proc_id == proc_id) {
+			*out = i;
+			return 0;
+		}
+	v = ls_array_grow(n->nbs, &n->cap, n->n, sizeof(*v), 4);
+	if (!v)
+		return -ENOMEM;
+	n->nbs = v;
+	nb = &n->nbs[n->n];
+	memset(nb, 0, sizeof(*nb));
+	nb->pid = pid;
+	nb->proc_id = proc_id;
+	nb->dirty = true;
+	nb->loaded_round = UINT_MAX;
+	err = find_history(nb);
+	if (!err)
+		err = find_notebook_file(nb);
+	if (err) {
+		notebook_release(nb);
+		return err;
+	}
+	ls_dbg("pid %d: notebook %s, history %s%s%s", pid, nb->path ? nb->path : "unknown",
+	       nb->history ? nb->history : "none", nb->note ? ": " : "", nb->note ? nb->note : "");
+	*out = n->n++;
+	return 0;
+}
+
+/* Reads the history and the notebook again, once per round; their failures become notes */
+static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
+{
+	char why[256];
+	int err;
+
+	if (nb->loaded_round == n->round)
+		return 0;
+	nb->loaded_round = n->round;
+	ls_ipyhist_release(&nb->hist);
+	ls_ipynb_release(&nb->ipynb);
+	if (nb->history) {
+		why[0] = 0;
+		err = ls_ipyhistory__load(nb->pid, nb->history, &nb->hist, why, sizeof(why));
+		if (err == -ENOMEM)
+			return err;
+		if (err) {
+			ls_dbg("pid %d: %s: %s", nb->pid, nb->history, why);
+			if (!nb->note || !strstr(nb->note, why))
+				add_note(nb, why);
+		}
+	}
+	if (nb->launcher) {
+		why[0] = 0;
+		err = ls_ipynb__load(nb->launcher, nb->nb_relpath, &nb->ipynb, why, sizeof(why));
+		if (err == -ENOMEM)
+			return err;
+		if (err) {
+			ls_dbg("pid %d: %s: %s", nb->launcher, nb->path, why);
+			if (!nb->note || !strstr(nb->note, why))
+				add_note(nb, why);
+		}
+	}
+	return 0;
+}
+
+/* text with nl newlines added: the cell exactly as the kernel hashed it */
+static char *with_newlines(const char *text, size_t len, int nl, size_t *out)
+{
+	char *t = malloc(len + nl + 1);
+
+	if (!t)
+		return NULL;
+	memcpy(t, text, len);
+	memset(t + len, '\n', nl);
+	t[len + nl] = 0;
+	*out = len + nl;
+	return t;
+}
+
+/* Finds c's text; 1 when found (the file has it), 0 when not, or -ENOMEM */
+static int resolve(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c)
+{
+	struct ls_notebook *nb = &n->nbs[c->notebook];
+	char *text;
+	size_t len;
+	int err = reload(n, nb), nl;
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < nb->hist.n; i++) {
+		const struct ls_ipyhist_cell *h = &nb->hist.cells[i];
+
+		nl = ls_ipycell__verify(h->text, h->len, c->hash);
+		if (nl < 0)
+			continue;
+		text = with_newlines(h->text, h->len, nl, &len);
+		if (!text)
+			return -ENOMEM;
+		c->how = "history";
+		c->number = h->line > 0 && h->line < INT_MAX ? (int)h->line : 0;
+		return ls_sources__set_text(s, c->file_id, text, len, NULL) ?: 1;
+	}
+	for (size_t i = 0; i < nb->ipynb.n; i++) {
+		const struct ls_ipynb_cell *k = &nb->ipynb.cells[i];
+
+		if (ls_ipycell__murmur2(k->text, k->len, LS_IPYCELL_SEED) != c->hash)
+			continue;
+		text = strdup(k->text);
+		if (!text)
+			return -ENOMEM;
+		c->how = "notebook";
+		c->number = k->index;
+		return ls_sources__set_text(s, c->file_id, text, k->len, NULL) ?: 1;
+	}
+	return 0;
+}
+
+/* Why a cell has no text: what was tried */
+static int not_found(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c, bool last)
+{
+	const struct ls_notebook *nb = &n->nbs[c->notebook];
+	char why[1024];
+
+	bool in_hist = nb->history && nb->hist.n, in_nb = nb->path && nb->ipynb.n;
+
+	snprintf(why, sizeof(why), "notebook cell %u: %s%s%s%s%s", c->hash,
+		 last ? "no text found that hashes to its name" : "text not found yet",
+		 in_hist ? " (not in the history database)" : "",
+		 in_nb ? " (not a code cell of " : "", in_nb ? nb->path : "", in_nb ? ")" : "");
+	if (nb->note) {
+		size_t l = strlen(why);
+
+		snprintf(why + l, sizeof(why) - l, "; %s", nb->note);
+	}
+	return ls_sources__set_text(s, c->file_id, NULL, 0, why);
+}
+
+int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t pid, int64_t proc_id,
+			   const char *path)
+{
+	struct ls_nbcell *c, *v;
+	uint32_t hash;
+	int64_t fid;
+	size_t nbi;
+	int kpid, err;
+
+	if (!ls_ipycell__parse(path, &kpid, &hash))
+		return ls_sources__lookup(s, pid, path);
+	err = notebook_of(n, pid, proc_id, &nbi);
+	if (err)
+		return err;
+	fid = ls_sources__add_text(s, path, NULL, 0, "notebook cell: text not found yet");
+	if (fid < 0)
+		return fid;
+	for (size_t i = 0; i < n->ncells; i++)
+		if (n->cells[i].file_id == fid)
+			return fid;
+	v = ls_array_grow(n->cells, &n->ccap, n->ncells, sizeof(*v), 16);
+	if (!v)
+		return -ENOMEM;
+	n->cells = v;
+	c = &n->cells[n->ncells++];
+	memset(c, 0, sizeof(*c));
+	c->file_id = fid;
+	c->notebook = nbi;
+	c->seq = ++n->nbs[nbi].ncells;
+	c->hash = hash;
+	c->dirty = true;
+	err = resolve(n, s, c);
+	if (err == 0)
+		err = not_found(n, s, c, false);
+	return err < 0 ? err : fid;
+}
+
+int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
+{
+	int err = 0;
+
+	n->round++;
+	for (size_t i = 0; i < n->ncells && err >= 0; i++) {
+		struct ls_nbcell *c = &n->cells[i];
+
+		if (c->how || c->tries >= LS_NBCELL_TRIES)
+			continue;
+		c->tries++;
+		if (!ls_procfs__alive(n->nbs[c->notebook].pid))
+			c->tries = LS_NBCELL_TRIES;
+		err = resolve(n, s, c);
+		if (err == 0 && c->tries >= LS_NBCELL_TRIES)
+			err = not_found(n, s, c, true);
+		if (err != 0)
+			c->dirty = true;
+	}
+	return err < 0 ? err : 0;
+}

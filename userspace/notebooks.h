@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Notebooks run by IPython kernels: each kernel process is one notebook, its sampled cells the
+ * files named by ls_ipycell. A cell's text is recovered, in this order, from the kernel's history
+ * database or from the .ipynb on its launcher's command line (nbconvert, nbclient, papermill), and
+ * kept only when it hashes to the cell's name; a cell not found yet is tried again at later flushes
+ * and otherwise stays without text, with the reason. Not thread-safe.
+ */
+#ifndef LS_NOTEBOOKS_H
+#define LS_NOTEBOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "ipyhistory.h"
+#include "ipynb.h"
+#include "sources.h"
+
+#define LS_NBCELL_TRIES 10 /* flushes (seconds) a cell is looked for after its first sample */
+
+struct ls_nbcell {
+	int64_t file_id;
+	size_t notebook; /* index into notebooks */
+	int seq;	 /* 1-based capture order in its notebook */
+	int number; /* execution count (history) or code-cell index (notebook file); 0 unknown */
+	const char *how; /* "history", "notebook", or NULL when not verified */
+	uint32_t hash;
+	int tries;
+	bool dirty;
+};
+
+struct ls_notebook {
+	pid_t pid;	  /* the kernel */
+	int64_t proc_id;  /* its process row */
+	char *path;	  /* the .ipynb (absolute when its launcher's cwd is known), or NULL */
+	char *history;	  /* the history database as the kernel names it, or NULL */
+	char *note;	  /* why a way to find cells was unavailable, or NULL */
+	pid_t launcher;	  /* the process whose argv names path */
+	char *nb_relpath; /* path as the launcher names it */
+	int ncells;
+	bool dirty;
+	struct ls_ipyhist hist;
+	struct ls_ipynb ipynb;
+	unsigned loaded_round; /* hist and ipynb as of this retry round */
+};
+
+struct ls_notebooks {
+	struct ls_notebook *nbs;
+	size_t n, cap;
+	struct ls_nbcell *cells;
+	size_t ncells, ccap;
+	unsigned round;
+};
+
+void ls_notebooks_init(struct ls_notebooks *n);
+void ls_notebooks_release(struct ls_notebooks *n);
+
+/*
+ * The file id of the cell path (ls_ipycell__parse() is true) that kernel pid (process row proc_id)
+ * ran, its text looked for now. The id, or -ENOMEM.
+ */
+int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t pid, int64_t proc_id,
+			   const char *path);
+/* Looks again for the cells not found yet (once per flush). 0 or -ENOMEM. */
+int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s);
+/* Marks everything to be written again (a flush that failed). */
+void ls_notebooks__unflush(struct ls_notebooks *n);
+
+#endif
