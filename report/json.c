@@ -275,6 +275,24 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	return o;
 }
 
+/* A notebook's cells (docs/report-data.md, "Notebook cells") */
+static json_t *cells_array(const struct ls_mfile *f)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < f->ncells; i++) {
+		const struct ls_mcell *c = &f->cells[i];
+
+		json_array_append_new(
+			a, json_pack("{s:s, s:i, s:i, s:n, s:o, s:o, s:o}", "label", c->label,
+				     "first", c->first, "nlines", c->nlines, "revision", "number",
+				     c->number > 0 ? json_integer(c->number) : json_null(), "found",
+				     c->how ? json_string(c->how) : json_null(), "unavailable",
+				     ls_json__str(c->unavailable)));
+	}
+	return a;
+}
+
 static json_t *source_object(const struct ls_mfile *f)
 {
 	json_t *o = json_object();
@@ -289,7 +307,7 @@ static json_t *source_object(const struct ls_mfile *f)
 			: ls_json__str(f->unavailable ? f->unavailable : "source not captured"));
 	json_object_set_new(o, "stale", ls_json__str(f->stale));
 	json_object_set_new(o, "nlines", json_integer(f->nlines));
-	json_object_set_new(o, "cells", json_null());
+	json_object_set_new(o, "cells", f->ncells ? cells_array(f) : json_null());
 	return o;
 }
 
@@ -791,6 +809,14 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "pid", json_integer(m->procs[l->proc].pid));
 		json_object_set_new(r, "path", ls_json__name(f->path));
 		json_object_set_new(r, "line", json_integer(l->line));
+		if (f->ncells) {
+			const struct ls_mcell *c = ls_mfile__cell_at(f, l->line);
+
+			json_object_set_new(r, "cell",
+					    c ? json_integer(c - f->cells + 1) : json_null());
+			json_object_set_new(r, "cell_line",
+					    c ? json_integer(l->line - c->first + 1) : json_null());
+		}
 		json_object_set_new(r, "function",
 				    l->func >= 0 ? ls_json__str(m->funcs[l->func].qualname)
 						 : json_null());

@@ -212,7 +212,7 @@ static int load_procs(struct loader *L)
 	return err;
 }
 
-static int count_lines(const char *t, size_t len)
+int lsm_count_lines(const char *t, size_t len)
 {
 	int n = 0;
 
@@ -266,7 +266,7 @@ static int load_files(struct loader *L)
 			if (f->text) {
 				memcpy(f->text, text, f->len);
 				f->text[f->len] = 0;
-				f->nlines = count_lines(f->text, f->len);
+				f->nlines = lsm_count_lines(f->text, f->len);
 			}
 		}
 		m->nfiles++;
@@ -512,7 +512,7 @@ int lsm_own_frame(struct loader *L, const struct stack *s)
 	for (int i = 0; i < s->depth; i++) {
 		int f = lsm_func_at(L, s->frames[2 * i]);
 
-		if (f >= 0 && !strcmp(L->m->files[L->m->funcs[f].file].kind, "python"))
+		if (f >= 0 && ls_mfile__project(&L->m->files[L->m->funcs[f].file]))
 			return i;
 	}
 	return 0;
@@ -692,13 +692,12 @@ static void resolve_spawns(struct loader *L)
 
 			if (f < 0)
 				continue;
-			if (p->spawn_file < 0 ||
-			    !strcmp(m->files[m->funcs[f].file].kind, "python")) {
+			if (p->spawn_file < 0 || ls_mfile__project(&m->files[m->funcs[f].file])) {
 				p->spawn_file = m->funcs[f].file;
 				p->spawn_line = (int)s->frames[2 * k + 1];
 				m->files[p->spawn_file].used = true;
 			}
-			if (!strcmp(m->files[m->funcs[f].file].kind, "python"))
+			if (ls_mfile__project(&m->files[m->funcs[f].file]))
 				break;
 		}
 	}
@@ -739,7 +738,7 @@ static int index_sources(struct ls_model *m)
 	for (size_t i = 0; i < m->nfiles; i++) {
 		const struct ls_mfile *f = &m->files[i];
 
-		if (!f->text || strcmp(f->kind, "python"))
+		if (!f->text || !ls_mfile__project(f))
 			continue;
 		err = ls_pyindex__add_source(m->index, i, f->path, f->text, f->len);
 		if (err == -ENOMEM)
@@ -777,6 +776,7 @@ static void loader_release(struct loader *L)
 	ls_hashmap_release(&L->line_idx);
 	ls_hashmap_release(&L->fstat_idx);
 	ls_hashmap_release(&L->edge_idx);
+	free(L->func_shift);
 }
 
 int ls_model__load(const char *path, struct ls_model **out)
@@ -818,6 +818,8 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		err = load_funcs(&L);
 	if (!err)
 		err = load_stacks(&L);
+	if (!err)
+		err = lsm_load_notebooks(&L);
 	if (!err)
 		err = load_samples(&L);
 	if (!err && (flags & LS_MODEL_STACKS))
@@ -924,6 +926,9 @@ void ls_model__free(struct ls_model *m)
 		free(m->files[i].unavailable);
 		free(m->files[i].stale);
 		free(m->files[i].text);
+		for (size_t k = 0; k < m->files[i].ncells; k++)
+			free(m->files[i].cells[k].unavailable);
+		free(m->files[i].cells);
 	}
 	free(m->files);
 	for (size_t i = 0; i < m->nfuncs; i++)

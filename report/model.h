@@ -53,18 +53,43 @@ struct ls_mproc {
 	size_t nexecs;
 };
 
+/* A notebook cell inside its notebook's text (docs/report-data.md, "Notebook cells"). */
+struct ls_mcell {
+	char label[64];
+	int first, nlines; /* 1-based first line in the notebook's text; its line count */
+	int number;	   /* execution count or code-cell index; 0 unknown */
+	const char *how;   /* "history" | "notebook" | NULL: not verified (no text) */
+	char *unavailable; /* why it has no text, or NULL */
+	int file;	   /* the cell's own file (kind "cell") */
+};
+
 struct ls_mfile {
 	int64_t id;
 	char *path;
 	const char *name; /* points into path */
-	const char *kind; /* "python" | "library" */
+	/*
+	 * "python" | "library" | "notebook" (cells concatenated) | "cell" (a notebook cell's own
+	 * file, folded into its notebook: no line refers to it)
+	 */
+	const char *kind;
 	char *unavailable;
 	char *text;   /* NULL when unavailable */
 	char *stale;  /* the text is not what ran (a function is not where its code says): why */
 	size_t len;
 	int nlines;
 	bool used; /* some line of it was sampled */
+	struct ls_mcell *cells; /* notebook: in capture order */
+	size_t ncells;
 };
+
+/* Project code: what Time is attributed to (python files and notebooks). */
+static inline bool ls_mfile__project(const struct ls_mfile *f)
+{
+	return f->kind[0] == 'p' || f->kind[0] == 'n';
+}
+
+/* The cell of a notebook holding line (1-based) of its text, or NULL. */
+const struct ls_mcell *ls_mfile__cell_at(const struct ls_mfile *f, int line);
 
 struct ls_mfunc {
 	int64_t id;

@@ -281,7 +281,7 @@ int lsm_load_trace(struct loader *L)
 			fs->trace_total_ns += total;
 			continue;
 		}
-		l = lsm_line_slot(L, proc, m->funcs[f].file, line);
+		l = lsm_line_slot(L, proc, m->funcs[f].file, lsm_line_of(L, f, line));
 		if (!l) {
 			err = -ENOMEM;
 			break;

@@ -24,6 +24,7 @@ struct loader {
 	struct stack *stacks;
 	size_t nstacks;
 	size_t lcap, fcap, ecap;
+	int *func_shift; /* per model function: lines added to move a cell's into its notebook */
 	/* scratch for one stack */
 	int *own_line;
 	size_t scratch;
@@ -60,6 +61,19 @@ struct ls_mfstat *lsm_fstat_slot(struct loader *L, int proc, int func);
 int lsm_func_at(struct loader *L, uint32_t id);
 /* Index of a stack's own frame: innermost in project code, else the innermost. */
 int lsm_own_frame(struct loader *L, const struct stack *s);
+
+/* Lines of text (a last line without a newline counts). */
+int lsm_count_lines(const char *t, size_t len);
+/*
+ * Notebooks (model_nb.c): each notebook's cell files become one source of kind "notebook", every
+ * function and stored frame of a cell moved to its lines there (after load_stacks).
+ */
+int lsm_load_notebooks(struct loader *L);
+/* A function's line as the model numbers it (a notebook cell's lines are moved). */
+static inline int lsm_line_of(const struct loader *L, int func, int line)
+{
+	return L->func_shift && func >= 0 ? line + L->func_shift[func] : line;
+}
 
 int lsm_load_rss(struct loader *L);
 int lsm_load_gpu(struct loader *L);

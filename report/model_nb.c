@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Notebooks in the model: the cells an IPython kernel ran (one file each in the profile) become
+ * one source, their texts concatenated in capture order, and every line that refers to a cell is
+ * moved to the notebook's numbering (line = cell.first + cell_line - 1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model_int.h"
+
+#define MAX_CELL_LINES 1000000 /* lines a cell without text is given, at most */
+
+const struct ls_mcell *ls_mfile__cell_at(const struct ls_mfile *f, int line)
+{
+	size_t lo = 0, hi = f->ncells;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (f->cells[mid].first + f->cells[mid].nlines <= line)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->ncells && f->cells[lo].first <= line ? &f->cells[lo] : NULL;
+}
+
+struct nb_row {
+	int64_t notebook;
+	int file; /* model file index */
+	int number;
+	const char *how;
+};
+
+/* The highest line the profile names in file: what a cell without text must hold */
+static int max_line(const struct loader *L, int file)
+{
+	const struct ls_model *m = L->m;
+	int max = 1;
+
+	for (size_t i = 0; i < m->nfuncs; i++)
+		if (m->funcs[i].file == file && m->funcs[i].firstlineno > max)
+			max = m->funcs[i].firstlineno;
+	for (size_t s = 0; s < L->nstacks; s++)
+		for (int i = 0; i < L->stacks[s].depth; i++) {
+			int f = lsm_func_at((struct loader *)L, L->stacks[s].frames[2 * i]);
+			int line = (int)L->stacks[s].frames[2 * i + 1];
+
+			if (f >= 0 && m->funcs[f].file == file && line > max)
+				max = line;
+		}
+	return max < MAX_CELL_LINES ? max : MAX_CELL_LINES;
+}
+
+/* Appends the notebook of rows[0..n) (one notebook's cells, in capture order) to the files */
+static int add_notebook(struct loader *L, const char *path, const struct nb_row *rows, size_t n,
+			size_t *fcap)
+{
+	struct ls_model *m = L->m;
+	struct ls_mfile *nb, *v;
+	size_t len = 0, at = 0;
+	int line = 1, idx;
+	const char *slash;
+	char *text;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ls_mfile *c = &m->files[rows[i].file];
+
+		len += (c->text ? c->len : (size_t)max_line(L, rows[i].file)) + 1;
+	}
+	text = malloc(len + 1);
+	v = ls_array_grow(m->files, fcap, m->nfiles, sizeof(*v), 256);
+	if (!text || !v) {
+		free(text);
+		return -ENOMEM;
+	}
+	m->files = v;
+	idx = (int)m->nfiles;
+	nb = &m->files[idx];
+	memset(nb, 0, sizeof(*nb));
+	nb->id = -1;
+	nb->kind = "notebook";
+	nb->path = strdup(path);
+	nb->cells = calloc(n, sizeof(*nb->cells));
+	if (!nb->path || !nb->cells) {
+		free(nb->path);
+		free(nb->cells);
+		free(text);
+		return -ENOMEM;
+	}
+	slash = strrchr(nb->path, '/');
+	nb->name = slash && slash[1] ? slash + 1 : nb->path;
+	m->nfiles++;
+	for (size_t i = 0; i < n; i++) {
+		struct ls_mfile *c = &m->files[rows[i].file];
+		struct ls_mcell *cell = &nb->cells[i];
+		size_t clen = c->len;
+		int nl;
+
+		if (c->text) {
+			/* a cell's last newline ends its last line; cells are joined by one */
+			if (clen && c->text[clen - 1] == '\n')
+				clen--;
+			memcpy(text + at, c->text, clen);
+			at += clen;
+			nl = lsm_count_lines(c->text, clen);
+			if (!nl)
+				nl = 1;
+		} else {
+			/* never guessed: as many empty lines as the profile names */
+			nl = max_line(L, rows[i].file);
+			memset(text + at, '\n', nl - 1);
+			at += nl - 1;
+			cell->unavailable = strdup(c->unavailable ? c->unavailable
+								  : "notebook cell not verified");
+		}
+		text[at++] = '\n';
+		cell->first = line;
+		cell->nlines = nl;
+		cell->number = rows[i].number;
+		cell->how = rows[i].how;
+		cell->file = rows[i].file;
+		if (cell->how && cell->number > 0)
+			snprintf(cell->label, sizeof(cell->label), "Cell %d", cell->number);
+		else if (cell->how)
+			snprintf(cell->label, sizeof(cell->label), "Cell ?");
+		else
+			snprintf(cell->label, sizeof(cell->label), "Unverified cell (%s)", c->name);
+		line += nl;
+		nb->ncells++;
+		for (size_t f = 0; f < m->nfuncs; f++) {
+			struct ls_mfunc *fn = &m->funcs[f];
+
+			if (fn->file != rows[i].file)
+				continue;
+			L->func_shift[f] = cell->first - 1;
+			fn->file = idx;
+			fn->firstlineno += cell->first - 1;
+		}
+	}
+	if (at)
+		at--; /* the last cell's line needs no newline */
+	text[at] = 0;
+	nb->text = text;
+	nb->len = at;
+	nb->nlines = line - 1;
+	return 0;
+}
+
+static const char *how_of(const unsigned char *t)
+{
+	if (!t)
+		return NULL;
+	if (!strcmp((const char *)t, "history"))
+		return "history";
+	return !strcmp((const char *)t, "notebook") ? "notebook" : NULL;
+}
+
+/* Stored frames of cells moved into their notebooks (the functions are already) */
+static void move_frames(struct loader *L)
+{
+	for (size_t s = 0; s < L->nstacks; s++)
+		for (int i = 0; i < L->stacks[s].depth; i++) {
+			int f = lsm_func_at(L, L->stacks[s].frames[2 * i]);
+
+			if (f >= 0)
+				L->stacks[s].frames[2 * i + 1] += L->func_shift[f];
+		}
+}
+
+int lsm_load_notebooks(struct loader *L)
+{
+	struct ls_model *m = L->m;
+	struct nb_row *rows = NULL, *v;
+	size_t n = 0, cap = 0, fcap = m->nfiles;
+	char **paths = NULL;
+	sqlite3_stmt *st;
+	int rc, err;
+
+	err = lsm_prepare(L,
+			  "SELECT c.notebook_id, c.file_id, c.number, c.how,"
+			  " coalesce(n.path, 'kernel ' || n.pid) FROM cells c"
+			  " JOIN notebooks n ON n.id = c.notebook_id ORDER BY c.notebook_id, c.seq",
+			  &st);
+	if (err)
+		return err;
+	while ((rc = lsm_step(L, st)) > 0) {
+		uint64_t fi;
+		char **pv;
+
+		if (!ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 1), &fi) ||
+		    strcmp(m->files[fi].kind, "python"))
+			continue; /* a cell file the profile does not hold, or named twice */
+		v = ls_array_grow(rows, &cap, n, sizeof(*v), 16);
+		pv = v ? realloc(paths, (cap > n ? cap : n + 1) * sizeof(*paths)) : NULL;
+		if (v)
+			rows = v;
+		if (!v || !pv) {
+			err = -ENOMEM;
+			break;
+		}
+		paths = pv;
+		rows[n].notebook = sqlite3_column_int64(st, 0);
+		rows[n].file = (int)fi;
+		rows[n].number = sqlite3_column_int(st, 2);
+		rows[n].how = how_of(sqlite3_column_text(st, 3));
+		paths[n] = lsm_col_dup(st, 4);
+		m->files[fi].kind = "cell"; /* claimed: a second row naming it is skipped */
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
+	if (!err && n) {
+		L->func_shift = calloc(m->nfuncs ? m->nfuncs : 1, sizeof(*L->func_shift));
+		if (!L->func_shift)
+			err = -ENOMEM;
+	}
+	for (size_t i = 0, start = 0; !err && i < n; i++) {
+		if (i + 1 < n && rows[i + 1].notebook == rows[start].notebook)
+			continue;
+		err = add_notebook(L, paths[start] ? paths[start] : "notebook", rows + start,
+				   i + 1 - start, &fcap);
+		start = i + 1;
+	}
+	if (!err && n)
+		move_frames(L);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(rows);
+	return err;
+}
