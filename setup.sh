@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Installs everything LineScope-BPF needs to build and test on Debian 12 (run as root).
+# Installs everything LineScope-BPF needs to build and test on Debian 12 (run as root); Jupyter
+# (ipykernel, nbconvert, nbclient) runs the notebook tests.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
 	echo "setup.sh: run as root (it installs Debian packages)" >&2
@@ -13,6 +14,7 @@ pkgs=(
 	python3.11 python3.11-dev python3-line-profiler libpython3.11-testsuite bpftrace debootstrap
 	chromium clang-format openssl clang-14 libclang-rt-14-dev
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go
+	python3-ipykernel jupyter-nbconvert python3-nbclient python3-notebook python3-nbformat
 )
 # Node.js may come from nodesource (which bundles npm and conflicts with Debian's npm package).
 command -v node >/dev/null || pkgs+=(nodejs)

@@ -369,9 +369,12 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 		if (c->how || c->tries >= LS_NBCELL_TRIES)
 			continue;
 		c->tries++;
+		/* a kernel that is gone has no files to read with its rights: what we have is all
+		 */
 		if (!ls_procfs__alive(n->nbs[c->notebook].pid))
 			c->tries = LS_NBCELL_TRIES;
-		err = resolve(n, s, c);
+		else
+			err = resolve(n, s, c);
 		if (err == 0 && c->tries >= LS_NBCELL_TRIES)
 			err = not_found(n, s, c, true);
 		if (err != 0)

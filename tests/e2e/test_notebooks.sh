@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Notebooks executed by `jupyter nbconvert --execute` under the profiler: the sampled cells become
+# one notebook source whose cells are the notebook's own text (verified by the hash in each cell's
+# name), found in the notebook file or in the kernel's history database; the hot cell's loop line
+# gets its share of the samples against the thread CPU the notebook measured itself; a cell that
+# is in no notebook (run_cell) is marked, never guessed; a symlinked history database and a
+# notebook that stops being JSON are notes, not failures.
+source "$(dirname "$0")/lib.sh"
+NBPY=/usr/bin/python3
+for m in nbformat nbconvert nbclient ipykernel; do
+	"$NBPY" -c "import $m" 2>/dev/null ||
+		{ echo "FAIL: python module $m is missing (run ./setup.sh)"; exit 1; }
+done
+command -v jupyter >/dev/null || { echo "FAIL: jupyter is missing (run ./setup.sh)"; exit 1; }
+"$NBPY" "$FIX/make_notebooks.py" "$WORK" || { echo "FAIL: cannot write the notebooks"; exit 1; }
+cd "$WORK" || exit 1
+
+# run NAME NOTEBOOK [NBCONVERT ARGS]: profiles the notebook's execution, leaves $WORK/NAME.json (the
+# --format json report) and $WORK/NAME.data.json (the HTML report's data)
+run() {
+	local name=$1 nb=$2
+	shift 2
+	NB_TRUTH="$WORK/$name.truth" "$LS" -q --profile "$WORK/$name.lsprof" -o "$WORK/$name.html" -- \
+		jupyter nbconvert --to notebook --execute "$nb" --output "$WORK/$name.out.ipynb" "$@" \
+		2>"$WORK/$name.log" || { fail "$name: exit $? ($(tail -3 "$WORK/$name.log"))"; return 1; }
+	"$LS" report "$WORK/$name.lsprof" --format json -o "$WORK/$name.json" ||
+		{ fail "$name: report"; return 1; }
+	"$PYQ" - "$WORK/$name.html" "$WORK/$name.data.json" <<'PYEOF'
+import re, sys
+html = open(sys.argv[1]).read()
+m = re.search(r'<script type="application/json" id="ls-data">(.*?)</script>', html, re.S)
+open(sys.argv[2], "w").write(m.group(1))
+PYEOF
+}
+
+# check NAME NOTEBOOK FOUND: the notebook source, its cells and lines against the .ipynb
+check() {
+	"$PYQ" - "$WORK/$1.json" "$WORK/$1.data.json" "$WORK/$2" "$3" "$WORK/$1.truth" <<'PYEOF' |
+import json, math, os, sys
+j, data, nbpath, found = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+nb = json.load(open(nbpath))
+code = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in nb["cells"] if c["cell_type"] == "code"]
+def say(ok, what):
+    print(("ok " if ok else "FAIL ") + what)
+srcs = [s for s in data["sources"] if s["kind"] == "notebook"]
+say(len(srcs) == 1 and srcs[0]["path"] == nbpath,
+    "one notebook source named %s: %s" % (nbpath, [s["path"] for s in srcs]))
+if not srcs:
+    sys.exit()
+src = srcs[0]
+text = src["text"].split("\n")
+say(len(text) == src["nlines"], "nlines %d of %d text lines" % (src["nlines"], len(text)))
+verified = [c for c in src["cells"] if c["found"]]
+for c in src["cells"]:
+    body = "\n".join(text[c["first"] - 1:c["first"] - 1 + c["nlines"]])
+    if c["found"]:
+        k = c["number"]
+        # a cell whose history row was not written yet when it was first sampled: the notebook
+        want = found if any(t in body for t in ("# HOT", "# LIGHT")) else c["found"]
+        say(c["found"] == want and c["label"] == "Cell %d" % k and code[k - 1].rstrip("\n") == body,
+            "%s (found in %s) is code cell %d of the notebook" % (c["label"], c["found"], k))
+    else:
+        say(c["unavailable"] and "hashes to its name" in c["unavailable"] and body.strip() == "",
+            "%s is marked, with no text: %s" % (c["label"], c["unavailable"]))
+say(src["cells"] == sorted(src["cells"], key=lambda c: c["first"]) and
+    all(a["first"] + a["nlines"] == b["first"] for a, b in zip(src["cells"], src["cells"][1:])),
+    "cells tile the text in capture order")
+# --format json: path, cell, cell_line and the concatenated text's line agree
+nl = [l for l in j["lines"] if l["kind"] == "notebook"]
+bad = [l for l in nl if l["path"] != nbpath or not l["cell"] or
+       l["line"] != src["cells"][l["cell"] - 1]["first"] + l["cell_line"] - 1 or
+       (src["cells"][l["cell"] - 1]["found"] and l["source"] != text[l["line"] - 1])]
+say(nl and not bad, "%d notebook lines carry path, cell and cell_line (%s)" % (len(nl), bad[:2]))
+files = [f for f in j["files"] if f["path"] == nbpath]
+say(len(files) == 1 and files[0]["kind"] == "notebook", "files: %s" % files)
+if not os.path.exists(sys.argv[5]):
+    sys.exit()
+truth = json.load(open(sys.argv[5]))
+def tagged(tag):
+    return [l for l in nl if "# " + tag in (l["source"] or "")]
+for tag, key in (("HOT", "hot"), ("LIGHT", "light")):
+    ls = tagged(tag)
+    if not ls:
+        say(False, "no %s line" % tag)
+        continue
+    l = ls[0]
+    c = src["cells"][l["cell"] - 1]
+    in_cell = sum(x["own_samples"] for x in nl if x["cell"] == l["cell"])
+    want_line = code[c["number"] - 1].split("\n").index(next(s for s in code[c["number"] - 1].split("\n") if "# " + tag in s)) + 1
+    n = l["own_samples"]
+    # wall mode: the line's on-CPU part is what the notebook's thread_time() measured
+    cpu = l["cpu_time_s"] if l["cpu_time_s"] is not None else l["time_s"]
+    tol = 3 / math.sqrt(max(n, 1)) + 0.05
+    say(l["cell_line"] == want_line and n >= 0.9 * in_cell and abs(cpu / truth[key] - 1) <= tol,
+        "%s line (cell %d line %d): %d of the cell's %d samples, %.3fs on CPU, the notebook "
+        "measured %.3fs (tol %.0f%%)" % (tag, l["cell"], l["cell_line"], n, in_cell, cpu,
+                                          truth[key], tol * 100))
+PYEOF
+	check_lines
+}
+
+run plain hot.ipynb && check plain hot.ipynb notebook
+n=$(pyq "$WORK/plain.json" 'sum(1 for l in d["lines"] if __import__("re").search(r"/ipykernel_\d+/\d+\.py$", l["path"]))')
+[ "$n" = 0 ] && pass "no line is left under its <tmp>/ipykernel_PID name" || fail "$n lines under cell names"
+"$LS" report "$WORK/plain.lsprof" --format text | grep -q "hot.ipynb" &&
+	pass "text report names the notebook" || fail "text report does not name hot.ipynb"
+
+# the kernel's history database (nbclient keeps it in memory unless told otherwise)
+run history hot.ipynb --ExecutePreprocessor.ipython_hist_file="$WORK/history.sqlite" &&
+	check history hot.ipynb history
+rows=$(sqlite3 "$WORK/history.sqlite" "select count(*) from history" 2>&1)
+[ "$rows" -ge 5 ] 2>/dev/null && pass "the kernel wrote $rows history rows" || fail "history rows: $rows"
+
+# a symlinked history database is not read: the cells come from the notebook, with a note
+ln -s "$WORK/history.sqlite" "$WORK/link.sqlite"
+run symlink hot.ipynb --ExecutePreprocessor.ipython_hist_file="$WORK/link.sqlite" &&
+	check symlink hot.ipynb notebook
+note=$(sqlite3 "$WORK/symlink.lsprof" "select note from notebooks")
+[[ "$note" == *"symlink"* ]] && pass "symlinked history: $note" || fail "symlinked history note: $note"
+
+# a notebook that is no longer JSON when its cells are looked for: marked, with the reason
+run corrupt corrupt.ipynb
+u=$(pyq "$WORK/corrupt.data.json" '[c["unavailable"] for s in d["sources"] if s["kind"] == "notebook" for c in s["cells"]]')
+[[ "$u" == *"not valid JSON"* && "$u" == *"no text found"* ]] && pass "corrupt notebook: $u" ||
+	fail "corrupt notebook: $u"
+finish
