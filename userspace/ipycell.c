@@ -23,7 +23,8 @@ bool ls_ipycell__parse(const char *path, int *kpid, uint32_t *hash)
 	const char *file = strrchr(path, '/'), *dir, *p;
 	unsigned long long pid, h;
 
-	if (!file || file == path)
+	/* tempfile.gettempdir() is absolute */
+	if (path[0] != '/' || !file || file == path)
 		return false;
 	for (dir = file - 1; dir > path && dir[-1] != '/'; dir--)
 		;

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/* IPython history reader: rows newest first from a database image; hostile images refused. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ipyhistory.h"
+
+/* An image of a database made by sql (the caller frees it with sqlite3_free) */
+static unsigned char *image(const char *sql, size_t *len)
+{
+	sqlite3_int64 n = 0;
+	unsigned char *buf;
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	buf = sqlite3_serialize(db, "main", &n, 0);
+	assert_non_null(buf);
+	sqlite3_close(db);
+	*len = n;
+	return buf;
+}
+
+#define HISTORY_SQL                                                                          \
+	"CREATE TABLE history (session integer, line integer, source text, source_raw text," \
+	" PRIMARY KEY (session, line));"
+
+static void test_rows(void **state)
+{
+	struct ls_ipyhist h;
+	char why[256] = "";
+	size_t len;
+	unsigned char *buf =
+		image(HISTORY_SQL "INSERT INTO history VALUES (1, 1, 'a', 'a'),"
+				  " (2, 1, 'get_ipython().run_line_magic(''time'', ''x'')',"
+				  " '%time x'), (2, 2, NULL, NULL), (1, 2, 'b', 'b');",
+		      &len);
+
+	assert_int_equal(ls_ipyhistory__parse((char *)buf, len, &h, why, sizeof(why)), 0);
+	assert_int_equal(h.n, 3);
+	assert_string_equal(h.cells[0].text, "%time x"); /* the raw text, newest first */
+	assert_int_equal(h.cells[0].session, 2);
+	assert_int_equal(h.cells[0].line, 1);
+	assert_string_equal(h.cells[1].text, "b");
+	assert_string_equal(h.cells[2].text, "a");
+	ls_ipyhist_release(&h);
+	sqlite3_free(buf);
+}
+
+static void test_refused(void **state)
+{
+	struct ls_ipyhist h;
+	char why[256] = "", junk[4096];
+	unsigned char *buf;
+	size_t len;
+
+	/* not a database */
+	memset(junk, 'x', sizeof(junk));
+	assert_int_equal(ls_ipyhistory__parse(junk, sizeof(junk), &h, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not an SQLite database"));
+	assert_int_equal(ls_ipyhistory__parse(junk, 10, &h, why, sizeof(why)), -EINVAL);
+	/* a database without the table */
+	buf = image("CREATE TABLE other(x);", &len);
+	assert_int_equal(ls_ipyhistory__parse((char *)buf, len, &h, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not an IPython history database"));
+	sqlite3_free(buf);
+	/* a history whose pages after the header are garbage */
+	buf = image(HISTORY_SQL "INSERT INTO history VALUES (1, 1, 'a', 'a');", &len);
+	memset(buf + 100, 0xff, len - 100);
+	assert_true(ls_ipyhistory__parse((char *)buf, len, &h, why, sizeof(why)) < 0);
+	assert_int_equal(h.n, 0);
+	sqlite3_free(buf);
+	/* a view in place of the table reads like one: only innocuous functions (trusted_schema
+	 * off) */
+	buf = image("CREATE TABLE t(session, line, source, source_raw);"
+		    "CREATE VIEW history AS SELECT session, line, source, upper(source_raw)"
+		    " AS source_raw FROM t;",
+		    &len);
+	assert_int_equal(ls_ipyhistory__parse((char *)buf, len, &h, why, sizeof(why)), 0);
+	assert_int_equal(h.n, 0);
+	sqlite3_free(buf);
+}
+
+static void test_wal(void **state)
+{
+	struct ls_ipyhist h;
+	char why[256] = "";
+	size_t len;
+	unsigned char *buf =
+		image(HISTORY_SQL "INSERT INTO history VALUES (1, 1, 'a', 'a');", &len);
+
+	/* as a WAL database's header says: still read, from its main file */
+	buf[18] = buf[19] = 2;
+	assert_int_equal(ls_ipyhistory__parse((char *)buf, len, &h, why, sizeof(why)), 0);
+	assert_int_equal(h.n, 1);
+	ls_ipyhist_release(&h);
+	sqlite3_free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_wal),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
