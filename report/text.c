@@ -145,10 +145,18 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		const struct ls_mfile *f = &m->files[l->file];
 		char loc[256], name[256];
 
+		const struct ls_mcell *c = ls_mfile__cell_at(f, l->line);
+
 		if (!l->own_ns)
 			break;
 		ls_escape__name(f->name, true, name, sizeof(name));
-		snprintf(loc, sizeof(loc), "%.200s:%d [%d]", name, l->line, m->procs[l->proc].pid);
+		/* a notebook's line as the report shows it: "nb.ipynb Cell 2:3" */
+		if (c)
+			snprintf(loc, sizeof(loc), "%.150s %s:%d [%d]", name, c->label,
+				 l->line - c->first + 1, m->procs[l->proc].pid);
+		else
+			snprintf(loc, sizeof(loc), "%.200s:%d [%d]", name, l->line,
+				 m->procs[l->proc].pid);
 		fprintf(out, "  %7.2f%% %9lld %9.3f %9.3f  ",
 			total_ns ? 100.0 * l->own_ns / total_ns : 0.0, (long long)l->own_count,
 			l->own_ns / 1e9, l->total_ns / 1e9);

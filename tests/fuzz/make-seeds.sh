@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 c=tests/fuzz/corpus
 sid=${LS_SID_ROOT:-/var/cache/linescope/sid-root}
-mkdir -p $c/{linetable,debug_offsets,elf,profile,pytok,pyindex,activity,trace,gpu_records}
+mkdir -p $c/{linetable,debug_offsets,elf,profile,pytok,pyindex,activity,trace,gpu_records,ipynb,ipyhistory}
 # location tables of real code objects, each after its co_firstlineno (3.11 and 3.13 formats)
 for py in /usr/bin/python3.11 /root/.pyenv/versions/3.13.0/bin/python3; do
 	"$py" - "$c/linetable" <<'PYEOF'
@@ -55,7 +55,36 @@ t = time.thread_time()
 while time.thread_time() - t < 0.1: pass
 os.wait()'
 rm -f /tmp/seed.html
+# a notebook: cpu.lsprof's script as a verified cell, a frozen module's file as an unverified one
+# (a real nbconvert run stores megabytes of library sources)
+cp "$c/profile/cpu.lsprof" "$c/profile/notebook.lsprof"
+sqlite3 "$c/profile/notebook.lsprof" "INSERT INTO sources(id, hash, size, text) VALUES (100,
+ 'nbseed', 3, CAST('import time
+t = time.thread_time()
+while time.thread_time() - t < 0.2: pass' AS BLOB));
+UPDATE files SET path = '/tmp/ipykernel_7/2701673649.py', source_id = 100 WHERE id = 4;
+UPDATE files SET path = '/tmp/ipykernel_7/5.py', kind = 'python',
+ unavailable = 'notebook cell 5: no text found' WHERE id = 3;
+INSERT INTO notebooks VALUES (1, 1, 7, '/w/a.ipynb', NULL, 'a note');
+INSERT INTO cells VALUES (3, 1, 1, NULL, NULL, 5), (4, 1, 2, 2, 'notebook', 2701673649);"
 for f in "$c"/profile/*.lsprof; do sqlite3 "$f" "PRAGMA journal_mode=DELETE; VACUUM" >/dev/null; done
+# notebook files and an IPython history database (its own schema, two cells)
+/usr/bin/python3 tests/fixtures/make_notebooks.py "$c/ipynb"
+rm -f "$c/ipyhistory/history.sqlite"
+/usr/bin/python3 - "$c/ipyhistory/history.sqlite" <<'PYEOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript('''CREATE TABLE sessions (session integer primary key autoincrement, start
+ timestamp, end timestamp, num_cmds integer, remark text);
+CREATE TABLE history (session integer, line integer, source text, source_raw text,
+ PRIMARY KEY (session, line));
+CREATE TABLE output_history (session integer, line integer, output text,
+ PRIMARY KEY (session, line));''')
+db.execute("INSERT INTO history VALUES (1, 1, 'import time', 'import time')")
+db.execute("INSERT INTO history VALUES (1, 2, ?, '%time x = 1')",
+           ("get_ipython().run_line_magic('time', 'x = 1')",))
+db.commit()
+PYEOF
 # Python sources: run.sh adds tests/fixtures/pysyms; corpus/pytok and corpus/pyindex hold only
 # seeds of their own (signatures.py; two_files, split at "\0\0" as fuzz_pyindex.c does)
 .output/fuzz/seeds "$c"
