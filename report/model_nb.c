@@ -10,7 +10,9 @@
 #include <string.h>
 #include "model_int.h"
 
-#define MAX_CELL_LINES 1000000 /* lines a cell without text is given, at most */
+/* empty lines a cell without text is given, at most, and all of a notebook's such cells */
+#define MAX_CELL_LINES 100000
+#define MAX_PAD_LINES  1000000
 
 const struct ls_mcell *ls_mfile__cell_at(const struct ls_mfile *f, int line)
 {
@@ -34,41 +36,51 @@ struct nb_row {
 	const char *how;
 };
 
-/* The highest line the profile names in file: what a cell without text must hold */
-static int max_line(const struct loader *L, int file)
+/*
+ * The highest line the profile names in each file (one pass over functions and stacks): what a
+ * cell without text must hold. NULL on -ENOMEM.
+ */
+static int *max_lines(const struct loader *L)
 {
 	const struct ls_model *m = L->m;
-	int max = 1;
+	int *max = calloc(m->nfiles ? m->nfiles : 1, sizeof(*max));
 
+	if (!max)
+		return NULL;
 	for (size_t i = 0; i < m->nfuncs; i++)
-		if (m->funcs[i].file == file && m->funcs[i].firstlineno > max)
-			max = m->funcs[i].firstlineno;
+		if (m->funcs[i].firstlineno > max[m->funcs[i].file])
+			max[m->funcs[i].file] = m->funcs[i].firstlineno;
 	for (size_t s = 0; s < L->nstacks; s++)
 		for (int i = 0; i < L->stacks[s].depth; i++) {
 			int f = lsm_func_at((struct loader *)L, L->stacks[s].frames[2 * i]);
 			int line = (int)L->stacks[s].frames[2 * i + 1];
 
-			if (f >= 0 && m->funcs[f].file == file && line > max)
-				max = line;
+			if (f >= 0 && line > max[m->funcs[f].file])
+				max[m->funcs[f].file] = line;
 		}
-	return max < MAX_CELL_LINES ? max : MAX_CELL_LINES;
+	for (size_t i = 0; i < m->nfiles; i++)
+		max[i] = max[i] < 1 ? 1 : max[i] < MAX_CELL_LINES ? max[i] : MAX_CELL_LINES;
+	return max;
 }
 
 /* Appends the notebook of rows[0..n) (one notebook's cells, in capture order) to the files */
 static int add_notebook(struct loader *L, const char *path, const struct nb_row *rows, size_t n,
-			size_t *fcap)
+			const int *max, size_t *fcap)
 {
 	struct ls_model *m = L->m;
 	struct ls_mfile *nb, *v;
 	size_t len = 0, at = 0;
-	int line = 1, idx;
+	int line = 1, idx, pad = MAX_PAD_LINES;
 	const char *slash;
 	char *text;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, budget = MAX_PAD_LINES; i < n; i++) {
 		const struct ls_mfile *c = &m->files[rows[i].file];
+		size_t k = (size_t)max[rows[i].file] <= budget ? (size_t)max[rows[i].file] : 1;
 
-		len += (c->text ? c->len : (size_t)max_line(L, rows[i].file)) + 1;
+		if (!c->text)
+			budget -= k;
+		len += (c->text ? c->len : k) + 1;
 	}
 	text = malloc(len + 1);
 	v = ls_array_grow(m->files, fcap, m->nfiles, sizeof(*v), 256);
@@ -110,7 +122,10 @@ static int add_notebook(struct loader *L, const char *path, const struct nb_row 
 				nl = 1;
 		} else {
 			/* never guessed: as many empty lines as the profile names */
-			nl = max_line(L, rows[i].file);
+			/* a hostile profile's thousand huge cells: past the budget, one line each
+			 */
+			nl = max[rows[i].file] <= pad ? max[rows[i].file] : 1;
+			pad -= nl;
 			memset(text + at, '\n', nl - 1);
 			at += nl - 1;
 			cell->unavailable = strdup(c->unavailable ? c->unavailable
@@ -176,6 +191,7 @@ int lsm_load_notebooks(struct loader *L)
 	struct nb_row *rows = NULL, *v;
 	size_t n = 0, cap = 0, fcap = m->nfiles;
 	char **paths = NULL;
+	int *max = NULL;
 	sqlite3_stmt *st;
 	int rc, err;
 
@@ -215,14 +231,15 @@ int lsm_load_notebooks(struct loader *L)
 		err = rc;
 	if (!err && n) {
 		L->func_shift = calloc(m->nfuncs ? m->nfuncs : 1, sizeof(*L->func_shift));
-		if (!L->func_shift)
+		max = max_lines(L);
+		if (!L->func_shift || !max)
 			err = -ENOMEM;
 	}
 	for (size_t i = 0, start = 0; !err && i < n; i++) {
 		if (i + 1 < n && rows[i + 1].notebook == rows[start].notebook)
 			continue;
 		err = add_notebook(L, paths[start] ? paths[start] : "notebook", rows + start,
-				   i + 1 - start, &fcap);
+				   i + 1 - start, max, &fcap);
 		start = i + 1;
 	}
 	if (!err && n)
@@ -231,5 +248,6 @@ int lsm_load_notebooks(struct loader *L)
 		free(paths[i]);
 	free(paths);
 	free(rows);
+	free(max);
 	return err;
 }
