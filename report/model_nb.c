@@ -70,17 +70,19 @@ static int add_notebook(struct loader *L, const char *path, const struct nb_row 
 	struct ls_model *m = L->m;
 	struct ls_mfile *nb, *v;
 	size_t len = 0, at = 0;
-	int line = 1, idx, pad = MAX_PAD_LINES;
+	int line = 1, idx;
+	long pad = MAX_PAD_LINES,
+	     budget = MAX_PAD_LINES; /* budget: pad, as the loop below spends it */
 	const char *slash;
 	char *text;
 
-	for (size_t i = 0, budget = MAX_PAD_LINES; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct ls_mfile *c = &m->files[rows[i].file];
-		size_t k = (size_t)max[rows[i].file] <= budget ? (size_t)max[rows[i].file] : 1;
+		long k = max[rows[i].file] <= budget ? max[rows[i].file] : 1;
 
 		if (!c->text)
 			budget -= k;
-		len += (c->text ? c->len : k) + 1;
+		len += (c->text ? c->len : (size_t)k) + 1;
 	}
 	text = malloc(len + 1);
 	v = ls_array_grow(m->files, fcap, m->nfiles, sizeof(*v), 256);
