@@ -5,7 +5,8 @@
 # name), found in the notebook file or in the kernel's history database; the hot cell's loop line
 # gets its share of the samples against the thread CPU the notebook measured itself; a cell that
 # is in no notebook (run_cell) is marked, never guessed; a symlinked history database and a
-# notebook that stops being JSON are notes, not failures.
+# notebook that stops being JSON are notes, not failures; the HTML report in chromium
+# (tests/report/notebook.js).
 source "$(dirname "$0")/lib.sh"
 NBPY=/usr/bin/python3
 for m in nbformat nbconvert nbclient ipykernel; do
@@ -106,6 +107,13 @@ n=$(pyq "$WORK/plain.json" 'sum(1 for l in d["lines"] if __import__("re").search
 [ "$n" = 0 ] && pass "no line is left under its <tmp>/ipykernel_PID name" || fail "$n lines under cell names"
 "$LS" report "$WORK/plain.lsprof" --format text | grep -q "hot.ipynb" &&
 	pass "text report names the notebook" || fail "text report does not name hot.ipynb"
+
+# the HTML report in chromium: one notebook row, lines grouped and numbered by cell
+if node "$ROOT/tests/report/notebook.js" "$WORK/plain.html" "$WORK/plain.json" >"$WORK/nb.log" 2>&1; then
+	pass "html in chromium: $(tail -1 "$WORK/nb.log")"
+else
+	fail "html in chromium: $(grep -v '^  ok' "$WORK/nb.log" | head -8)"
+fi
 
 # the kernel's history database (nbclient keeps it in memory unless told otherwise)
 run history hot.ipynb --ExecutePreprocessor.ipython_hist_file="$WORK/history.sqlite" &&

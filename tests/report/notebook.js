@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// Checks the HTML report of a notebook executed under the profiler (tests/e2e/test_notebooks.sh)
+// in chromium against the same profile as JSON (`--format json`): the Files index lists the
+// notebook once, as a notebook, and none of its cells' own files; the source view groups the
+// lines by cell, labelled as the data says, and numbers them from 1 in each cell.
+// Usage: node notebook.js REPORT.html REPORT.json
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { Harness, assert, eq, tableRows } = require('./lib');
+
+const html = path.resolve(process.argv[2]);
+const want = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
+const H = new Harness(path.dirname(html));
+const file = path.basename(html);
+const hot = want.lines.find((l) => l.kind === 'notebook' && (l.source || '').includes('# HOT'));
+
+async function data(page) {
+	return page.evaluate(() => {
+		const D = JSON.parse(document.getElementById('ls-data').textContent);
+		const s = D.sources.findIndex((x) => x.kind === 'notebook');
+		return { s, src: D.sources[s], cellFiles: D.sources.filter((x) => x.kind === 'cell').length };
+	});
+}
+
+H.test('files: the notebook is one row, of kind Notebook', async (page) => {
+	await H.open(page, file, '#files');
+	const d = await data(page);
+	assert(d.s >= 0 && d.cellFiles > 0, 'no notebook with cell files in the data');
+	const rows = await tableRows(page, '.index.files');
+	const nb = rows.filter((r) => r.cells.kind === 'Notebook');
+	eq(nb.length, 1, 'notebook rows');
+	assert(nb[0].row === d.s, `the notebook row is source ${nb[0].row}, want ${d.s}`);
+	const cells = rows.filter((r) => /ipykernel_\d+/.test(r.cells.source || ''));
+	eq(cells.length, 0, 'rows named after a cell file');
+});
+
+H.test('source: lines grouped by cell and numbered within it', async (page) => {
+	assert(hot, 'no HOT line in the JSON');
+	await H.open(page, file, '#overview');
+	const d = await data(page);
+	await H.open(page, file, `#source/${d.s}/${hot.line}`);
+	const rows = await tableRows(page, 'table.srctable');
+	const r = rows.find((x) => x.row === hot.line);
+	assert(r, 'no row for line ' + hot.line);
+	const cell = d.src.cells[hot.cell - 1];
+	eq(r.cells.ln.trim(), String(hot.cell_line), 'the HOT line is numbered within its cell');
+	assert((r.group || '').includes(cell.label) ||
+	       (await page.textContent('tr.ghead')).includes(cell.label),
+	       `the HOT line is not under "${cell.label}": ${r.group}`);
+	const labels = await page.evaluate(() => [...document.querySelectorAll('table.srctable tr.group')]
+		.map((tr) => tr.textContent));
+	for (const l of labels)
+		assert(d.src.cells.some((c) => l.includes(c.label)), 'a group label not in the data: ' + l);
+});
+
+H.run().then((failed) => process.exit(failed ? 1 : 0), (e) => {
+	console.error(e);
+	process.exit(1);
+});
