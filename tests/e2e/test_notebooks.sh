@@ -59,12 +59,13 @@ for c in src["cells"]:
     if c["found"]:
         k = c["number"]
         # a cell whose history row was not written yet when it was first sampled: the notebook
-        want = found if any(t in body for t in ("# HOT", "# LIGHT")) else c["found"]
-        say(c["found"] == want and c["label"] == "Cell %d" % k and code[k - 1].rstrip("\n") == body,
+        say(c["found"] in (found, "notebook") and c["label"] == "Cell %d" % k and code[k - 1].rstrip("\n") == body,
             "%s (found in %s) is code cell %d of the notebook" % (c["label"], c["found"], k))
     else:
         say(c["unavailable"] and "hashes to its name" in c["unavailable"] and body.strip() == "",
             "%s is marked, with no text: %s" % (c["label"], c["unavailable"]))
+say(any(c["found"] == found for c in src["cells"]),
+    "cells found in the %s: %s" % (found, [c["label"] for c in verified if c["found"] == found]))
 say(src["cells"] == sorted(src["cells"], key=lambda c: c["first"]) and
     all(a["first"] + a["nlines"] == b["first"] for a, b in zip(src["cells"], src["cells"][1:])),
     "cells tile the text in capture order")
@@ -127,6 +128,25 @@ run symlink hot.ipynb --ExecutePreprocessor.ipython_hist_file="$WORK/link.sqlite
 	check symlink hot.ipynb notebook
 note=$(sqlite3 "$WORK/symlink.lsprof" "select note from notebooks")
 [[ "$note" == *"symlink"* ]] && pass "symlinked history: $note" || fail "symlinked history note: $note"
+
+# a kernel with no notebook file (driven by jupyter_client, as a server drives it): its cells come
+# from the history database it keeps under $IPYTHONDIR, the notebook is named after the kernel
+IPYTHONDIR="$WORK/ipython" "$LS" -q --profile "$WORK/client.lsprof" -o "$WORK/client.html" -- \
+	"$NBPY" "$FIX/kernel_client.py" >"$WORK/client.log" 2>&1 || fail "client: exit $?"
+"$LS" report "$WORK/client.lsprof" --format json -o "$WORK/client.json" || fail "client: report"
+"$PYQ" - "$WORK/client.json" "$WORK/client.lsprof" <<'PYEOF' | check_lines
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+db = sqlite3.connect(sys.argv[2])
+nb = db.execute("select pid, path, history from notebooks").fetchall()
+cells = db.execute("select number, how from cells").fetchall()
+hot = [l for l in d["lines"] if "# HOT" in (l["source"] or "")]
+ok = (len(nb) == 1 and nb[0][1] is None and nb[0][2].endswith("/ipython/profile_default/history.sqlite")
+      and (2, "history") in cells and hot and hot[0]["path"] == "kernel %d" % nb[0][0] and
+      hot[0]["kind"] == "notebook" and hot[0]["cell_line"] == 2 and hot[0]["own_samples"] > 200)
+print(("ok " if ok else "FAIL ") + "kernel without a notebook: %s, cells %s, HOT %s" % (
+    nb, cells, hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
+PYEOF
 
 # a notebook that is no longer JSON when its cells are looked for: marked, with the reason
 run corrupt corrupt.ipynb
