@@ -10,6 +10,7 @@
 #include <string.h>
 #include "array.h"
 #include "ipycell.h"
+#include "jpserver.h"
 #include "log.h"
 #include "notebooks.h"
 #include "procfs.h"
@@ -129,6 +130,29 @@ static bool runs_notebooks(const char *arg)
 	       !strcmp(base, "jupyter-execute");
 }
 
+/* The notebook of a Jupyter server's kernel, from the server's sessions */
+static int find_server_notebook(struct ls_notebook *nb)
+{
+	char why[512] = "";
+	int err = ls_jpserver__notebook(nb->pid, &nb->path, &nb->launcher, why, sizeof(why));
+
+	if (err == -ENOMEM)
+		return err;
+	if (err == -ENOENT && !why[0]) {
+		add_note(nb,
+			 "no nbconvert, nbclient, papermill or Jupyter server above the kernel: "
+			 "notebook file unknown");
+		return 0;
+	}
+	if (err) {
+		nb->launcher = 0;
+		add_note(nb, why);
+		return 0;
+	}
+	nb->nb_relpath = strdup(nb->path); /* absolute: the server's cwd does not matter */
+	return nb->nb_relpath ? 0 : -ENOMEM;
+}
+
 /* The notebook an ancestor executes: the first .ipynb argument of nbconvert, nbclient, papermill */
 static int find_notebook_file(struct ls_notebook *nb)
 {
@@ -176,8 +200,7 @@ static int find_notebook_file(struct ls_notebook *nb)
 		}
 		return nb->nb_relpath && nb->path ? 0 : -ENOMEM;
 	}
-	add_note(nb, "no nbconvert, nbclient or papermill above the kernel: notebook file unknown");
-	return 0;
+	return find_server_notebook(nb);
 }
 
 static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_t *out)

@@ -5,8 +5,9 @@
 # name), found in the notebook file or in the kernel's history database; the hot cell's loop line
 # gets its share of the samples against the thread CPU the notebook measured itself; a cell that
 # is in no notebook (run_cell) is marked, never guessed; a symlinked history database and a
-# notebook that stops being JSON are notes, not failures; the HTML report in chromium
-# (tests/report/notebook.js).
+# notebook that stops being JSON are notes, not failures; a kernel without a notebook (its history
+# database) and a Jupyter server's kernel (the notebook from the server's sessions API); the HTML
+# report in chromium (tests/report/notebook.js).
 source "$(dirname "$0")/lib.sh"
 NBPY=/usr/bin/python3
 for m in nbformat nbconvert nbclient ipykernel; do
@@ -146,6 +147,30 @@ ok = (len(nb) == 1 and nb[0][1] is None and nb[0][2].endswith("/ipython/profile_
       hot[0]["kind"] == "notebook" and hot[0]["cell_line"] == 2 and hot[0]["own_samples"] > 200)
 print(("ok " if ok else "FAIL ") + "kernel without a notebook: %s, cells %s, HOT %s" % (
     nb, cells, hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
+PYEOF
+
+# a Jupyter server's kernel, history off: its notebook's path comes from the server's sessions API
+# (port and token in the server's runtime file), its cells from that notebook
+mkdir -p "$WORK/srv-ipython/profile_default"
+echo "c.HistoryManager.enabled = False" >"$WORK/srv-ipython/profile_default/ipython_config.py"
+port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export JUPYTER_RUNTIME_DIR="$WORK/runtime"
+IPYTHONDIR="$WORK/srv-ipython" "$LS" -q --profile "$WORK/server.lsprof" -o "$WORK/server.html" -- \
+	"$NBPY" -m notebook --no-browser --port="$port" --NotebookApp.token=t0ken --allow-root \
+	--notebook-dir="$WORK" >"$WORK/server.log" 2>&1 &
+prof=$!
+timeout 120 "$NBPY" "$FIX/server_client.py" "$port" t0ken server.ipynb >"$WORK/driver.log" 2>&1 ||
+	fail "server driver: exit $? ($(tail -2 "$WORK/driver.log"))"
+wait $prof || fail "server: profiler exit $?"
+unset JUPYTER_RUNTIME_DIR
+"$LS" report "$WORK/server.lsprof" --format json -o "$WORK/server.json" || fail "server: report"
+"$PYQ" - "$WORK/server.json" "$WORK/server.ipynb" <<'PYEOF' | check_lines
+import json, sys
+d, nbpath = json.load(open(sys.argv[1])), sys.argv[2]
+hot = [l for l in d["lines"] if "# SERVED" in (l["source"] or "")]
+ok = hot and hot[0]["path"] == nbpath and hot[0]["cell_line"] == 2 and hot[0]["own_samples"] > 150
+print(("ok " if ok else "FAIL ") + "a Jupyter server's kernel runs %s: %s" % (
+    nbpath, hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
 PYEOF
 
 # a notebook that is no longer JSON when its cells are looked for: marked, with the reason

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/* Jupyter server lookup: runtime files (jansson) and the sessions API (libcurl, loopback, HTTP). */
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jpserver.h"
+#include "procfs.h"
+
+#define ARGV_MAX	65536
+#define SERVER_DEPTH	4 /* the server, or a shell or nohup between it and the kernel */
+#define MAX_SERVER_FILE (1 << 20)
+#define MAX_FIELD	512
+
+struct server {
+	int port;
+	char token[MAX_FIELD], base_url[MAX_FIELD], root[PATH_MAX];
+};
+
+/* Only characters that need no quoting in a URL path or an HTTP header */
+static bool plain(const char *s, const char *extra)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr(extra, *s)))
+			return false;
+	return true;
+}
+
+/* The kernel's id and its runtime directory, from -f RUNTIME/kernel-ID.json */
+static int connection_file(pid_t pid, char *id, size_t idlen, char *dir, size_t dirlen)
+{
+	char argv[ARGV_MAX];
+	const char *file = NULL, *base;
+	int n = ls_procfs__argv(pid, argv, sizeof(argv));
+	size_t len;
+
+	for (const char *p = argv, *prev = ""; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1)
+		if (!strcmp(prev, "-f") || !strcmp(prev, "--f"))
+			file = p;
+		else if (!strncmp(p, "-f=", 3) || !strncmp(p, "--f=", 4))
+			file = strchr(p, '=') + 1;
+	if (!file || file[0] != '/')
+		return -ENOENT;
+	base = strrchr(file, '/') + 1;
+	len = strlen(base);
+	if (strncmp(base, "kernel-", 7) || len < 13 || strcmp(base + len - 5, ".json") ||
+	    len - 12 >= idlen || (size_t)(base - file) >= dirlen)
+		return -ENOENT;
+	snprintf(id, idlen, "%.*s", (int)(len - 12), base + 7);
+	if (!plain(id, "-"))
+		return -ENOENT;
+	snprintf(dir, dirlen, "%.*s", (int)(base - file - 1), file);
+	return 0;
+}
+
+static int server_fields(const char *text, size_t len, struct server *s, char *why, size_t whylen)
+{
+	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *token, *base, *root, *sock;
+	json_int_t port;
+	int err = -EINVAL;
+
+	if (!json_is_object(o)) {
+		snprintf(why, whylen, "the Jupyter server's runtime file is not JSON");
+		goto out;
+	}
+	port = json_integer_value(json_object_get(o, "port"));
+	token = json_string_value(json_object_get(o, "token"));
+	base = json_string_value(json_object_get(o, "base_url"));
+	root = json_string_value(json_object_get(o, "root_dir"));
+	if (!root)
+		root = json_string_value(json_object_get(o, "notebook_dir"));
+	sock = json_string_value(json_object_get(o, "sock"));
+	if (json_is_true(json_object_get(o, "secure")) || (sock && sock[0])) {
+		snprintf(why, whylen,
+			 "the Jupyter server listens with TLS or on a UNIX socket: "
+			 "its sessions are not queried");
+		goto out;
+	}
+	if (port < 1 || port > 65535 || !token || strlen(token) >= MAX_FIELD ||
+	    !plain(token, "-_.") || !base || base[0] != '/' || strlen(base) >= MAX_FIELD ||
+	    !plain(base, "/-_.~") || !root || root[0] != '/' || strlen(root) >= PATH_MAX) {
+		snprintf(why, whylen,
+			 "the Jupyter server's runtime file has no usable port, token, "
+			 "base_url and root directory");
+		goto out;
+	}
+	s->port = (int)port;
+	snprintf(s->token, sizeof(s->token), "%s", token);
+	snprintf(s->base_url, sizeof(s->base_url), "%s%s", base,
+		 base[strlen(base) - 1] == '/' ? "" : "/");
+	snprintf(s->root, sizeof(s->root), "%s", root);
+	err = 0;
+out:
+	json_decref(o);
+	return err;
+}
+
+/* The server above the kernel that left a runtime file in dir, read with its rights */
+static int find_server(pid_t pid, const char *dir, struct server *s, pid_t *server, char *why,
+		       size_t whylen)
+{
+	static const char *const kinds[] = {"jpserver", "nbserver"};
+	char path[PATH_MAX + 64], *text;
+	struct ls_procstat st;
+	size_t len;
+	int err;
+
+	for (int depth = 0; depth < SERVER_DEPTH; depth++) {
+		if (ls_procfs__stat(pid, &st) || st.ppid <= 1)
+			break;
+		pid = st.ppid;
+		for (size_t k = 0; k < 2; k++) {
+			snprintf(path, sizeof(path), "%s/%s-%d.json", dir, kinds[k], pid);
+			err = ls_procfs__read_file(pid, path, LS_READ_NOFOLLOW, MAX_SERVER_FILE,
+						   &text, &len);
+			if (err == -ENOENT)
+				continue;
+			if (err) {
+				snprintf(why, whylen, "the Jupyter server's %s: %s", path,
+					 strerror(-err));
+				return err;
+			}
+			err = server_fields(text, len, s, why, whylen);
+			free(text);
+			*server = pid;
+			return err;
+		}
+	}
+	return -ENOENT;
+}
+
+struct reply {
+	char *buf;
+	size_t len;
+	bool too_long;
+};
+
+static size_t on_data(char *data, size_t size, size_t n, void *ctx)
+{
+	struct reply *r = ctx;
+	size_t add = size * n;
+	char *v;
+
+	if (r->len + add > LS_JPSERVER_MAX_REPLY) {
+		r->too_long = true;
+		return 0; /* aborts the transfer */
+	}
+	v = realloc(r->buf, r->len + add + 1);
+	if (!v)
+		return 0;
+	memcpy(v + r->len, data, add);
+	r->buf = v;
+	r->len += add;
+	r->buf[r->len] = 0;
+	return add;
+}
+
+/* GET /api/sessions of the server on 127.0.0.1 */
+static int get_sessions(const struct server *s, struct reply *r, char *why, size_t whylen)
+{
+	char url[MAX_FIELD + 64], auth[MAX_FIELD + 32];
+	struct curl_slist *hdr;
+	long status = 0;
+	CURLcode rc;
+	CURL *c;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%sapi/sessions", s->port, s->base_url);
+	snprintf(auth, sizeof(auth), "Authorization: token %s", s->token);
+	c = curl_easy_init();
+	hdr = curl_slist_append(NULL, auth);
+	if (!c || !hdr) {
+		curl_easy_cleanup(c);
+		curl_slist_free_all(hdr);
+		return -ENOMEM;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	/* loopback HTTP only: no proxy, no redirect, no other protocol, a bounded wait */
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)LS_JPSERVER_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(hdr);
+	if (rc != CURLE_OK || status != 200) {
+		snprintf(why, whylen, "the Jupyter server on port %d: %s", s->port,
+			 r->too_long	  ? "sessions reply too long"
+			 : rc != CURLE_OK ? curl_easy_strerror(rc)
+					  : "sessions request refused");
+		return -EIO;
+	}
+	return 0;
+}
+
+char *ls_jpserver__session_path(const char *reply, size_t len, const char *id)
+{
+	json_t *a = json_loadb(reply, len, JSON_REJECT_DUPLICATES, NULL), *e;
+	char *path = NULL;
+	size_t i;
+
+	if (!json_is_array(a)) {
+		json_decref(a);
+		return NULL;
+	}
+	json_array_foreach(a, i, e)
+	{
+		const char *kid =
+			json_string_value(json_object_get(json_object_get(e, "kernel"), "id"));
+		const char *p =
+			json_string_value(json_object_get(json_object_get(e, "notebook"), "path"));
+
+		if (!p)
+			p = json_string_value(json_object_get(e, "path"));
+		if (kid && p && p[0] && !strcmp(kid, id) && strlen(p) < PATH_MAX) {
+			path = strdup(p);
+			break;
+		}
+	}
+	json_decref(a);
+	return path;
+}
+
+int ls_jpserver__notebook(pid_t pid, char **path, pid_t *server, char *why, size_t whylen)
+{
+	char id[128], dir[PATH_MAX], *rel;
+	struct reply r = {};
+	struct server s;
+	size_t need;
+	int err;
+
+	err = connection_file(pid, id, sizeof(id), dir, sizeof(dir));
+	if (!err)
+		err = find_server(pid, dir, &s, server, why, whylen);
+	if (!err)
+		err = get_sessions(&s, &r, why, whylen);
+	if (err) {
+		free(r.buf);
+		return err;
+	}
+	rel = ls_jpserver__session_path(r.buf ? r.buf : "", r.len, id);
+	free(r.buf);
+	if (!rel) {
+		snprintf(why, whylen, "the Jupyter server has no session for kernel %s", id);
+		return -ENODATA;
+	}
+	/* session paths are relative to the server's root directory, "/"-separated */
+	need = strlen(s.root) + strlen(rel) + 2;
+	*path = malloc(need);
+	if (*path)
+		snprintf(*path, need, "%s/%s", s.root, rel[0] == '/' ? rel + 1 : rel);
+	free(rel);
+	return *path ? 0 : -ENOMEM;
+}
