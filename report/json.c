@@ -460,6 +460,24 @@ static json_t *children_array(const struct ls_model *m)
 		json_object_set_new(o, "exit", exit_text(p->exit_code));
 		json_array_append_new(a, o);
 	}
+	for (size_t i = 0; i < m->nnbruns; i++) {
+		const struct ls_mnbrun *r = &m->nbruns[i];
+		int64_t total = 0;
+		json_t *o;
+
+		/* the %run line waited for the child notebook: its time on the stack is the child's
+		 */
+		for (size_t k = 0; k < m->nlines; k++)
+			if (m->lines[k].proc == r->proc && m->lines[k].file == r->src &&
+			    m->lines[k].line == r->line)
+				total += m->lines[k].total_ns;
+		o = json_pack("{s:i, s:i, s:i, s:i, s:n, s:s, s:s, s:o, s:o, s:o, s:n, s:i}",
+			      "proc", r->proc, "parent_proc", r->proc, "src", r->src, "line",
+			      r->line, "pid", "kind", "notebook", "status", "Reference", "cmd",
+			      ls_json__line_text(&m->files[r->src], r->line), "wait_s", secs(total),
+			      "duration_s", secs(total), "exit", "source", r->child);
+		json_array_append_new(a, o);
+	}
 	return a;
 }
 

@@ -931,6 +931,7 @@ void ls_model__free(struct ls_model *m)
 		free(m->files[i].cells);
 	}
 	free(m->files);
+	free(m->nbruns);
 	for (size_t i = 0; i < m->nfuncs; i++)
 		free(m->funcs[i].qualname);
 	free(m->funcs);

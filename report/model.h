@@ -144,6 +144,13 @@ struct ls_mrss {
 	int64_t peak;
 };
 
+/* A notebook that a line of another ran inline (%run child.ipynb): both are files of the model. */
+struct ls_mnbrun {
+	int proc;      /* the kernel */
+	int src, line; /* the parent notebook and its %run line */
+	int child;     /* the child notebook */
+};
+
 struct ls_mgpu_dev {
 	int proc;
 	int64_t ordinal, mem_total, cuda_driver, cc;
@@ -217,6 +224,8 @@ struct ls_model {
 	struct ls_mrss *rss; /* per process with readings */
 	size_t nrss;
 	struct ls_pyindex *index; /* symbols of the project sources (file index = src id) */
+	struct ls_mnbrun *nbruns; /* notebooks run by notebooks */
+	size_t nnbruns;
 	struct ls_mgpu_dev *gpu_devs;
 	size_t ngpu_devs;
 	bool gpu_requested; /* --gpu */

@@ -187,6 +187,70 @@ static void move_frames(struct loader *L)
 		}
 }
 
+/* The model file of each notebook id (ids[i] -> files[idx[i]]) */
+struct nb_files {
+	int64_t *ids;
+	int *idx;
+	size_t n;
+};
+
+static int file_of(const struct nb_files *nf, int64_t id)
+{
+	for (size_t i = 0; i < nf->n; i++)
+		if (nf->ids[i] == id)
+			return nf->idx[i];
+	return -1;
+}
+
+/* Notebooks run by a line of another (%run): the parent's line, moved into its numbering */
+static int load_runs(struct loader *L, const struct nb_files *nf)
+{
+	struct ls_model *m = L->m;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int rc, err;
+
+	err = lsm_prepare(
+		L,
+		"SELECT id, process_id, parent_id, parent_file_id, parent_line FROM notebooks"
+		" WHERE parent_id IS NOT NULL ORDER BY id",
+		&st);
+	if (err)
+		return err;
+	while ((rc = lsm_step(L, st)) > 0) {
+		int child = file_of(nf, sqlite3_column_int64(st, 0)),
+		    parent = file_of(nf, sqlite3_column_int64(st, 2)),
+		    line = sqlite3_column_int(st, 4);
+		const struct ls_mfile *pf = parent >= 0 ? &m->files[parent] : NULL;
+		const struct ls_mcell *cell = NULL;
+		struct ls_mnbrun *v;
+		uint64_t proc, fi;
+
+		if (child < 0 || !pf || line <= 0 ||
+		    !ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 1), &proc) ||
+		    !ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 3), &fi))
+			continue; /* a child with no sampled cell, or a parent line we do not hold
+				   */
+		for (size_t k = 0; k < pf->ncells && !cell; k++)
+			if (pf->cells[k].file == (int)fi)
+				cell = &pf->cells[k];
+		if (!cell || line > cell->nlines)
+			continue;
+		v = ls_array_grow(m->nbruns, &cap, m->nnbruns, sizeof(*v), 4);
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		m->nbruns = v;
+		v[m->nnbruns++] = (struct ls_mnbrun){.proc = (int)proc,
+						     .src = parent,
+						     .line = cell->first + line - 1,
+						     .child = child};
+	}
+	sqlite3_finalize(st);
+	return rc < 0 && !err ? rc : err;
+}
+
 int lsm_load_notebooks(struct loader *L)
 {
 	struct ls_model *m = L->m;
@@ -194,6 +258,7 @@ int lsm_load_notebooks(struct loader *L)
 	size_t n = 0, cap = 0, fcap = m->nfiles;
 	char **paths = NULL;
 	int *max = NULL;
+	struct nb_files nf = {};
 	sqlite3_stmt *st;
 	int rc, err;
 
@@ -234,7 +299,9 @@ int lsm_load_notebooks(struct loader *L)
 	if (!err && n) {
 		L->func_shift = calloc(m->nfuncs ? m->nfuncs : 1, sizeof(*L->func_shift));
 		max = max_lines(L);
-		if (!L->func_shift || !max)
+		nf.ids = calloc(n, sizeof(*nf.ids));
+		nf.idx = calloc(n, sizeof(*nf.idx));
+		if (!L->func_shift || !max || !nf.ids || !nf.idx)
 			err = -ENOMEM;
 	}
 	for (size_t i = 0, start = 0; !err && i < n; i++) {
@@ -242,10 +309,16 @@ int lsm_load_notebooks(struct loader *L)
 			continue;
 		err = add_notebook(L, paths[start] ? paths[start] : "notebook", rows + start,
 				   i + 1 - start, max, &fcap);
+		nf.ids[nf.n] = rows[start].notebook;
+		nf.idx[nf.n++] = (int)m->nfiles - 1;
 		start = i + 1;
 	}
 	if (!err && n)
 		move_frames(L);
+	if (!err && n)
+		err = load_runs(L, &nf);
+	free(nf.ids);
+	free(nf.idx);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);

@@ -209,7 +209,7 @@ static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_
 	int err;
 
 	for (size_t i = 0; i < n->n; i++)
-		if (n->nbs[i].pid == pid && n->nbs[i].proc_id == proc_id) {
+		if (n->nbs[i].pid == pid && n->nbs[i].proc_id == proc_id && !n->nbs[i].parent) {
 			*out = i;
 			return 0;
 		}
@@ -286,10 +286,10 @@ static char *with_newlines(const char *text, size_t len, int nl, size_t *out)
 	return t;
 }
 
-/* Finds c's text; 1 when found (the file has it), 0 when not, or -ENOMEM */
-static int resolve(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c)
+/* Finds c's text in notebook nbi's sources; 1 when found (the file has it), 0 when not, -ENOMEM */
+static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c, size_t nbi)
 {
-	struct ls_notebook *nb = &n->nbs[c->notebook];
+	struct ls_notebook *nb = &n->nbs[nbi];
 	char *text;
 	size_t len;
 	int err = reload(n, nb), nl;
@@ -322,6 +322,129 @@ static int resolve(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcel
 		return ls_sources__set_text(s, c->file_id, text, k->len, NULL) ?: 1;
 	}
 	return 0;
+}
+
+/* The path a `%run X.ipynb` line names (quotes taken off), or false */
+static bool run_line(const char *line, size_t len, char *path, size_t pathlen)
+{
+	const char *p = line, *end = line + len, *q;
+	size_t n;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (end - p < 5 || memcmp(p, "%run", 4) || (p[4] != ' ' && p[4] != '\t'))
+		return false;
+	for (p += 4; p < end && (*p == ' ' || *p == '\t'); p++)
+		;
+	if (p < end && (*p == '"' || *p == '\'')) {
+		q = memchr(p + 1, *p, end - p - 1);
+		if (!q)
+			return false;
+		p++;
+	} else {
+		for (q = p; q < end && *q != ' ' && *q != '\t' && *q != '\r'; q++)
+			;
+	}
+	n = q - p;
+	if (n < 7 || n >= pathlen || memcmp(q - 6, ".ipynb", 6) || memchr(p, 0, n))
+		return false;
+	memcpy(path, p, n);
+	path[n] = 0;
+	return true;
+}
+
+/* The child notebook (pid's kernel, path) that line of parent's cell file runs; index or -errno */
+static int child_of(struct ls_notebooks *n, size_t parent, int64_t file, int line, const char *path)
+{
+	const struct ls_notebook *p = &n->nbs[parent];
+	struct ls_notebook *nb, *v;
+	char cwd[PATH_MAX];
+	size_t need;
+
+	for (size_t i = 0; i < n->n; i++)
+		if (n->nbs[i].pid == p->pid && n->nbs[i].parent &&
+		    !strcmp(n->nbs[i].nb_relpath, path))
+			return (int)i;
+	v = ls_array_grow(n->nbs, &n->cap, n->n, sizeof(*v), 4);
+	if (!v)
+		return -ENOMEM;
+	n->nbs = v;
+	p = &n->nbs[parent];
+	nb = &n->nbs[n->n];
+	memset(nb, 0, sizeof(*nb));
+	nb->pid = p->pid;
+	nb->proc_id = p->proc_id;
+	nb->launcher = p->pid; /* %run reads it as the kernel, from the kernel's cwd */
+	nb->parent = parent + 1;
+	nb->parent_file = file;
+	nb->parent_line = line;
+	nb->dirty = true;
+	nb->loaded_round = UINT_MAX;
+	nb->nb_relpath = strdup(path);
+	if (path[0] != '/' && ls_procfs__link(p->pid, "cwd", cwd, sizeof(cwd)) > 0) {
+		need = strlen(cwd) + strlen(path) + 2;
+		nb->path = malloc(need);
+		if (nb->path)
+			snprintf(nb->path, need, "%s/%s", cwd, path);
+	} else {
+		nb->path = strdup(path);
+	}
+	if (!nb->path || !nb->nb_relpath) {
+		notebook_release(nb);
+		return -ENOMEM;
+	}
+	return (int)n->n++;
+}
+
+/* c in a notebook that a verified cell of the same kernel runs with %run: 1 when found there */
+static int match_child(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c)
+{
+	pid_t pid = n->nbs[c->notebook].pid;
+	char path[PATH_MAX];
+	int err;
+
+	for (size_t i = 0; i < n->ncells; i++) {
+		const struct ls_nbcell *p = &n->cells[i];
+		const struct ls_file *f = &s->files[p->file_id];
+		const char *t, *end;
+		int line = 1;
+
+		if (!p->how || n->nbs[p->notebook].pid != pid || f->source_id < 0)
+			continue;
+		t = s->srcs[f->source_id].text;
+		end = t + s->srcs[f->source_id].len;
+		for (const char *l = t; l < end; line++) {
+			const char *eol = memchr(l, '\n', end - l);
+			size_t parent = p->notebook;
+			int child;
+
+			if (!eol)
+				eol = end;
+			if (run_line(l, eol - l, path, sizeof(path))) {
+				child = child_of(n, parent, p->file_id, line, path);
+				if (child < 0)
+					return child;
+				err = match_in(n, s, c, child);
+				if (err) {
+					if (err > 0) {
+						c->notebook = child;
+						c->seq = ++n->nbs[child].ncells;
+					}
+					return err;
+				}
+			}
+			l = eol + 1;
+		}
+	}
+	return 0;
+}
+
+/* Finds c's text: its kernel's history and notebook, then what its verified cells %run */
+static int resolve(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c)
+{
+	int err = match_in(n, s, c, c->notebook);
+
+	return err ? err : match_child(n, s, c);
 }
 
 /* Why a cell has no text: what was tried */

@@ -4,7 +4,9 @@
  * files named by ls_ipycell. A cell's text is recovered, in this order, from the kernel's history
  * database or from the .ipynb on its launcher's command line (nbconvert, nbclient, papermill), and
  * kept only when it hashes to the cell's name; a cell not found yet is tried again at later flushes
- * and otherwise stays without text, with the reason. Not thread-safe.
+ * and otherwise stays without text, with the reason. Cells that a verified cell's `%run X.ipynb`
+ * ran (same kernel, no history) belong to a notebook of their own, X read with the kernel's rights.
+ * Not thread-safe.
  */
 #ifndef LS_NOTEBOOKS_H
 #define LS_NOTEBOOKS_H
@@ -40,6 +42,10 @@ struct ls_notebook {
 	char *nb_relpath; /* path as the launcher names it */
 	int ncells;
 	bool dirty;
+	/* a notebook another one runs with %run: its parent (index + 1; 0 none) and that line */
+	size_t parent;
+	int64_t parent_file;
+	int parent_line;
 	struct ls_ipyhist hist;
 	struct ls_ipynb ipynb;
 	unsigned loaded_round; /* hist and ipynb as of this retry round */

@@ -217,6 +217,9 @@ static int flush_notebooks(struct ls_recorder *r)
 			.path = nb->path,
 			.history = nb->history,
 			.note = nb->note,
+			.parent_id = nb->parent ? (int64_t)nb->parent : -1,
+			.parent_file_id = nb->parent_file,
+			.parent_line = nb->parent_line,
 		};
 
 		if (nb->dirty && !(err = ls_store__put_notebook(r->store, &row)))

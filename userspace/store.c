@@ -76,8 +76,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_TRACE] =
 		"INSERT OR REPLACE INTO trace(process_id, tid, function_id, line, hits, own_ns,"
 		" total_ns) VALUES (?,?,?,?,?,?,?)",
-	[ST_NOTEBOOK] = "INSERT OR REPLACE INTO notebooks(id, process_id, pid, path, history, note)"
-			" VALUES (?,?,?,?,?,?)",
+	[ST_NOTEBOOK] = "INSERT OR REPLACE INTO notebooks(id, process_id, pid, path, history, note,"
+			" parent_id, parent_file_id, parent_line) VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_CELL] = "INSERT OR REPLACE INTO cells(file_id, notebook_id, seq, number, how, hash)"
 		    " VALUES (?,?,?,?,?,?)",
 };
@@ -126,7 +126,8 @@ static const char schema_sql[] =
 	" own_ns INTEGER NOT NULL, total_ns INTEGER NOT NULL,"
 	" PRIMARY KEY(process_id, tid, function_id, line)) WITHOUT ROWID;"
 	"CREATE TABLE notebooks(id INTEGER PRIMARY KEY, process_id INTEGER NOT NULL,"
-	" pid INTEGER NOT NULL, path TEXT, history TEXT, note TEXT);"
+	" pid INTEGER NOT NULL, path TEXT, history TEXT, note TEXT, parent_id INTEGER,"
+	" parent_file_id INTEGER, parent_line INTEGER);"
 	"CREATE TABLE cells(file_id INTEGER PRIMARY KEY, notebook_id INTEGER NOT NULL,"
 	" seq INTEGER NOT NULL, number INTEGER, how TEXT, hash INTEGER NOT NULL);";
 
@@ -498,6 +499,9 @@ int ls_store__put_notebook(struct ls_store *s, const struct ls_store_notebook *n
 	bind_text(st, 4, nb->path);
 	bind_text(st, 5, nb->history);
 	bind_text(st, 6, nb->note);
+	bind_id(st, 7, nb->parent_id);
+	bind_id(st, 8, nb->parent_id > 0 ? nb->parent_file_id : -1);
+	bind_id(st, 9, nb->parent_id > 0 ? nb->parent_line : -1);
 	return step(s, ST_NOTEBOOK);
 }
 

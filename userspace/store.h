@@ -91,6 +91,8 @@ struct ls_store_notebook {
 	int64_t id, proc_id;
 	int pid;
 	const char *path, *history, *note; /* each NULL when unknown */
+	int64_t parent_id, parent_file_id; /* a %run child: its parent and the file of that line */
+	int parent_line;		   /* parent_id -1: not a child */
 };
 struct ls_store_cell {
 	int64_t file_id, notebook_id;

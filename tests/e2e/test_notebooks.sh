@@ -173,6 +173,26 @@ print(("ok " if ok else "FAIL ") + "a Jupyter server's kernel runs %s: %s" % (
     nbpath, hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
 PYEOF
 
+# %run child.ipynb: the child's cells are a notebook of their own, run from the parent's line
+run parent parent.ipynb
+"$PYQ" - "$WORK/parent.json" "$WORK/parent.data.json" "$WORK" <<'PYEOF' | check_lines
+import json, sys
+j, data, work = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+src = {s["path"]: i for i, s in enumerate(data["sources"]) if s["kind"] == "notebook"}
+child = [l for l in j["lines"] if "# CHILD" in (l["source"] or "")]
+runs = [c for c in data["children"] if c["kind"] == "notebook"]
+ok = (set(src) == {work + "/parent.ipynb", work + "/child.ipynb"} and child and
+      child[0]["path"] == work + "/child.ipynb" and child[0]["cell_line"] == 2)
+print(("ok " if ok else "FAIL ") + "the child's CHILD line is in child.ipynb: %s, sources %s" % (
+    child and {k: child[0][k] for k in ("path", "cell", "cell_line")}, sorted(src)))
+r = runs[0] if len(runs) == 1 else {}
+ok = (r.get("status") == "Reference" and r.get("src") == src.get(work + "/parent.ipynb") and
+      r.get("source") == src.get(work + "/child.ipynb") and r.get("cmd") == "%run child.ipynb" and
+      data["sources"][r["src"]]["text"].split("\n")[r["line"] - 1] == "%run child.ipynb" and
+      r["wait_s"] >= child[0]["time_s"])
+print(("ok " if ok else "FAIL ") + "children: %s" % runs)
+PYEOF
+
 # a notebook that is no longer JSON when its cells are looked for: marked, with the reason
 run corrupt corrupt.ipynb
 u=$(pyq "$WORK/corrupt.data.json" '[c["unavailable"] for s in d["sources"] if s["kind"] == "notebook" for c in s["cells"]]')

@@ -65,7 +65,7 @@ while time.thread_time() - t < 0.2: pass' AS BLOB));
 UPDATE files SET path = '/tmp/ipykernel_7/2701673649.py', source_id = 100 WHERE id = 4;
 UPDATE files SET path = '/tmp/ipykernel_7/5.py', kind = 'python',
  unavailable = 'notebook cell 5: no text found' WHERE id = 3;
-INSERT INTO notebooks VALUES (1, 1, 7, '/w/a.ipynb', NULL, 'a note');
+INSERT INTO notebooks VALUES (1, 1, 7, '/w/a.ipynb', NULL, 'a note', NULL, NULL, NULL);
 INSERT INTO cells VALUES (3, 1, 1, NULL, NULL, 5), (4, 1, 2, 2, 'notebook', 2701673649);"
 for f in "$c"/profile/*.lsprof; do sqlite3 "$f" "PRAGMA journal_mode=DELETE; VACUUM" >/dev/null; done
 # notebook files and an IPython history database (its own schema, two cells)
