@@ -284,11 +284,13 @@ static json_t *cells_array(const struct ls_mfile *f)
 		const struct ls_mcell *c = &f->cells[i];
 
 		json_array_append_new(
-			a, json_pack("{s:s, s:i, s:i, s:n, s:o, s:o, s:o}", "label", c->label,
-				     "first", c->first, "nlines", c->nlines, "revision", "number",
-				     c->number > 0 ? json_integer(c->number) : json_null(), "found",
-				     c->how ? json_string(c->how) : json_null(), "unavailable",
-				     ls_json__str(c->unavailable)));
+			a,
+			json_pack("{s:s, s:i, s:i, s:o, s:o, s:o, s:o}", "label", c->label, "first",
+				  c->first, "nlines", c->nlines, "revision",
+				  c->revision[0] ? json_string(c->revision) : json_null(), "number",
+				  c->number > 0 ? json_integer(c->number) : json_null(), "found",
+				  c->how ? json_string(c->how) : json_null(), "unavailable",
+				  ls_json__str(c->unavailable)));
 	}
 	return a;
 }

@@ -56,6 +56,8 @@ struct ls_mproc {
 /* A notebook cell inside its notebook's text (docs/report-data.md, "Notebook cells"). */
 struct ls_mcell {
 	char label[64];
+	char revision[40]; /* "revision 1 of 2" when the cell ran with another text too, or "" */
+	int rev, nrevs;	   /* 1 of 2; 0 of 0 when it has no other revision */
 	int first, nlines; /* 1-based first line in the notebook's text; its line count */
 	int number;	   /* execution count or code-cell index; 0 unknown */
 	const char *how;   /* "history" | "notebook" | NULL: not verified (no text) */

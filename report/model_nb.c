@@ -63,6 +63,35 @@ static int *max_lines(const struct loader *L)
 	return max;
 }
 
+/*
+ * The same code cell of the notebook file found with another text (edited and run again while
+ * recorded): each text is kept, labelled "revision K of N" in capture order. History rows say
+ * nothing of which cell they were, so only cells found in the notebook file are linked.
+ */
+static void label_revisions(struct ls_mfile *nb)
+{
+	for (size_t i = 0; i < nb->ncells; i++) {
+		struct ls_mcell *c = &nb->cells[i];
+		int k = 0, total = 0;
+
+		if (!c->how || strcmp(c->how, "notebook") || c->number <= 0)
+			continue;
+		for (size_t j = 0; j < nb->ncells; j++) {
+			const struct ls_mcell *o = &nb->cells[j];
+
+			if (o->how && !strcmp(o->how, "notebook") && o->number == c->number) {
+				total++;
+				k += j <= i;
+			}
+		}
+		if (total <= 1)
+			continue;
+		snprintf(c->revision, sizeof(c->revision), "revision %d of %d", k, total);
+		c->rev = k;
+		c->nrevs = total;
+	}
+}
+
 /* Appends the notebook of rows[0..n) (one notebook's cells, in capture order) to the files */
 static int add_notebook(struct loader *L, const char *path, const struct nb_row *rows, size_t n,
 			const int *max, size_t *fcap)
@@ -157,6 +186,7 @@ static int add_notebook(struct loader *L, const char *path, const struct nb_row 
 			fn->firstlineno += cell->first - 1;
 		}
 	}
+	label_revisions(nb);
 	if (at)
 		at--; /* the last cell's line needs no newline */
 	text[at] = 0;

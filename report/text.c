@@ -143,16 +143,19 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	for (size_t k = 0; k < m->nlines && shown < (top ? top : 40); k++) {
 		const struct ls_mline *l = &m->lines[order[k]];
 		const struct ls_mfile *f = &m->files[l->file];
-		char loc[256], name[256];
+		char loc[320], name[256];
 
 		const struct ls_mcell *c = ls_mfile__cell_at(f, l->line);
 
 		if (!l->own_ns)
 			break;
 		ls_escape__name(f->name, true, name, sizeof(name));
-		/* a notebook's line as the report shows it: "nb.ipynb Cell 2:3" */
-		if (c)
-			snprintf(loc, sizeof(loc), "%.150s %s:%d [%d]", name, c->label,
+		/* a notebook's line as the report shows it: "nb.ipynb Cell 2:3", "Cell 2 r1/2:3" */
+		if (c && c->nrevs)
+			snprintf(loc, sizeof(loc), "%.100s %.60s r%d/%d:%d [%d]", name, c->label,
+				 c->rev, c->nrevs, l->line - c->first + 1, m->procs[l->proc].pid);
+		else if (c)
+			snprintf(loc, sizeof(loc), "%.100s %.60s:%d [%d]", name, c->label,
 				 l->line - c->first + 1, m->procs[l->proc].pid);
 		else
 			snprintf(loc, sizeof(loc), "%.200s:%d [%d]", name, l->line,

@@ -6,8 +6,9 @@
 # gets its share of the samples against the thread CPU the notebook measured itself; a cell that
 # is in no notebook (run_cell) is marked, never guessed; a symlinked history database and a
 # notebook that stops being JSON are notes, not failures; a kernel without a notebook (its history
-# database) and a Jupyter server's kernel (the notebook from the server's sessions API); the HTML
-# report in chromium (tests/report/notebook.js).
+# database) and a Jupyter server's kernel (the notebook from the server's sessions API); %run of
+# a child notebook; a cell edited and run again (revisions); the HTML report in chromium
+# (tests/report/notebook.js).
 source "$(dirname "$0")/lib.sh"
 NBPY=/usr/bin/python3
 for m in nbformat nbconvert nbclient ipykernel; do
@@ -191,6 +192,22 @@ ok = (r.get("status") == "Reference" and r.get("src") == src.get(work + "/parent
       data["sources"][r["src"]]["text"].split("\n")[r["line"] - 1] == "%run child.ipynb" and
       r["wait_s"] >= child[0]["time_s"])
 print(("ok " if ok else "FAIL ") + "children: %s" % runs)
+PYEOF
+
+# a cell edited and run again: both texts are kept, as revisions of that cell
+run revise revise.ipynb
+"$PYQ" - "$WORK/revise.data.json" <<'PYEOF' | check_lines
+import json, sys
+d = json.load(open(sys.argv[1]))
+src = [s for s in d["sources"] if s["kind"] == "notebook"][0]
+text = src["text"].split("\n")
+two = [c for c in src["cells"] if c["label"] == "Cell 2"]
+body = ["\n".join(text[c["first"] - 1:c["first"] - 1 + c["nlines"]]) for c in two]
+ok = ([c["revision"] for c in two] == ["revision 1 of 2", "revision 2 of 2"] and
+      "# V1" in body[0] and "# V2" in body[1] and
+      all(c["revision"] is None for c in src["cells"] if c["label"] != "Cell 2"))
+print(("ok " if ok else "FAIL ") + "cell 2 edited and run again: %s" % [
+    (c["label"], c["revision"], b.split("#")[-1]) for c, b in zip(two, body)])
 PYEOF
 
 # a notebook that is no longer JSON when its cells are looked for: marked, with the reason
