@@ -101,10 +101,11 @@ out:
 	return err;
 }
 
-/* The server above the kernel that left a runtime file in dir, read with its rights */
-static int find_server(pid_t pid, const char *dir, struct server *s, pid_t *server, char *why,
+/* The server above kernel that left a runtime file in dir, read with the kernel's rights */
+static int find_server(pid_t kernel, const char *dir, struct server *s, pid_t *server, char *why,
 		       size_t whylen)
 {
+	pid_t pid = kernel;
 	static const char *const kinds[] = {"jpserver", "nbserver"};
 	char path[PATH_MAX + 64], *text;
 	struct ls_procstat st;

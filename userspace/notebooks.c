@@ -54,8 +54,12 @@ void ls_notebooks__unflush(struct ls_notebooks *n)
 static void add_note(struct ls_notebook *nb, const char *why)
 {
 	size_t old = nb->note ? strlen(nb->note) : 0;
-	char *v = realloc(nb->note, old + strlen(why) + 3);
+	char *v;
 
+	if (old + strlen(why) > LS_NB_MAX_NOTE)
+		return; /* enough said: a note each round of a changing error would grow unbounded
+			 */
+	v = realloc(nb->note, old + strlen(why) + 3);
 	if (!v)
 		return;
 	sprintf(v + old, "%s%s", old ? "; " : "", why);
@@ -258,13 +262,19 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 				add_note(nb, why);
 		}
 	}
-	if (nb->launcher) {
+	if (nb->path) {
+		/*
+		 * with the kernel's rights, not its launcher's: a launcher may be more privileged,
+		 * and a 32-bit hash is no proof against a kernel that wants another user's cell
+		 * text
+		 */
 		why[0] = 0;
-		err = ls_ipynb__load(nb->launcher, nb->nb_relpath, &nb->ipynb, why, sizeof(why));
+		err = ls_ipynb__load(nb->pid, nb->path[0] == '/' ? nb->path : nb->nb_relpath,
+				     &nb->ipynb, why, sizeof(why));
 		if (err == -ENOMEM)
 			return err;
 		if (err) {
-			ls_dbg("pid %d: %s: %s", nb->launcher, nb->path, why);
+			ls_dbg("pid %d: %s: %s", nb->pid, nb->path, why);
 			if (!nb->note || !strstr(nb->note, why))
 				add_note(nb, why);
 		}
@@ -361,10 +371,19 @@ static int child_of(struct ls_notebooks *n, size_t parent, int64_t file, int lin
 	char cwd[PATH_MAX];
 	size_t need;
 
-	for (size_t i = 0; i < n->n; i++)
-		if (n->nbs[i].pid == p->pid && n->nbs[i].parent &&
-		    !strcmp(n->nbs[i].nb_relpath, path))
+	int children = 0;
+
+	for (size_t i = 0; i < n->n; i++) {
+		if (n->nbs[i].pid != p->pid || !n->nbs[i].parent)
+			continue;
+		if (!strcmp(n->nbs[i].nb_relpath, path))
 			return (int)i;
+		children++;
+	}
+	/* each is read again at every round a cell is not found: a cell of 10^5 %run lines is not
+	 */
+	if (children >= LS_NB_MAX_CHILDREN)
+		return -E2BIG;
 	v = ls_array_grow(n->nbs, &n->cap, n->n, sizeof(*v), 4);
 	if (!v)
 		return -ENOMEM;
@@ -374,7 +393,7 @@ static int child_of(struct ls_notebooks *n, size_t parent, int64_t file, int lin
 	memset(nb, 0, sizeof(*nb));
 	nb->pid = p->pid;
 	nb->proc_id = p->proc_id;
-	nb->launcher = p->pid; /* %run reads it as the kernel, from the kernel's cwd */
+	nb->launcher = p->pid; /* %run names it from the kernel's cwd */
 	nb->parent = parent + 1;
 	nb->parent_file = file;
 	nb->parent_line = line;
@@ -422,6 +441,8 @@ static int match_child(struct ls_notebooks *n, struct ls_sources *s, struct ls_n
 				eol = end;
 			if (run_line(l, eol - l, path, sizeof(path))) {
 				child = child_of(n, parent, p->file_id, line, path);
+				if (child == -E2BIG)
+					return 0;
 				if (child < 0)
 					return child;
 				err = match_in(n, s, c, child);

@@ -2,7 +2,8 @@
 /*
  * Notebooks run by IPython kernels: each kernel process is one notebook, its sampled cells the
  * files named by ls_ipycell. A cell's text is recovered, in this order, from the kernel's history
- * database or from the .ipynb on its launcher's command line (nbconvert, nbclient, papermill), and
+ * database or from the .ipynb on its launcher's command line (nbconvert, nbclient, papermill) or
+ * in its Jupyter server's sessions, each read with the kernel's rights, and
  * kept only when it hashes to the cell's name; a cell not found yet is tried again at later flushes
  * and otherwise stays without text, with the reason. Cells that a verified cell's `%run X.ipynb`
  * ran (same kernel, no history) belong to a notebook of their own, X read with the kernel's rights.
@@ -19,7 +20,9 @@
 #include "ipynb.h"
 #include "sources.h"
 
-#define LS_NBCELL_TRIES 10 /* flushes (seconds) a cell is looked for after its first sample */
+#define LS_NBCELL_TRIES	   10	/* flushes (seconds) a cell is looked for after its first sample */
+#define LS_NB_MAX_CHILDREN 64	/* notebooks a kernel's cells %run that are looked in */
+#define LS_NB_MAX_NOTE	   4096 /* bytes of notes per notebook */
 
 struct ls_nbcell {
 	int64_t file_id;
@@ -38,8 +41,8 @@ struct ls_notebook {
 	char *path;	  /* the .ipynb (absolute when its launcher's cwd is known), or NULL */
 	char *history;	  /* the history database as the kernel names it, or NULL */
 	char *note;	  /* why a way to find cells was unavailable, or NULL */
-	pid_t launcher;	  /* the process whose argv names path */
-	char *nb_relpath; /* path as the launcher names it */
+	pid_t launcher;	  /* the process that names path (its argv, or a server's sessions) */
+	char *nb_relpath; /* path as it names it; the file is read with the kernel's rights */
 	int ncells;
 	bool dirty;
 	/* a notebook another one runs with %run: its parent (index + 1; 0 none) and that line */
