@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* IPython cell names and the hash that ties a cell's text to its name. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,4 +93,18 @@ int ls_ipycell__verify(const char *text, size_t len, uint32_t hash)
 	}
 	free(buf);
 	return found;
+}
+
+int ls_ipycell__hashes(const char *text, size_t len, uint32_t out[LS_IPYCELL_MAX_NL + 1])
+{
+	char *buf = malloc(len + LS_IPYCELL_MAX_NL);
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, text, len);
+	memset(buf + len, '\n', LS_IPYCELL_MAX_NL);
+	for (int n = 0; n <= LS_IPYCELL_MAX_NL; n++)
+		out[n] = ls_ipycell__murmur2(buf, len + n, LS_IPYCELL_SEED);
+	free(buf);
+	return 0;
 }

@@ -26,5 +26,7 @@ uint32_t ls_ipycell__murmur2(const void *data, size_t len, uint32_t seed);
  */
 #define LS_IPYCELL_MAX_NL 4
 int ls_ipycell__verify(const char *text, size_t len, uint32_t hash);
+/* The hashes of text with 0..LS_IPYCELL_MAX_NL newlines added: 0, or -ENOMEM. */
+int ls_ipycell__hashes(const char *text, size_t len, uint32_t out[LS_IPYCELL_MAX_NL + 1]);
 
 #endif

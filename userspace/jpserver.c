@@ -188,6 +188,7 @@ static int get_sessions(const struct server *s, struct reply *r, char *why, size
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)LS_JPSERVER_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 500L); /* the recorder waits meanwhile */
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	rc = curl_easy_perform(c);

@@ -31,6 +31,7 @@ static void notebook_release(struct ls_notebook *nb)
 	free(nb->note);
 	ls_ipyhist_release(&nb->hist);
 	ls_ipynb_release(&nb->ipynb);
+	ls_hashmap_release(&nb->by_hash);
 }
 
 void ls_notebooks_release(struct ls_notebooks *n)
@@ -240,6 +241,39 @@ static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_
 	return 0;
 }
 
+/* Adds key -> val unless the key has a value: the first text with a hash wins */
+static int index_one(struct ls_hashmap *m, uint64_t key, uint64_t val)
+{
+	uint64_t *slot = ls_hashmap__slot(m, key, val);
+
+	return slot ? 0 : -ENOMEM;
+}
+
+/*
+ * Every text by its hash, so that each cell is one lookup: a kernel that runs thousands of
+ * generated cells against a history of 50000 rows must not hash them all for every cell
+ */
+static int index_texts(struct ls_notebook *nb)
+{
+	uint32_t h[LS_IPYCELL_MAX_NL + 1];
+	int err = 0;
+
+	ls_hashmap_release(&nb->by_hash);
+	ls_hashmap_init(&nb->by_hash);
+	for (size_t i = 0; !err && i < nb->hist.n; i++) {
+		err = ls_ipycell__hashes(nb->hist.cells[i].text, nb->hist.cells[i].len, h);
+		for (int k = 0; !err && k <= LS_IPYCELL_MAX_NL; k++)
+			err = index_one(&nb->by_hash, h[k], (uint64_t)i << 8 | k);
+	}
+	for (size_t i = 0; !err && i < nb->ipynb.n; i++)
+		err = index_one(&nb->by_hash,
+				1ull << 32 | ls_ipycell__murmur2(nb->ipynb.cells[i].text,
+								 nb->ipynb.cells[i].len,
+								 LS_IPYCELL_SEED),
+				(uint64_t)i << 8);
+	return err;
+}
+
 /* Reads the history and the notebook again, once per round; their failures become notes */
 static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 {
@@ -279,7 +313,7 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 				add_note(nb, why);
 		}
 	}
-	return 0;
+	return index_texts(nb);
 }
 
 /* text with nl newlines added: the cell exactly as the kernel hashed it */
@@ -302,28 +336,25 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 	struct ls_notebook *nb = &n->nbs[nbi];
 	char *text;
 	size_t len;
-	int err = reload(n, nb), nl;
+	int err = reload(n, nb);
+
+	uint64_t v;
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < nb->hist.n; i++) {
-		const struct ls_ipyhist_cell *h = &nb->hist.cells[i];
+	if (ls_hashmap__get(&nb->by_hash, c->hash, &v)) {
+		const struct ls_ipyhist_cell *h = &nb->hist.cells[v >> 8];
 
-		nl = ls_ipycell__verify(h->text, h->len, c->hash);
-		if (nl < 0)
-			continue;
-		text = with_newlines(h->text, h->len, nl, &len);
+		text = with_newlines(h->text, h->len, (int)(v & 0xff), &len);
 		if (!text)
 			return -ENOMEM;
 		c->how = "history";
 		c->number = h->line > 0 && h->line < INT_MAX ? (int)h->line : 0;
 		return ls_sources__set_text(s, c->file_id, text, len, NULL) ?: 1;
 	}
-	for (size_t i = 0; i < nb->ipynb.n; i++) {
-		const struct ls_ipynb_cell *k = &nb->ipynb.cells[i];
+	if (ls_hashmap__get(&nb->by_hash, 1ull << 32 | c->hash, &v)) {
+		const struct ls_ipynb_cell *k = &nb->ipynb.cells[v >> 8];
 
-		if (ls_ipycell__murmur2(k->text, k->len, LS_IPYCELL_SEED) != c->hash)
-			continue;
 		text = strdup(k->text);
 		if (!text)
 			return -ENOMEM;

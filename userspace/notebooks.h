@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "hashmap.h"
 #include "ipyhistory.h"
 #include "ipynb.h"
 #include "sources.h"
@@ -51,6 +52,8 @@ struct ls_notebook {
 	int parent_line;
 	struct ls_ipyhist hist;
 	struct ls_ipynb ipynb;
+	/* (source << 32 | murmur2) -> index << 8 | newlines added; source 0 hist, 1 ipynb */
+	struct ls_hashmap by_hash;
 	unsigned loaded_round; /* hist and ipynb as of this retry round */
 };
 

@@ -40,6 +40,18 @@ static void test_verify(void **state)
 	assert_int_equal(ls_ipycell__verify("x = 2", 5, 3427300630u), -1);
 }
 
+static void test_hashes(void **state)
+{
+	const char *p = "print(\"h\xc3\xa9llo \xe2\x9c\x93\")";
+	uint32_t h[LS_IPYCELL_MAX_NL + 1];
+
+	assert_int_equal(ls_ipycell__hashes(p, strlen(p), h), 0);
+	assert_int_equal(h[1], 1781929789u);
+	assert_int_equal(h[0], ls_ipycell__murmur2(p, strlen(p), LS_IPYCELL_SEED));
+	assert_int_equal(ls_ipycell__hashes("", 0, h), 0);
+	assert_int_equal(h[0], 3990065800u);
+}
+
 static void test_parse(void **state)
 {
 	uint32_t hash = 0;
@@ -66,6 +78,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_murmur2),
 		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_hashes),
 		cmocka_unit_test(test_parse),
 	};
 
