@@ -101,6 +101,9 @@ static void test_cells(void **state)
 	assert_true(ls_notebooks__cell(&n, &s, kernel, 1, path) > 0);
 
 	assert_int_equal(n.ncells, 5);
+	/* files are opened with the kernel's rights (ls_asuser): as root, as CI runs these */
+	for (int i = 0; i < 4; i++)
+		assert_non_null(n.cells[i].how);
 	assert_string_equal(n.cells[0].how, "notebook");
 	assert_int_equal(n.cells[0].number, 1);
 	assert_string_equal(s.srcs[s.files[fa].source_id].text, "a = 1");
