@@ -111,13 +111,6 @@ n=$(pyq "$WORK/plain.json" 'sum(1 for l in d["lines"] if __import__("re").search
 "$LS" report "$WORK/plain.lsprof" --format text | grep -q "hot.ipynb" &&
 	pass "text report names the notebook" || fail "text report does not name hot.ipynb"
 
-# the HTML report in chromium: one notebook row, lines grouped and numbered by cell
-if node "$ROOT/tests/report/notebook.js" "$WORK/plain.html" "$WORK/plain.json" >"$WORK/nb.log" 2>&1; then
-	pass "html in chromium: $(tail -1 "$WORK/nb.log")"
-else
-	fail "html in chromium: $(grep -v '^  ok' "$WORK/nb.log" | head -8)"
-fi
-
 # the kernel's history database (nbclient keeps it in memory unless told otherwise)
 run history hot.ipynb --ExecutePreprocessor.ipython_hist_file="$WORK/history.sqlite" &&
 	check history hot.ipynb history
@@ -209,6 +202,14 @@ ok = ([c["revision"] for c in two] == ["revision 1 of 2", "revision 2 of 2"] and
 print(("ok " if ok else "FAIL ") + "cell 2 edited and run again: %s" % [
     (c["label"], c["revision"], b.split("#")[-1]) for c, b in zip(two, body)])
 PYEOF
+
+# the HTML reports in chromium: one notebook row, lines grouped and numbered by cell; the %run child
+if node "$ROOT/tests/report/notebook.js" "$WORK/plain.html" "$WORK/plain.json" \
+	"$WORK/parent.html" >"$WORK/nb.log" 2>&1; then
+	pass "html in chromium: $(tail -1 "$WORK/nb.log")"
+else
+	fail "html in chromium: $(grep -v '^  ok' "$WORK/nb.log" | head -8)"
+fi
 
 # a notebook that is no longer JSON when its cells are looked for: marked, with the reason
 run corrupt corrupt.ipynb

@@ -2,8 +2,9 @@
 // Checks the HTML report of a notebook executed under the profiler (tests/e2e/test_notebooks.sh)
 // in chromium against the same profile as JSON (`--format json`): the Files index lists the
 // notebook once, as a notebook, and none of its cells' own files; the source view groups the
-// lines by cell, labelled as the data says, and numbers them from 1 in each cell.
-// Usage: node notebook.js REPORT.html REPORT.json
+// lines by cell, labelled as the data says, and numbers them from 1 in each cell; and, in the report
+// of a notebook that runs another (%run), that inline run as a child invocation.
+// Usage: node notebook.js REPORT.html REPORT.json PARENT.html
 'use strict';
 
 const fs = require('fs');
@@ -53,6 +54,29 @@ H.test('source: lines grouped by cell and numbered within it', async (page) => {
 		.map((tr) => tr.textContent));
 	for (const l of labels)
 		assert(d.src.cells.some((c) => l.includes(c.label)), 'a group label not in the data: ' + l);
+});
+
+H.test('child: a %run notebook is an inline run of its line', async (page) => {
+	const parent = path.basename(path.resolve(process.argv[4]));
+	await H.open(page, parent, '#overview');
+	const i = await page.evaluate(() => {
+		const D = JSON.parse(document.getElementById('ls-data').textContent);
+		return D.children.findIndex((c) => c.kind === 'notebook');
+	});
+	assert(i >= 0, 'no notebook child in ' + parent);
+	await H.open(page, parent, '#child/' + i);
+	const text = await page.textContent('main');
+	for (const want of ['%run child.ipynb', 'Notebook run', 'Reference: an inline run', 'child.ipynb'])
+		assert(text.includes(want), `the child view does not say "${want}"`);
+	const src = await page.evaluate((i) => {
+		const D = JSON.parse(document.getElementById('ls-data').textContent);
+		return D.children[i].source;
+	}, i);
+	await H.open(page, parent, '#source/' + src);
+	const rows = await tableRows(page, 'table.srctable');
+	const child = rows.find((r) => (r.cells.source || '').includes('# CHILD'));
+	assert(child, 'no CHILD line in the child notebook');
+	eq(child.cells.ln.trim(), '2', 'the CHILD line is line 2 of its cell');
 });
 
 H.run().then((failed) => process.exit(failed ? 1 : 0), (e) => {
