@@ -80,7 +80,8 @@ struct ls_mfile {
 	size_t len;
 	int nlines;
 	bool used; /* some line of it was sampled */
-	struct ls_mcell *cells; /* notebook: in capture order */
+	/* a notebook's cells, in capture order */
+	struct ls_mcell *cells;
 	size_t ncells;
 };
 
