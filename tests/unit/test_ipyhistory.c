@@ -6,8 +6,10 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ipyhistory.h"
 
 /* An image of a database made by sql (the caller frees it with sqlite3_free) */
@@ -102,12 +104,56 @@ static void test_wal(void **state)
 	sqlite3_free(buf);
 }
 
+/* From a file as a kernel names it (as root, as CI runs these: ls_asuser opens it) */
+static void test_load(void **state)
+{
+	char dir[] = "/tmp/ls-hist-XXXXXX", db[64], link[64], big[64];
+	struct ls_ipyhist h;
+	unsigned char *buf;
+	char why[256] = "";
+	size_t len;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof(db), "%s/history.sqlite", dir);
+	snprintf(link, sizeof(link), "%s/link.sqlite", dir);
+	snprintf(big, sizeof(big), "%s/big.sqlite", dir);
+	buf = image(HISTORY_SQL "INSERT INTO history VALUES (1, 1, 'a', 'a');", &len);
+	f = fopen(db, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	sqlite3_free(buf);
+	assert_int_equal(ls_ipyhistory__load(getpid(), db, &h, why, sizeof(why)), 0);
+	assert_int_equal(h.n, 1);
+	ls_ipyhist_release(&h);
+	/* a symlink to it is not followed */
+	assert_int_equal(symlink(db, link), 0);
+	assert_int_equal(ls_ipyhistory__load(getpid(), link, &h, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "symlink"));
+	/* a database past the limit is not read (a sparse file: no disk needed) */
+	f = fopen(big, "w");
+	assert_non_null(f);
+	assert_int_equal(ftruncate(fileno(f), LS_IPYHIST_MAX_BYTES + 1), 0);
+	fclose(f);
+	assert_int_equal(ls_ipyhistory__load(getpid(), big, &h, why, sizeof(why)), -EFBIG);
+	assert_non_null(strstr(why, "larger than"));
+	assert_int_equal(
+		ls_ipyhistory__load(getpid(), "/no/such/history.sqlite", &h, why, sizeof(why)),
+		-ENOENT);
+	unlink(db);
+	unlink(link);
+	unlink(big);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_wal),
+		cmocka_unit_test(test_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
