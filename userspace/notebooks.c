@@ -556,6 +556,20 @@ int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t p
 	return err < 0 ? err : fid;
 }
 
+/* With no cell left to look for, the copies of histories and notebooks (up to 64 MB each) go */
+static void forget_texts(struct ls_notebooks *n)
+{
+	for (size_t i = 0; i < n->ncells; i++)
+		if (!n->cells[i].how && n->cells[i].tries < LS_NBCELL_TRIES)
+			return;
+	for (size_t i = 0; i < n->n; i++) {
+		ls_ipyhist_release(&n->nbs[i].hist);
+		ls_ipynb_release(&n->nbs[i].ipynb);
+		ls_hashmap_release(&n->nbs[i].by_hash);
+		n->nbs[i].loaded_round = UINT_MAX; /* a new cell reads them again */
+	}
+}
+
 int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 {
 	int err = 0;
@@ -567,8 +581,7 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 		if (c->how || c->tries >= LS_NBCELL_TRIES)
 			continue;
 		c->tries++;
-		/* a kernel that is gone has no files to read with its rights: what we have is all
-		 */
+		/* a kernel that is gone has no files to read with its rights */
 		if (!ls_procfs__alive(n->nbs[c->notebook].pid))
 			c->tries = LS_NBCELL_TRIES;
 		else
@@ -578,5 +591,6 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 		if (err != 0)
 			c->dirty = true;
 	}
+	forget_texts(n);
 	return err < 0 ? err : 0;
 }
