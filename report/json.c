@@ -297,16 +297,20 @@ static json_t *cells_array(const struct ls_mfile *f)
 
 static json_t *source_object(const struct ls_mfile *f)
 {
+	/* a cell folded into its notebook: its text is there, and only once in the page */
+	bool folded = !strcmp(f->kind, "cell");
 	json_t *o = json_object();
 
 	json_object_set_new(o, "path", ls_json__name(f->path));
 	json_object_set_new(o, "name", ls_json__name(f->name));
 	json_object_set_new(o, "kind", json_string(f->kind));
-	json_object_set_new(o, "text", f->text ? ls_json__strn(f->text, f->len) : json_null());
+	json_object_set_new(o, "text",
+			    f->text && !folded ? ls_json__strn(f->text, f->len) : json_null());
 	json_object_set_new(
 		o, "unavailable",
-		f->text ? json_null()
-			: ls_json__str(f->unavailable ? f->unavailable : "source not captured"));
+		folded	  ? json_string("folded into its notebook")
+		: f->text ? json_null()
+			  : ls_json__str(f->unavailable ? f->unavailable : "source not captured"));
 	json_object_set_new(o, "stale", ls_json__str(f->stale));
 	json_object_set_new(o, "nlines", json_integer(f->nlines));
 	json_object_set_new(o, "cells", f->ncells ? cells_array(f) : json_null());
