@@ -17,6 +17,8 @@ for m in nbformat nbconvert nbclient ipykernel; do
 done
 command -v jupyter >/dev/null || { echo "FAIL: jupyter is missing (run ./setup.sh)"; exit 1; }
 "$NBPY" "$FIX/make_notebooks.py" "$WORK" || { echo "FAIL: cannot write the notebooks"; exit 1; }
+# kernels' profiles and connection files stay in $WORK, not in the invoking user's home
+export IPYTHONDIR="$WORK/ipython-home" JUPYTER_RUNTIME_DIR="$WORK/runtime"
 cd "$WORK" || exit 1
 
 # run NAME NOTEBOOK [NBCONVERT ARGS]: profiles the notebook's execution, leaves $WORK/NAME.json (the
@@ -148,7 +150,6 @@ PYEOF
 mkdir -p "$WORK/srv-ipython/profile_default"
 echo "c.HistoryManager.enabled = False" >"$WORK/srv-ipython/profile_default/ipython_config.py"
 port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export JUPYTER_RUNTIME_DIR="$WORK/runtime"
 IPYTHONDIR="$WORK/srv-ipython" "$LS" -q --profile "$WORK/server.lsprof" -o "$WORK/server.html" -- \
 	"$NBPY" -m notebook --no-browser --port="$port" --NotebookApp.token=t0ken --allow-root \
 	--notebook-dir="$WORK" >"$WORK/server.log" 2>&1 &
@@ -156,7 +157,6 @@ prof=$!
 timeout 120 "$NBPY" "$FIX/server_client.py" "$port" t0ken server.ipynb >"$WORK/driver.log" 2>&1 ||
 	fail "server driver: exit $? ($(tail -2 "$WORK/driver.log"))"
 wait $prof || fail "server: profiler exit $?"
-unset JUPYTER_RUNTIME_DIR
 "$LS" report "$WORK/server.lsprof" --format json -o "$WORK/server.json" || fail "server: report"
 "$PYQ" - "$WORK/server.json" "$WORK/server.ipynb" <<'PYEOF' | check_lines
 import json, sys
