@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "array.h"
 #include "ipycell.h"
 #include "jpserver.h"
@@ -241,6 +242,14 @@ static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_
 	return 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 /* Adds key -> val unless the key has a value: the first text with a hash wins */
 static int index_one(struct ls_hashmap *m, uint64_t key, uint64_t val)
 {
@@ -280,9 +289,18 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 	char why[256];
 	int err;
 
-	if (nb->loaded_round == n->round)
+	uint64_t t0 = now_ns(), wait;
+
+	/*
+	 * Once per round; and for a new cell that is not in them (the notebook was just edited and
+	 * run, and the kernel may be gone at the next flush) after a while: at least 10 ms and five
+	 * times the last read, so that a kernel generating cells cannot keep us reading
+	 */
+	wait = nb->load_cost_ns * 5 > LS_NB_REFRESH_NS ? nb->load_cost_ns * 5 : LS_NB_REFRESH_NS;
+	if (nb->loaded_round == n->round && !(n->refresh && t0 - nb->loaded_ns >= wait))
 		return 0;
 	nb->loaded_round = n->round;
+	nb->loaded_ns = t0;
 	ls_ipyhist_release(&nb->hist);
 	ls_ipynb_release(&nb->ipynb);
 	if (nb->history) {
@@ -313,7 +331,9 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 				add_note(nb, why);
 		}
 	}
-	return index_texts(nb);
+	err = index_texts(nb);
+	nb->load_cost_ns = now_ns() - t0;
+	return err;
 }
 
 /* text with nl newlines added: the cell exactly as the kernel hashed it */
@@ -551,6 +571,11 @@ int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t p
 	c->hash = hash;
 	c->dirty = true;
 	err = resolve(n, s, c);
+	if (err == 0) {
+		n->refresh = true;
+		err = resolve(n, s, c);
+		n->refresh = false;
+	}
 	if (err == 0)
 		err = not_found(n, s, c, false);
 	return err < 0 ? err : fid;

@@ -24,6 +24,7 @@
 #define LS_NBCELL_TRIES	   10	/* flushes (seconds) a cell is looked for after its first sample */
 #define LS_NB_MAX_CHILDREN 64	/* notebooks a kernel's cells %run that are looked in */
 #define LS_NB_MAX_NOTE	   4096 /* bytes of notes per notebook */
+#define LS_NB_REFRESH_NS   10000000ull /* a new cell reads a notebook again this long after */
 
 struct ls_nbcell {
 	int64_t file_id;
@@ -55,6 +56,8 @@ struct ls_notebook {
 	/* (source << 32 | murmur2) -> index << 8 | newlines added; source 0 hist, 1 ipynb */
 	struct ls_hashmap by_hash;
 	unsigned loaded_round; /* hist and ipynb as of this retry round */
+	uint64_t loaded_ns,
+		load_cost_ns; /* when they were read (CLOCK_MONOTONIC), how long it took */
 };
 
 struct ls_notebooks {
@@ -63,6 +66,7 @@ struct ls_notebooks {
 	struct ls_nbcell *cells;
 	size_t ncells, ccap;
 	unsigned round;
+	bool refresh; /* a new cell not in what was read: read again unless that was just done */
 };
 
 void ls_notebooks_init(struct ls_notebooks *n);
