@@ -2,6 +2,8 @@
 # Helpers for the end-to-end tests: run the real tool as root against real Python processes and
 # query its JSON report. Sourced by tests/e2e/test_*.sh.
 set -u
+# `... | check_lines` must count its failures here, not in a subshell that forgets them
+shopt -s lastpipe
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LS="$ROOT/linescope-bpf"
 FIX="$ROOT/tests/fixtures"

@@ -10,8 +10,6 @@
 # a child notebook; a cell edited and run again (revisions); the HTML report in chromium
 # (tests/report/notebook.js).
 source "$(dirname "$0")/lib.sh"
-# `... | check_lines` must count its failures here, not in a subshell
-shopt -s lastpipe
 NBPY=/usr/bin/python3
 for m in nbformat nbconvert nbclient ipykernel; do
 	"$NBPY" -c "import $m" 2>/dev/null ||
