@@ -802,6 +802,7 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		return -ENOMEM;
 	}
 	L.db = ls_store__db(store);
+	L.schema = ls_store__version(store);
 	ls_hashmap_init(&L.file_idx);
 	ls_hashmap_init(&L.func_idx);
 	ls_hashmap_init(&L.proc_idx);

@@ -20,6 +20,7 @@ struct stack {
 struct loader {
 	struct ls_model *m;
 	sqlite3 *db;
+	int schema; /* the profile's schema version */
 	struct ls_hashmap file_idx, func_idx, proc_idx, line_idx, fstat_idx, edge_idx;
 	struct stack *stacks;
 	size_t nstacks;

@@ -292,6 +292,8 @@ int lsm_load_notebooks(struct loader *L)
 	sqlite3_stmt *st;
 	int rc, err;
 
+	if (L->schema < 4)
+		return 0; /* recorded before notebooks were */
 	err = lsm_prepare(L,
 			  "SELECT c.notebook_id, c.file_id, c.number, c.how,"
 			  " coalesce(n.path, 'kernel ' || n.pid) FROM cells c"

@@ -144,6 +144,7 @@ struct ls_store {
 	unsigned long fault_txn, fault_write, txns, writes;
 	bool fault_kill;
 	int err; /* the open transaction's first failed write: every later one is skipped */
+	int version; /* the schema of a profile opened for reading */
 };
 
 static int db_err(struct ls_store *s, int rc, const char *what)
@@ -310,14 +311,20 @@ int ls_store__open(const char *path, struct ls_store **out)
 		ls_store__free(s);
 		return err;
 	}
-	if (version != LS_SCHEMA_VERSION) {
-		err = ls_err(-EPROTO, "%s has profile schema %d; this linescope-bpf reads %d", path,
-			     version, LS_SCHEMA_VERSION);
+	if (version < LS_SCHEMA_OLDEST || version > LS_SCHEMA_VERSION) {
+		err = ls_err(-EPROTO, "%s has profile schema %d; this linescope-bpf reads %d to %d",
+			     path, version, LS_SCHEMA_OLDEST, LS_SCHEMA_VERSION);
 		ls_store__free(s);
 		return err;
 	}
+	s->version = version;
 	*out = s;
 	return 0;
+}
+
+int ls_store__version(const struct ls_store *s)
+{
+	return s->version;
 }
 
 sqlite3 *ls_store__db(struct ls_store *s)

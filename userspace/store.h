@@ -15,6 +15,8 @@
 #include "linescope.h"
 
 #define LS_SCHEMA_VERSION 4
+/* the oldest schema the reader still reads: 4 only added the notebooks and cells tables */
+#define LS_SCHEMA_OLDEST 3
 
 struct ls_store;
 
@@ -31,6 +33,8 @@ int ls_store__open(const char *path, struct ls_store **out);
 void ls_store__free(struct ls_store *s);
 
 sqlite3 *ls_store__db(struct ls_store *s);
+/* The schema version of a profile opened for reading. */
+int ls_store__version(const struct ls_store *s);
 
 int ls_store__begin(struct ls_store *s);
 /*

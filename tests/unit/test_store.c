@@ -271,6 +271,24 @@ static void test_rejects_newer_schema(void **state)
 	assert_null(m);
 }
 
+/* A profile of the schema before notebooks (3: no notebooks or cells tables) still reads. */
+static void test_reads_older_schema(void **state)
+{
+	struct ls_model *m = NULL;
+	char cmd[256];
+
+	write_profile();
+	snprintf(cmd, sizeof(cmd),
+		 "sqlite3 %s 'DROP TABLE cells; DROP TABLE notebooks; PRAGMA user_version=3'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ls_model__load(path, &m), 0);
+	assert_true(m->nlines > 0);
+	ls_model__free(m);
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA user_version=2'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ls_model__load(path, &m), -EPROTO);
+}
+
 static void test_killed_writer_is_readable(void **state)
 {
 	struct ls_store *s;
@@ -469,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_publish_replaces_symlink),
 		cmocka_unit_test_setup_teardown(test_cpu_scaled_to_accounting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rejects_newer_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_older_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_writer_is_readable, setup, teardown),
 	};
 
