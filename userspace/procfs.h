@@ -83,7 +83,7 @@ int ls_procfs__thread_cpu(pid_t pid, pid_t tid, uint64_t *ns);
 
 /* Calls fn(ctx, tid) for each thread of pid. Returns 0 or -errno. */
 int ls_procfs__each_thread(pid_t pid, void (*fn)(void *ctx, pid_t tid), void *ctx);
-/* Calls fn(ctx, pid) for each process of the machine until fn returns an error, which it returns. */
+/* Calls fn(ctx, pid) for each process of the machine; stops at, and returns, fn's first error. */
 int ls_procfs__each_process(int (*fn)(void *ctx, pid_t pid), void *ctx);
 
 struct ls_vma {

@@ -279,7 +279,8 @@ static void test_reads_older_schema(void **state)
 
 	write_profile();
 	snprintf(cmd, sizeof(cmd),
-		 "sqlite3 %s 'DROP TABLE cells; DROP TABLE notebooks; PRAGMA user_version=3'", path);
+		 "sqlite3 %s 'DROP TABLE cells; DROP TABLE notebooks; PRAGMA user_version=3'",
+		 path);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(ls_model__load(path, &m), 0);
 	assert_true(m->nlines > 0);
