@@ -198,27 +198,6 @@ static int free_line(const struct side *b, const char *path, int line)
 	return i >= 0 && b->other[i] < 0 ? i : -1;
 }
 
-/* Same text on both sides, or a text that was not captured: position is all there is. */
-static bool same_text(const struct ls_drow *a, const struct side *sa, const struct ls_drow *b,
-		      const struct side *sb)
-{
-	const struct ls_mfile *fa = &sa->m->files[a->file], *fb = &sb->m->files[b->file];
-	size_t la, lb;
-	const char *ta, *tb;
-
-	if (!fa->text || !fb->text)
-		return true;
-	ta = ls_mfile__line(fa, a->line, &la);
-	tb = ls_mfile__line(fb, b->line, &lb);
-	return ta && tb && la == lb && !memcmp(ta, tb, la);
-}
-
-static void claim(struct side *n, int i, struct side *b, int j, enum ls_diff_match how)
-{
-	n->other[i] = j;
-	b->other[j] = i;
-	n->rows[i].match = how;
-}
 
 /* Whether line a of fa and line b of fb have the same text. */
 static bool text_eq(const struct ls_mfile *fa, int a, const struct ls_mfile *fb, int b)
@@ -229,11 +208,30 @@ static bool text_eq(const struct ls_mfile *fa, int a, const struct ls_mfile *fb,
 	return ta && tb && la == lb && !memcmp(ta, tb, la);
 }
 
+/* Same text on both sides, or a text that was not captured: position is all there is. */
+static bool same_text(const struct ls_drow *a, const struct side *sa, const struct ls_drow *b,
+		      const struct side *sb)
+{
+	const struct ls_mfile *fa = &sa->m->files[a->file], *fb = &sb->m->files[b->file];
+
+	return !fa->text || !fb->text || text_eq(fa, a->line, fb, b->line);
+}
+
+static void claim(struct side *n, int i, struct side *b, int j, enum ls_diff_match how)
+{
+	n->other[i] = j;
+	b->other[j] = i;
+	n->rows[i].match = how;
+}
+
+
 int ls_diff__line_in_new(const struct ls_mfile *nf, int ndef, const struct ls_mfile *bf, int bdef,
 			 int line)
 {
 	int64_t at = (int64_t)line + ndef - bdef;
-	int best = -1;
+	const char *want;
+	size_t wlen;
+	int best = -1, l = 1;
 
 	if (at < 1 || at > INT32_MAX)
 		return -1;
@@ -243,10 +241,17 @@ int ls_diff__line_in_new(const struct ls_mfile *nf, int ndef, const struct ls_mf
 		return line;
 	if (text_eq(nf, (int)at, bf, line))
 		return (int)at;
-	/* code added or removed above it inside its function: the nearest line with its text */
-	for (int l = 1; l <= nf->nlines; l++)
-		if (text_eq(nf, l, bf, line) && (best < 0 || llabs(l - at) < llabs(best - at)))
+	/* code added or removed above it inside its function: the nearest line with its text, in
+	 * one pass over the new file */
+	want = ls_mfile__line(bf, line, &wlen);
+	for (const char *p = nf->text, *end = nf->text + nf->len; want && p < end; l++) {
+		const char *nl = memchr(p, '\n', end - p) ?: end;
+
+		if ((size_t)(nl - p) == wlen && !memcmp(p, want, wlen) &&
+		    (best < 0 || llabs(l - at) < llabs(best - at)))
 			best = l;
+		p = nl + 1;
+	}
 	return best;
 }
 
