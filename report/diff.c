@@ -198,7 +198,6 @@ static int free_line(const struct side *b, const char *path, int line)
 	return i >= 0 && b->other[i] < 0 ? i : -1;
 }
 
-
 /* Whether line a of fa and line b of fb have the same text. */
 static bool text_eq(const struct ls_mfile *fa, int a, const struct ls_mfile *fb, int b)
 {
@@ -223,7 +222,6 @@ static void claim(struct side *n, int i, struct side *b, int j, enum ls_diff_mat
 	b->other[j] = i;
 	n->rows[i].match = how;
 }
-
 
 int ls_diff__line_in_new(const struct ls_mfile *nf, int ndef, const struct ls_mfile *bf, int bdef,
 			 int line)

@@ -46,7 +46,7 @@ json_t *ls_json__name(const char *name)
 	return json_string(buf);
 }
 
-static json_t *secs(int64_t ns)
+json_t *ls_json__secs(int64_t ns)
 {
 	return json_real(ns / 1e9);
 }
@@ -223,16 +223,18 @@ static json_t *execs_array(const struct ls_model *m, const struct ls_mproc *p)
 		json_object_set_new(o, "argv", ls_json__name(x->argv ? x->argv : x->comm));
 		json_object_set_new(o, "exe", ls_json__name(x->exe));
 		json_object_set_new(o, "comm", ls_json__str(x->comm));
-		json_object_set_new(o, "start_s", secs(x->start_ns));
-		json_object_set_new(o, "end_s", x->end_ns >= 0 ? secs(x->end_ns) : json_null());
+		json_object_set_new(o, "start_s", ls_json__secs(x->start_ns));
+		json_object_set_new(o, "end_s",
+				    x->end_ns >= 0 ? ls_json__secs(x->end_ns) : json_null());
 		json_object_set_new(o, "python", python_text(x->python, x->python_build));
 		json_object_set_new(o, "note", ls_json__str(x->note));
 		json_object_set_new(o, "samples", json_integer(x->samples));
-		json_object_set_new(o, "cpu_s", secs(x->cpu_ns));
-		json_object_set_new(o, "wait_s", m->wall ? secs(x->wait_ns) : json_null());
+		json_object_set_new(o, "cpu_s", ls_json__secs(x->cpu_ns));
+		json_object_set_new(o, "wait_s", m->wall ? ls_json__secs(x->wait_ns) : json_null());
 		json_object_set_new(o, "unresolved", json_integer(x->unresolved));
 		json_object_set_new(o, "first_line_s",
-				    x->first_line_ns >= 0 ? secs(x->first_line_ns) : json_null());
+				    x->first_line_ns >= 0 ? ls_json__secs(x->first_line_ns)
+							  : json_null());
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -248,8 +250,8 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 			    p->nspid && p->nspid != p->pid ? json_integer(p->nspid) : json_null());
 	json_object_set_new(o, "comm", ls_json__str(p->comm));
 	json_object_set_new(o, "argv", ls_json__name(p->argv ? p->argv : p->comm));
-	json_object_set_new(o, "start_s", secs(p->start_ns));
-	json_object_set_new(o, "end_s", p->end_ns >= 0 ? secs(p->end_ns) : json_null());
+	json_object_set_new(o, "start_s", ls_json__secs(p->start_ns));
+	json_object_set_new(o, "end_s", p->end_ns >= 0 ? ls_json__secs(p->end_ns) : json_null());
 	json_object_set_new(o, "exit", exit_text(p->exit_code));
 	json_object_set_new(o, "python", python_text(p->python, p->python_build));
 	json_object_set_new(o, "note", ls_json__str(p->note));
@@ -261,15 +263,17 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	json_object_set_new(o, "threads", json_integer(p->threads));
 	json_object_set_new(o, "samples", json_integer(p->samples));
 	json_object_set_new(o, "native_samples", json_integer(p->native_samples));
-	json_object_set_new(o, "wait_s", m->wall ? secs(p->wait_ns) : json_null());
-	json_object_set_new(o, "runq_s", m->wall ? secs(p->runq_ns) : json_null());
-	json_object_set_new(o, "gil_wait_s", m->wall ? secs(p->gil_ns) : json_null());
-	json_object_set_new(o, "idle_wait_s", m->wall ? secs(p->idle_wait_ns) : json_null());
+	json_object_set_new(o, "wait_s", m->wall ? ls_json__secs(p->wait_ns) : json_null());
+	json_object_set_new(o, "runq_s", m->wall ? ls_json__secs(p->runq_ns) : json_null());
+	json_object_set_new(o, "gil_wait_s", m->wall ? ls_json__secs(p->gil_ns) : json_null());
+	json_object_set_new(o, "idle_wait_s",
+			    m->wall ? ls_json__secs(p->idle_wait_ns) : json_null());
 	if (p->parent >= 0 && p->spawn_file >= 0)
-		json_object_set_new(o, "parent",
-				    json_pack("{s:i, s:i, s:i, s:o}", "proc", p->parent, "src",
-					      p->spawn_file, "line", p->spawn_line, "wait_s",
-					      m->wall ? secs(p->parent_wait_ns) : json_null()));
+		json_object_set_new(
+			o, "parent",
+			json_pack("{s:i, s:i, s:i, s:o}", "proc", p->parent, "src", p->spawn_file,
+				  "line", p->spawn_line, "wait_s",
+				  m->wall ? ls_json__secs(p->parent_wait_ns) : json_null()));
 	else
 		json_object_set_new(o, "parent", json_null());
 	return o;
@@ -460,9 +464,11 @@ static json_t *children_array(const struct ls_model *m)
 							: "Success"));
 		json_object_set_new(o, "source", json_null());
 		json_object_set_new(o, "cmd", ls_json__name(p->argv ? p->argv : p->comm));
-		json_object_set_new(o, "wait_s", m->wall ? secs(p->parent_wait_ns) : json_null());
+		json_object_set_new(o, "wait_s",
+				    m->wall ? ls_json__secs(p->parent_wait_ns) : json_null());
 		json_object_set_new(o, "duration_s",
-				    p->end_ns >= 0 ? secs(p->end_ns - p->start_ns) : json_null());
+				    p->end_ns >= 0 ? ls_json__secs(p->end_ns - p->start_ns)
+						   : json_null());
 		json_object_set_new(o, "exit", exit_text(p->exit_code));
 		json_array_append_new(a, o);
 	}
@@ -480,8 +486,9 @@ static json_t *children_array(const struct ls_model *m)
 		o = json_pack("{s:i, s:i, s:i, s:i, s:n, s:s, s:s, s:o, s:o, s:o, s:n, s:i}",
 			      "proc", r->proc, "parent_proc", r->proc, "src", r->src, "line",
 			      r->line, "pid", "kind", "notebook", "status", "Reference", "cmd",
-			      ls_json__line_text(&m->files[r->src], r->line), "wait_s", secs(total),
-			      "duration_s", secs(total), "exit", "source", r->child);
+			      ls_json__line_text(&m->files[r->src], r->line), "wait_s",
+			      ls_json__secs(total), "duration_s", ls_json__secs(total), "exit",
+			      "source", r->child);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -550,7 +557,7 @@ static json_t *memory_object(const struct ls_model *m)
 		for (size_t j = 0; j < n; j++) {
 			size_t i = keep[j];
 
-			json_array_append_new(t, secs(r->t_ns[i]));
+			json_array_append_new(t, ls_json__secs(r->t_ns[i]));
 			json_array_append_new(rss, json_integer(r->rss[i]));
 			json_array_append_new(src, r->file[i] >= 0 ? json_integer(r->file[i])
 								   : json_null());
@@ -625,10 +632,10 @@ static json_t *gpu_object(const struct ls_model *m)
 				  "s:I, s:I}",
 				  "proc", (int)i, "loaded", p->gpu_hello, "status", p->gpu_status,
 				  "message", str_or_null(p->gpu_message), "nvml_note",
-				  str_or_null(p->gpu_nvml_note), "gpu_s", secs(p->gpu_ns),
-				  "driver_s", secs(p->driver_ns), "no_python_gpu_s",
-				  secs(p->gpu_nopy_ns), "unseen_gpu_s", secs(p->gpu_unseen_ns),
-				  "peak_mem",
+				  str_or_null(p->gpu_nvml_note), "gpu_s", ls_json__secs(p->gpu_ns),
+				  "driver_s", ls_json__secs(p->driver_ns), "no_python_gpu_s",
+				  ls_json__secs(p->gpu_nopy_ns), "unseen_gpu_s",
+				  ls_json__secs(p->gpu_unseen_ns), "peak_mem",
 				  p->gpu_peak > 0 ? json_integer(p->gpu_peak) : json_null(),
 				  "launches", (json_int_t)p->gpu_launches, "dropped",
 				  (json_int_t)p->gpu_dropped, "lost", (json_int_t)p->gpu_lost));
@@ -783,7 +790,7 @@ static json_t *files_array(const struct ls_model *m)
 					    m->files[f].text ? json_integer(m->files[f].nlines)
 							     : json_null());
 			json_object_set_new(o, "samples", json_integer(cnt[k]));
-			json_object_set_new(o, "time_s", secs(ns[k]));
+			json_object_set_new(o, "time_s", ls_json__secs(ns[k]));
 			json_object_set_new(o, "stale", ls_json__str(m->files[f].stale));
 			json_object_set_new(
 				o, "unavailable",
@@ -847,23 +854,26 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "kind", json_string(f->kind));
 		json_object_set_new(r, "samples",
 				    m->sampled ? json_integer(l->self_count) : json_null());
-		json_object_set_new(r, "self_time_s", secs(l->self_ns));
-		json_object_set_new(r, "total_time_s", secs(l->total_ns));
-		json_object_set_new(r, "time_s", secs(l->own_ns));
+		json_object_set_new(r, "self_time_s", ls_json__secs(l->self_ns));
+		json_object_set_new(r, "total_time_s", ls_json__secs(l->total_ns));
+		json_object_set_new(r, "time_s", ls_json__secs(l->own_ns));
 		json_object_set_new(r, "own_samples", json_integer(l->own_count));
-		json_object_set_new(r, "python_time_s", secs(l->mode_ns[0]));
-		json_object_set_new(r, "native_time_s", secs(l->mode_ns[1]));
-		json_object_set_new(r, "kernel_time_s", secs(l->mode_ns[2]));
+		json_object_set_new(r, "python_time_s", ls_json__secs(l->mode_ns[0]));
+		json_object_set_new(r, "native_time_s", ls_json__secs(l->mode_ns[1]));
+		json_object_set_new(r, "kernel_time_s", ls_json__secs(l->mode_ns[2]));
 		json_object_set_new(r, "cpu_time_s",
-				    m->wall ? secs(LS_LINE_CPU_NS(l)) : json_null());
-		json_object_set_new(r, "wait_time_s", m->wall ? secs(l->wait_ns) : json_null());
-		json_object_set_new(r, "gil_wait_time_s", m->wall ? secs(l->gil_ns) : json_null());
-		json_object_set_new(r, "runq_time_s", m->wall ? secs(l->runq_ns) : json_null());
+				    m->wall ? ls_json__secs(LS_LINE_CPU_NS(l)) : json_null());
+		json_object_set_new(r, "wait_time_s",
+				    m->wall ? ls_json__secs(l->wait_ns) : json_null());
+		json_object_set_new(r, "gil_wait_time_s",
+				    m->wall ? ls_json__secs(l->gil_ns) : json_null());
+		json_object_set_new(r, "runq_time_s",
+				    m->wall ? ls_json__secs(l->runq_ns) : json_null());
 		json_object_set_new(r, "hits", l->hits >= 0 ? json_integer(l->hits) : json_null());
 		json_object_set_new(r, "avg_hit_s",
-				    l->hits > 0 ? secs(l->own_ns / l->hits) : json_null());
+				    l->hits > 0 ? ls_json__secs(l->own_ns / l->hits) : json_null());
 		json_object_set_new(r, "traced_time_s",
-				    l->hits >= 0 ? secs(l->trace_own_ns) : json_null());
+				    l->hits >= 0 ? ls_json__secs(l->trace_own_ns) : json_null());
 		json_object_set_new(r, "mem_change_bytes",
 				    m->memory && l->peak_mem >= 0 ? json_integer(l->mem_change)
 								  : json_null());
@@ -871,11 +881,13 @@ json_t *ls_json__lines(const struct ls_model *m)
 				    m->memory && l->peak_mem >= 0 ? json_integer(l->peak_mem)
 								  : json_null());
 		json_object_set_new(r, "gpu_time_s",
-				    m->gpu || m->gpu_requested ? secs(l->gpu_ns) : json_null());
+				    m->gpu || m->gpu_requested ? ls_json__secs(l->gpu_ns)
+							       : json_null());
 		json_object_set_new(r, "gpu_peak_mem_bytes",
 				    l->gpu_peak >= 0 ? json_integer(l->gpu_peak) : json_null());
 		json_object_set_new(r, "driver_time_s",
-				    m->gpu || m->gpu_requested ? secs(l->driver_ns) : json_null());
+				    m->gpu || m->gpu_requested ? ls_json__secs(l->driver_ns)
+							       : json_null());
 		json_object_set_new(r, "source", ls_json__line_text(f, l->line));
 		json_array_append_new(lines, r);
 	}
@@ -895,11 +907,12 @@ json_t *ls_json__lines(const struct ls_model *m)
 						: json_null());
 		json_object_set_new(fo, "samples",
 				    m->sampled ? json_integer(fs->own_count) : json_null());
-		json_object_set_new(fo, "time_s", secs(fs->own_ns));
-		json_object_set_new(fo, "total_time_s", secs(fs->total_ns));
-		json_object_set_new(fo, "cpu_time_s", m->wall ? secs(fs->cpu_ns) : json_null());
+		json_object_set_new(fo, "time_s", ls_json__secs(fs->own_ns));
+		json_object_set_new(fo, "total_time_s", ls_json__secs(fs->total_ns));
+		json_object_set_new(fo, "cpu_time_s",
+				    m->wall ? ls_json__secs(fs->cpu_ns) : json_null());
 		json_object_set_new(fo, "wait_time_s",
-				    m->wall ? secs(fs->wait_ns + fs->gil_ns + fs->runq_ns)
+				    m->wall ? ls_json__secs(fs->wait_ns + fs->gil_ns + fs->runq_ns)
 					    : json_null());
 		json_object_set_new(fo, "calls",
 				    fs->calls >= 0 ? json_integer(fs->calls) : json_null());

@@ -22,6 +22,8 @@ json_t *ls_json__run(const struct ls_model *m);
 /* Line `line` (1-based) of a file's text as a JSON string, or null. */
 json_t *ls_json__line_text(const struct ls_mfile *f, int line);
 
+/* Nanoseconds as a JSON number of seconds. */
+json_t *ls_json__secs(int64_t ns);
 /* A JSON string of text, with invalid UTF-8 replaced by U+FFFD. NULL text gives JSON null. */
 json_t *ls_json__str(const char *text);
 json_t *ls_json__strn(const char *text, size_t len);

@@ -3,11 +3,6 @@
 #include "json.h"
 #include "json_diff.h"
 
-static json_t *secs(int64_t ns)
-{
-	return json_real(ns / 1e9);
-}
-
 /* The change relative to the base, in percent; null when the base had no time there. */
 static json_t *delta_pct(const struct ls_drow *r)
 {
@@ -49,9 +44,9 @@ static json_t *summary(const struct ls_diff *d, const char *path, const char *ba
 
 	json_object_set_new(o, "profile", ls_json__name(path));
 	json_object_set_new(o, "base_profile", ls_json__name(base_path));
-	json_object_set_new(o, "time_s", secs(d->ns));
-	json_object_set_new(o, "base_time_s", secs(d->base_ns));
-	json_object_set_new(o, "delta_time_s", secs(d->ns - d->base_ns));
+	json_object_set_new(o, "time_s", ls_json__secs(d->ns));
+	json_object_set_new(o, "base_time_s", ls_json__secs(d->base_ns));
+	json_object_set_new(o, "delta_time_s", ls_json__secs(d->ns - d->base_ns));
 	json_object_set_new(o, "delta_pct",
 			    d->base_ns ? json_real(100.0 * (d->ns - d->base_ns) / d->base_ns)
 				       : json_null());
@@ -65,9 +60,9 @@ static json_t *summary(const struct ls_diff *d, const char *path, const char *ba
 static void row_common(json_t *o, const struct ls_diff *d, const struct ls_drow *r)
 {
 	json_object_set_new(o, "match", json_string(ls_diff__match_name(r->match)));
-	json_object_set_new(o, "time_s", secs(r->ns));
-	json_object_set_new(o, "base_time_s", secs(r->base_ns));
-	json_object_set_new(o, "delta_time_s", secs(r->ns - r->base_ns));
+	json_object_set_new(o, "time_s", ls_json__secs(r->ns));
+	json_object_set_new(o, "base_time_s", ls_json__secs(r->base_ns));
+	json_object_set_new(o, "delta_time_s", ls_json__secs(r->ns - r->base_ns));
 	json_object_set_new(o, "delta_pct", delta_pct(r));
 	json_object_set_new(o, "share_delta", json_real(ls_diff__share_delta(d, r)));
 	json_object_set_new(o, "samples", json_integer(r->count));
