@@ -241,13 +241,13 @@ static void write_json(struct ls_jbuf *b, const struct merge *M, bool wall)
 	ls_jbuf__str(b, "}}");
 }
 
-void ls_diff_flame__json(struct ls_jbuf *b, const struct ls_diff *d)
+void ls_diff_flame__json(struct ls_jbuf *b, const struct ls_diff *d, const struct ls_flame *f)
 {
-	struct ls_flame *f = NULL, *bf = NULL;
+	struct ls_flame *bf = NULL;
 	struct merge M = {0};
 	int err;
 
-	if (!d || !d->m->stacks || !d->base->stacks || !d->m->sampled) {
+	if (!d || !f || !d->base->stacks) {
 		ls_jbuf__str(b, "null");
 		return;
 	}
@@ -255,14 +255,12 @@ void ls_diff_flame__json(struct ls_jbuf *b, const struct ls_diff *d)
 	ls_hashmap_init(&M.fidx);
 	ls_hashmap_init(&M.lines);
 	M.m = d->m;
-	err = ls_flame__new(d->m, LS_FLAME_MAX_NODES, &f) ?:
-	      ls_flame__new(d->base, LS_FLAME_MAX_NODES, &bf) ?:
+	err = ls_flame__new(d->base, LS_FLAME_MAX_NODES, &bf) ?:
 	      add_tree(&M, d->m, f, true) ?: add_tree(&M, d->base, bf, false);
 	if (err)
 		b->failed = true;
 	else
 		write_json(b, &M, d->m->wall || d->base->wall);
-	ls_flame__free(f);
 	ls_flame__free(bf);
 	ls_hashmap_release(&M.idx);
 	ls_hashmap_release(&M.fidx);

@@ -686,17 +686,6 @@ static json_t *gpu_object(const struct ls_model *m)
 	return o;
 }
 
-/* The call tree, when the model has its stacks (the HTML report loads them). */
-static void flame_json(struct ls_jbuf *b, const struct ls_model *m)
-{
-	struct ls_flame *f = NULL;
-
-	if (m->stacks && m->sampled && ls_flame__new(m, LS_FLAME_MAX_NODES, &f))
-		b->failed = true;
-	ls_flame__json(b, m, f);
-	ls_flame__free(f);
-}
-
 char *ls_json__report_text(const struct ls_model *m, size_t *len)
 {
 	return ls_json__report_text_diff(m, NULL, NULL, len);
@@ -706,6 +695,7 @@ char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *
 				const char *base_path, size_t *len)
 {
 	json_t *procs = json_array(), *srcs = json_array(), *syms = json_array();
+	struct ls_flame *f = NULL;
 	struct ls_jbuf b;
 
 	for (size_t i = 0; i < m->nprocs; i++)
@@ -715,6 +705,10 @@ char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *
 		json_array_append_new(syms, symbols_object(m, i));
 	}
 	ls_jbuf_init(&b);
+	/* the call tree, when the model has its stacks (the HTML report loads them): also the new
+	 * side of a diff's */
+	if (m->stacks && m->sampled && ls_flame__new(m, LS_FLAME_MAX_NODES, &f))
+		b.failed = true;
 	ls_jbuf__str(&b, "{\"version\":1,\"run\":");
 	ls_jbuf__json(&b, run_object(m));
 	ls_jbuf__str(&b, ",\"processes\":");
@@ -738,9 +732,10 @@ char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *
 	ls_jbuf__str(&b, ",\"diff\":");
 	ls_jbuf__json(&b, d ? ls_json__diff_data(d, base_path) : NULL);
 	ls_jbuf__str(&b, ",\"diff_flame\":");
-	ls_diff_flame__json(&b, d);
+	ls_diff_flame__json(&b, d, f);
 	ls_jbuf__str(&b, ",\"flame\":");
-	flame_json(&b, m);
+	ls_flame__json(&b, m, f);
+	ls_flame__free(f);
 	ls_jbuf__str(&b, ",\"spark\":null}");
 	return ls_jbuf__detach(&b, len);
 }
