@@ -10,6 +10,11 @@ export SUDO_UID=$NOBODY SUDO_GID=$NOBODY
 as_nobody=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
 
 chmod 711 "$WORK"
+# the scripts nobody runs, where nobody can read them whatever the checkout's directory allows
+# (a clone under a 0700 mktemp directory is not theirs to enter)
+nfix="$WORK/fixtures"
+mkdir -m 755 "$nfix"
+install -m 644 "$FIX/swap_in_symlinks.py" "$FIX/hostile_job.py" "$nfix/"
 mkdir -m 700 "$WORK/rootonly"
 secret="$WORK/rootonly/secret.py"
 marker="TOP-SECRET-$RANDOM$RANDOM"
@@ -40,7 +45,7 @@ while time.thread_time() - t < 0.2: pass')
 pub="$WORK/pub"
 mkdir -m 755 "$pub" && chown $NOBODY:$NOBODY "$pub"
 mkdir "$pub/out" && chown $NOBODY:$NOBODY "$pub/out"
-"${as_nobody[@]}" "$DEB_PY" "$FIX/swap_in_symlinks.py" "$pub/out" "$secret" >"$WORK/swap.log" 2>&1 &
+"${as_nobody[@]}" "$DEB_PY" "$nfix/swap_in_symlinks.py" "$pub/out" "$secret" >"$WORK/swap.log" 2>&1 &
 swapper=$!
 wait_log "$WORK/swap.log" ready || fail "the hostile directory owner did not start: $(cat "$WORK/swap.log")"
 "$LS" -q -o "$pub/out/r.html" --profile "$pub/out/p.lsprof" "${busy[@]}" 2>"$WORK/swap.err"
@@ -71,7 +76,7 @@ mkdir "$pub/job" && chown $NOBODY:$NOBODY "$pub/job"
 for mode in compile swap; do
 	prof="$WORK/$mode.lsprof"
 	"$LS" -q -o "$WORK/$mode.html" --profile "$prof" -- \
-		"${as_nobody[@]}" "$DEB_PY" "$FIX/hostile_job.py" $mode "$secret" "$pub/job" >"$WORK/$mode.out" ||
+		"${as_nobody[@]}" "$DEB_PY" "$nfix/hostile_job.py" $mode "$secret" "$pub/job" >"$WORK/$mode.out" ||
 		fail "$mode: exit $?"
 	grep -q done "$WORK/$mode.out" || fail "$mode: the job did not finish"
 	j=$(json_of "$prof") || { fail "$mode: no report"; continue; }
