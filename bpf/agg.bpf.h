@@ -16,6 +16,9 @@
 #define LS_KNOWN_MAX 131072 /* (process, thread, stack) already described */
 
 const volatile bool agg_enabled __weak = false;
+/* --timeline: each added sample also goes as a tick, and off-CPU intervals longer than this */
+const volatile bool timeline_enabled __weak = false;
+const volatile __u64 timeline_min_wait_ns __weak = 0;
 
 struct ls_agg_map {
 	__uint(type, BPF_MAP_TYPE_HASH);

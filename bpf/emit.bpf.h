@@ -35,6 +35,26 @@ static __always_inline void agg_key_of(const struct ls_proc *p, __u8 kind, __u16
 								  : LS_MODE_NATIVE;
 	}
 }
+
+/* --timeline: when a sample added up under k happened (ts), unless it is a short wait. */
+static __always_inline void ls_emit_tick(const struct ls_agg_key *k, __u64 ts, __u64 weight)
+{
+	struct ls_tick t = {
+		.type = LS_REC_TICK,
+		.pid = k->pid,
+		.tid = k->tid,
+		.cls = k->cls,
+		.mode = k->mode,
+		.ts = ts,
+		.weight_ns = weight,
+		.stack = k->stack,
+	};
+
+	if (!timeline_enabled || (k->cls != LS_CLASS_CPU && weight <= timeline_min_wait_ns))
+		return;
+	if (bpf_ringbuf_output(&events, &t, sizeof(t), ls_rb_flags()))
+		LS_STAT_INC(timeline_drops);
+}
 #endif
 
 /*
@@ -99,6 +119,7 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 			agg_key_of(p, kind, xflags, ip, kernel, &k);
 			if (!ls_agg_add(&k, weight)) {
 				LS_STAT_INC(agg_added);
+				ls_emit_tick(&k, b->hdr.ts, weight);
 				goto out;
 			}
 			LS_STAT_INC(agg_full); /* the whole record goes, as without aggregation */

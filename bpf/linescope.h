@@ -34,6 +34,7 @@ enum ls_rec_type {
 	LS_REC_GPU = 6,	   /* GPU records from gpu/ (see gpu/gpu_records.h) */
 	LS_REC_CODE = 7,   /* ls_code_rec: a code object, captured the first time a walk meets it */
 	LS_REC_EXEC = 8,   /* ls_exec_event: a process replaced its image (identity from the kernel) */
+	LS_REC_TICK = 9,   /* ls_tick: an added-up sample's time (--timeline) */
 };
 
 enum ls_sample_kind {
@@ -128,6 +129,23 @@ struct ls_agg_key {
 struct ls_agg_val {
 	__u64 count;
 	__u64 weight_ns;
+};
+
+/*
+ * --timeline: a sample or off-CPU interval that the kernel added up (struct ls_agg_key), with
+ * when it happened; its stack is the hash an earlier whole record described. Whole records carry
+ * their own time, so they need none.
+ */
+struct ls_tick {
+	__u32 type; /* LS_REC_TICK */
+	__u32 pid;
+	__u32 tid;
+	__u8 cls;  /* enum ls_sample_class */
+	__u8 mode; /* enum ls_cpu_mode */
+	__u16 pad;
+	__u64 ts;	 /* bpf_ktime_get_ns() when it was taken: the end of what it stands for */
+	__u64 weight_ns; /* on-CPU: the period; off-CPU: the interval */
+	__u64 stack;
 };
 
 /* Key of `agg_known`: a (process, thread, stack) userspace has been given whole. */
@@ -529,6 +547,7 @@ struct ls_stats {
 	__u64 agg_added;      /* samples and intervals added up in the kernel */
 	__u64 agg_full;	      /* of the others, went by the ring buffer: the map was full */
 	__u64 agg_first;      /* first sights of a (thread, stack), described by a record */
+	__u64 timeline_drops; /* --timeline: ticks refused by a full ring buffer (still summed) */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
@@ -536,6 +555,7 @@ struct ls_stats {
 _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
 _Static_assert(sizeof(struct ls_sample) == 80, "ls_sample layout");
 _Static_assert(sizeof(struct ls_agg_key) == 24, "ls_agg_key layout");
+_Static_assert(sizeof(struct ls_tick) == 40, "ls_tick layout");
 _Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
 _Static_assert(sizeof(struct ls_image) == 104, "ls_image layout");

@@ -63,6 +63,7 @@ enum {
 	OPT_TRACE,
 	OPT_SAMPLE,
 	OPT_GPU,
+	OPT_TIMELINE,
 	OPT_FORMAT,
 	OPT_TOP,
 	OPT_WEIGHT,
@@ -85,6 +86,8 @@ static const struct argp_option record_opts[] = {
 	{"trace", OPT_TRACE, NULL, 0, "Exact line hits and per-hit time (python-usdt)", 0},
 	{"sample", OPT_SAMPLE, NULL, 0, "With --trace: keep sampling too (mixed collection)", 0},
 	{"gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0},
+	{"timeline", OPT_TIMELINE, NULL, 0,
+	 "Also record when each sample and wait happened (for report --format chrome-trace)", 0},
 	{"quiet", 'q', NULL, 0, "No live status and no summary", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics (-vv: also libbpf's)", 0},
 	{},
@@ -93,7 +96,8 @@ static const struct argp_option record_opts[] = {
 static const struct argp_option report_opts[] = {
 	{"output", 'o', "FILE", 0, "Write here instead of standard output", 0},
 	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "Output format: html (default), text, json, pprof, collapsed or speedscope", 0},
+	 "Output format: html (default), text, json, pprof, collapsed, speedscope or chrome-trace",
+	 0},
 	{"top", OPT_TOP, "N", 0, "Text format: number of lines to show (default 40)", 0},
 	{"weight", OPT_WEIGHT, "samples|time", 0,
 	 "Collapsed format: weigh stacks by on-CPU samples (default) or by time in microseconds "
@@ -228,6 +232,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_GPU:
 		o->gpu = true;
 		break;
+	case OPT_TIMELINE:
+		o->timeline = true;
+		break;
 	case 'q':
 		o->quiet = true;
 		break;
@@ -277,10 +284,12 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 			o->format = LS_FMT_COLLAPSED;
 		else if (!strcmp(arg, "speedscope"))
 			o->format = LS_FMT_SPEEDSCOPE;
+		else if (!strcmp(arg, "chrome-trace"))
+			o->format = LS_FMT_CHROME;
 		else
 			usage_error(state,
-				    "invalid format '%s' (html, text, json, pprof, collapsed or "
-				    "speedscope)",
+				    "invalid format '%s' (html, text, json, pprof, collapsed, "
+				    "speedscope or chrome-trace)",
 				    arg);
 		break;
 	case OPT_WEIGHT:

@@ -33,6 +33,7 @@ struct ls_opts {
 	unsigned frequency; /* -F */
 	enum ls_time_mode mode;
 	bool memory, trace, sample, gpu;
+	bool timeline; /* --timeline: when each sample happened, too */
 	bool quiet;
 	int verbose;
 	int top; /* text report: lines shown */

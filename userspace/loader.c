@@ -292,6 +292,9 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l->skel->rodata->offcpu_enabled = opts->offcpu;
 	l->skel->rodata->offcpu_period_ns = l->period_ns;
 	l->skel->rodata->agg_enabled = !opts->no_agg;
+	l->skel->rodata->timeline_enabled = opts->timeline;
+	/* shorter waits are sampled at the period's weight: their length is not known */
+	l->skel->rodata->timeline_min_wait_ns = l->period_ns;
 	l->skel->rodata->mem_enabled = opts->memory;
 	if (opts->mem_threshold)
 		l->skel->rodata->mem_threshold = opts->mem_threshold;

@@ -23,6 +23,7 @@ struct ls_loader_opts {
 	const char *trace_site;  /* --trace: python-usdt site directory whose builds to attach */
 	bool no_sampling;        /* --trace without --sample: no cpu-clock sampler */
 	bool no_agg;             /* every sample whole through the ring buffer (benchmarks) */
+	bool timeline;		 /* --timeline: a tick for each sample added up in the kernel */
 	int cgroup_fd;	/* -1 unless profiling a cgroup */
 	pid_t self_pid; /* never sampled */
 };

@@ -83,6 +83,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	free(r->aggs);
 	free(r->threads);
 	free(r->readings);
+	free(r->ticks);
 	ls_gpurec__free(r->gpu);
 	ls_tracerec__free(r->trace);
 	ls_hashmap_release(&r->by_pid);
@@ -117,6 +118,13 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 		break;
 	case LS_REC_CODE:
 		lsr_handle_code(r, data, len);
+		break;
+	case LS_REC_TICK:
+		if (len < sizeof(struct ls_tick)) {
+			r->st.bad_records++;
+			break;
+		}
+		lsr_handle_tick(r, data);
 		break;
 	case LS_REC_TRACE:
 		if (r->trace && len >= 8) {
@@ -160,6 +168,12 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st)
 {
 	*st = r->st;
+}
+
+void ls_recorder__enable_timeline(struct ls_recorder *r, uint64_t min_wait_ns)
+{
+	r->timeline = true;
+	r->tl_min_wait_ns = min_wait_ns;
 }
 
 int ls_recorder__enable_trace(struct ls_recorder *r)

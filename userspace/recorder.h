@@ -46,6 +46,8 @@ struct ls_recorder_stats {
 	uint64_t healed;	     /* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	     /* records that arrived after their process's exit */
 	uint64_t agg_orphans; /* samples added up in the kernel under a stack never described */
+	uint64_t ticks;	      /* --timeline: samples and intervals put on it */
+	uint64_t timeline_lost; /* ticks not put on it: stack never described, or no memory */
 	uint64_t ringbuf_bytes; /* records received, with their ring-buffer headers */
 	unsigned processes;   /* processes seen */
 	unsigned live;	      /* targets not yet exited */
@@ -62,6 +64,12 @@ void ls_recorder__free(struct ls_recorder *r);
  * interpreter and registering it with BPF. -ESRCH when it does not exist.
  */
 int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
+
+/*
+ * --timeline: keep when each sample and each off-CPU interval longer than min_wait_ns happened
+ * (the profile's timeline table), from whole records and from LS_REC_TICK records.
+ */
+void ls_recorder__enable_timeline(struct ls_recorder *r, uint64_t min_wait_ns);
 
 /* ring_buffer__new() callback shape; ctx is the recorder. */
 int ls_recorder__handle(void *ctx, void *data, size_t len);

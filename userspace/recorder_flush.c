@@ -337,6 +337,10 @@ int ls_recorder__flush(struct ls_recorder *r)
 		err = ls_store__put_rss(r->store, &r->readings[i]);
 	if (!err)
 		r->nreadings = 0;
+	for (size_t i = 0; !err && i < r->nticks; i++)
+		err = ls_store__put_tick(r->store, &r->ticks[i]);
+	if (!err)
+		r->nticks = 0;
 	if (!err) {
 		r->st.unresolved_samples = unresolved_samples(r);
 		err = put_stats(r);

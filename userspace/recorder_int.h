@@ -148,6 +148,11 @@ struct ls_recorder {
 	struct ls_store_rss *readings; /* RSS readings not yet flushed */
 	size_t nreadings, rcap;
 
+	bool timeline;		     /* --timeline: each sample's time, too */
+	uint64_t tl_min_wait_ns;     /* off-CPU intervals up to this long are not on it */
+	struct ls_store_tick *ticks; /* not yet flushed */
+	size_t nticks, tkcap;
+
 	struct ls_pylayout layouts[LS_MAX_LAYOUTS];
 	unsigned nlayouts;
 	unsigned max_layouts; /* LS_MAX_LAYOUTS; LINESCOPE_MAX_LAYOUTS lowers it (tests) */
@@ -194,6 +199,7 @@ int64_t lsr_func_intern(struct ls_recorder *r, int64_t file_id, const char *qual
 int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path);
 void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len);
 void lsr_handle_code(struct ls_recorder *r, const void *data, size_t len);
+void lsr_handle_tick(struct ls_recorder *r, const struct ls_tick *t);
 int64_t lsr_trace_name(void *ctx, int64_t proc_id, const char *filename, const char *qualname,
 		       int firstlineno);
 

@@ -278,6 +278,33 @@ static void add_samples(struct ls_recorder *r, struct rproc *p, int tid, int64_t
 static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
 			   int64_t stack, bool partial);
 
+/* --timeline: a sample of weight ns that ended at ts (a short wait is not put on it). */
+static void add_tick(struct ls_recorder *r, const struct rproc *p, int tid, int64_t stack,
+		     uint8_t cls, uint8_t mode, uint64_t ts, uint64_t weight_ns)
+{
+	struct ls_store_tick *t;
+
+	if (!r->timeline || (cls != LS_CLASS_CPU && weight_ns <= r->tl_min_wait_ns))
+		return;
+	t = ls_array_grow(r->ticks, &r->tkcap, r->nticks, sizeof(*t), 1024);
+	if (!t) {
+		r->st.timeline_lost++;
+		return;
+	}
+	r->ticks = t;
+	r->ticks[r->nticks++] = (struct ls_store_tick){
+		.proc_id = p->id,
+		.tid = tid,
+		.kind = cls,
+		.mode = mode,
+		.t_ns = rel_ns(r, ts),
+		/* a weight past the run's start (an interval open at the attach) is cut there */
+		.dur_ns = weight_ns < (uint64_t)rel_ns(r, ts) ? (int64_t)weight_ns : rel_ns(r, ts),
+		.stack_id = stack,
+	};
+	r->st.ticks++;
+}
+
 void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len)
 {
 	const struct ls_frame *frames = (const void *)(s + 1);
@@ -372,10 +399,29 @@ void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t 
 		      : (s->xflags & LS_XF_VOLUNTARY) ? LS_CLASS_WAIT
 						      : LS_CLASS_RUNQ;
 		add_samples(r, p, s->tid, stack, cls, LS_MODE_UNKNOWN, 0, 1, s->weight_ns);
+		add_tick(r, p, s->tid, stack, cls, LS_MODE_UNKNOWN, s->ts, s->weight_ns);
 	} else {
-		add_samples(r, p, s->tid, stack, LS_CLASS_CPU, cpu_mode(p, s), gil_of(s->flags), 1,
+		int mode = cpu_mode(p, s);
+
+		add_samples(r, p, s->tid, stack, LS_CLASS_CPU, mode, gil_of(s->flags), 1,
 			    s->weight_ns);
+		add_tick(r, p, s->tid, stack, LS_CLASS_CPU, mode, s->ts, s->weight_ns);
 	}
+}
+
+void lsr_handle_tick(struct ls_recorder *r, const struct ls_tick *t)
+{
+	const struct ls_kstack *e = ls_kstacks__get(&r->kstacks, t->stack, t->pid);
+
+	if (t->cls > LS_CLASS_RUNQ || t->mode > LS_MODE_UNKNOWN) {
+		r->st.bad_records++;
+		return;
+	}
+	if (!e || e->proc >= r->nprocs) {
+		r->st.timeline_lost++;
+		return;
+	}
+	add_tick(r, r->procs[e->proc], (int)t->tid, e->stack, t->cls, t->mode, t->ts, t->weight_ns);
 }
 
 /*

@@ -206,6 +206,7 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta(s->store, "mode", o->mode == LS_TIME_WALL ? "wall" : "cpu");
 	ls_store__put_meta(s->store, "memory", o->memory ? "1" : "0");
 	ls_store__put_meta(s->store, "gpu", o->gpu ? "1" : "0");
+	ls_store__put_meta(s->store, "timeline", o->timeline ? "1" : "0");
 	ls_store__put_meta_int(s->store, "frequency_hz", o->frequency);
 	ls_store__put_meta_int(s->store, "period_ns", ls_loader__period_ns(s->loader));
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
@@ -291,6 +292,10 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "agg_full", bs.agg_full);
 	ls_store__put_stat(s->store, "agg_first", bs.agg_first);
 	ls_store__put_stat(s->store, "agg_orphans", rs.agg_orphans);
+	if (s->o->timeline) {
+		ls_store__put_stat(s->store, "timeline_drops", bs.timeline_drops);
+		ls_store__put_stat(s->store, "timeline_lost", rs.timeline_lost);
+	}
 	ls_store__put_stat(s->store, "collector_setup_cpu_ns", (int64_t)s->setup_cpu_ns);
 	ls_store__put_stat(s->store, "collector_cpu_ns", (int64_t)(self_cpu_ns() - s->setup_cpu_ns));
 	s->costed = !ls_loader__cost(s->loader, put_prog_cost, &cost);
@@ -365,6 +370,10 @@ static void warn_lost(struct session *s)
 	if (bs.ringbuf_drops > bs.sample_drops || bs.scratch_busy)
 		ls_warn(0, "lost %llu other records (off-CPU intervals, traces, GPU records)",
 			(unsigned long long)(bs.ringbuf_drops - bs.sample_drops + bs.scratch_busy));
+	if (bs.timeline_drops || rs.timeline_lost)
+		ls_warn(0,
+			"%llu samples are in the totals but not on the timeline (a full ring buffer)",
+			(unsigned long long)(bs.timeline_drops + rs.timeline_lost));
 }
 
 static void reap_child(struct session *s)
@@ -689,6 +698,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		.self_pid = getpid(),
 		.offcpu = o->mode == LS_TIME_WALL,
 		.memory = o->memory,
+		.timeline = o->timeline,
 		/* LINESCOPE_NO_AGG=1: the ring-buffer path alone, the baseline of bench/scale */
 		.no_agg = getenv("LINESCOPE_NO_AGG") && !strcmp(getenv("LINESCOPE_NO_AGG"), "1"),
 	};
@@ -758,6 +768,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		goto out;
 	if (o->gpu && (err = ls_recorder__enable_gpu(s.rec)))
 		goto out;
+	if (o->timeline)
+		ls_recorder__enable_timeline(s.rec, 1000000000ULL / (o->frequency ?: 999));
 	if (o->trace && (err = ls_recorder__enable_trace(s.rec)))
 		goto out;
 	err = ls_loader__ring(s.loader, ls_recorder__handle, s.rec, &s.rb);

@@ -32,6 +32,7 @@ enum stmt_id {
 	ST_STACK,
 	ST_SAMPLE,
 	ST_RSS,
+	ST_TICK,
 	ST_GPU,
 	ST_GPU_PROC,
 	ST_GPU_DEV,
@@ -66,6 +67,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(process_id, tid, stack_id, kind, mode, gil,"
 		      " count, weight_ns) VALUES (?,?,?,?,?,?,?,?)",
 	[ST_RSS] = "INSERT INTO rss(process_id, t_ns, rss, stack_id, event) VALUES (?,?,?,?,?)",
+	[ST_TICK] = "INSERT INTO timeline(process_id, tid, t_ns, dur_ns, stack_id, kind, mode)"
+		    " VALUES (?,?,?,?,?,?,?)",
 	[ST_GPU] = "INSERT OR REPLACE INTO gpu(process_id, stack_id, gpu_ns, api_ns, mem_peak,"
 		   " kernels, nccl_ns, sampled) VALUES (?,?,?,?,?,?,?,?)",
 	[ST_GPU_PROC] = "INSERT OR REPLACE INTO gpu_processes(process_id, hello, status, message,"
@@ -111,6 +114,9 @@ static const char schema_sql[] =
 	" PRIMARY KEY(process_id, tid, stack_id, kind, mode, gil)) WITHOUT ROWID;"
 	"CREATE TABLE rss(process_id INTEGER NOT NULL, t_ns INTEGER NOT NULL, rss INTEGER NOT NULL,"
 	" stack_id INTEGER NOT NULL, event INTEGER NOT NULL);"
+	"CREATE TABLE timeline(process_id INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	" t_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+	" kind INTEGER NOT NULL, mode INTEGER NOT NULL);"
 	"CREATE TABLE gpu(process_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" gpu_ns INTEGER NOT NULL, api_ns INTEGER NOT NULL, mem_peak INTEGER NOT NULL,"
 	" kernels INTEGER NOT NULL, nccl_ns INTEGER NOT NULL, sampled INTEGER NOT NULL,"
@@ -590,6 +596,20 @@ int ls_store__put_rss(struct ls_store *s, const struct ls_store_rss *x)
 	sqlite3_bind_int64(st, 4, x->stack_id);
 	sqlite3_bind_int(st, 5, x->event);
 	return step(s, ST_RSS);
+}
+
+int ls_store__put_tick(struct ls_store *s, const struct ls_store_tick *x)
+{
+	sqlite3_stmt *st = s->st[ST_TICK];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int(st, 2, x->tid);
+	sqlite3_bind_int64(st, 3, x->t_ns);
+	sqlite3_bind_int64(st, 4, x->dur_ns);
+	sqlite3_bind_int64(st, 5, x->stack_id);
+	sqlite3_bind_int(st, 6, x->kind);
+	sqlite3_bind_int(st, 7, x->mode);
+	return step(s, ST_TICK);
 }
 
 int ls_store__put_gpu(struct ls_store *s, const struct ls_store_gpu *x)

@@ -14,8 +14,11 @@
 #include <sqlite3.h>
 #include "linescope.h"
 
-#define LS_SCHEMA_VERSION 4
-/* the oldest schema the reader still reads: 4 only added the notebooks and cells tables */
+#define LS_SCHEMA_VERSION 5
+/*
+ * the oldest schema the reader still reads: 4 only added the notebooks and cells tables, 5 the
+ * timeline table
+ */
 #define LS_SCHEMA_OLDEST 3
 
 struct ls_store;
@@ -134,6 +137,18 @@ struct ls_store_rss {
 	bool event;
 };
 int ls_store__put_rss(struct ls_store *s, const struct ls_store_rss *x);
+
+/* --timeline: one sample or off-CPU interval of a thread, [t_ns - dur_ns, t_ns] of the run. */
+struct ls_store_tick {
+	int64_t proc_id;
+	int tid;
+	int kind; /* enum ls_sample_class */
+	int mode; /* enum ls_cpu_mode */
+	int64_t t_ns;
+	int64_t dur_ns;
+	int64_t stack_id;
+};
+int ls_store__put_tick(struct ls_store *s, const struct ls_store_tick *x);
 
 /* GPU work launched from one stack of one process (totals; writing again replaces). */
 #define LS_GPU_STACK_UNSEEN 0xffffffff /* stack_id of work whose launch was never seen */
