@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Exporters: a model loaded with LS_MODEL_STACKS written in formats that other profilers' tools
- * read (docs/exports.md): pprof (export_pprof.c), folded stacks (export_collapsed.c) and
- * speedscope (export_speedscope.c). Each writes the whole document to out and returns 0, -ENOMEM
- * or -EIO, logging nothing: ls_render__file() names the file. The helpers below are what the
- * three share, so that a stack reads the same in every format.
+ * read (docs/exports.md): pprof (export_pprof.c), folded stacks (export_collapsed.c),
+ * speedscope (export_speedscope.c) and Chrome's Trace Event JSON (export_chrome.c). Each writes
+ * the whole document to out and returns 0, -ENOMEM or -EIO, logging nothing: ls_render__file()
+ * names the file. The helpers below are what they share, so that a stack reads the same in every
+ * format.
  */
 #ifndef LS_EXPORT_H
 #define LS_EXPORT_H
@@ -23,6 +24,8 @@ enum ls_export_weight {
 int ls_export__pprof(FILE *out, const struct ls_model *m);
 int ls_export__collapsed(FILE *out, const struct ls_model *m, enum ls_export_weight weight);
 int ls_export__speedscope(FILE *out, const struct ls_model *m);
+/* Trace Event JSON; needs LS_MODEL_TIMELINE too (export_chrome.c) */
+int ls_export__chrome(FILE *out, const struct ls_model *m);
 
 /* One (thread, stack) of the model's samples, with its kinds side by side. */
 struct ls_export_row {

@@ -823,8 +823,8 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		err = lsm_load_notebooks(&L);
 	if (!err)
 		err = load_samples(&L);
-	if (!err && (flags & LS_MODEL_STACKS))
-		err = lsm_load_stacks(&L);
+	if (!err && (flags & (LS_MODEL_STACKS | LS_MODEL_TIMELINE)))
+		err = lsm_load_stacks(&L, flags & LS_MODEL_TIMELINE);
 	if (!err)
 		err = lsm_load_rss(&L);
 	if (!err)

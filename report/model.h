@@ -191,6 +191,18 @@ struct ls_msample {
 	int64_t weight_ns; /* the time they stand for */
 };
 
+/*
+ * --timeline (LS_MODEL_TIMELINE): one sample or off-CPU interval of a thread, as it happened (not
+ * scaled: an on-CPU tick lasts one sampling period).
+ */
+struct ls_mtick {
+	int thread;	/* index into ls_mstacks.threads */
+	int stack;	/* index into ls_mstacks.stacks */
+	int kind;	/* enum ls_sample_class */
+	int64_t t_ns;	/* its end, in ns from the run's start */
+	int64_t dur_ns; /* its length: t_ns - dur_ns >= 0 */
+};
+
 /* The samples by stack and thread that the per-line aggregates are made of, for the exporters. */
 struct ls_mstacks {
 	struct ls_mthread *threads;
@@ -199,6 +211,10 @@ struct ls_mstacks {
 	size_t nstacks;
 	struct ls_msample *samples; /* ordered by process, thread, stored stack id, kind */
 	size_t nsamples;
+	struct ls_mtick *ticks; /* LS_MODEL_TIMELINE: ordered by thread, then time */
+	size_t nticks;
+	bool timeline;	   /* the run was recorded with --timeline */
+	int64_t ticks_bad; /* timeline rows refused (damaged, or of a thread without samples) */
 };
 
 /* Our own cost in the recording: one BPF program's runs and the kernel-measured time in them. */
@@ -256,7 +272,8 @@ struct ls_model {
 };
 
 enum ls_model_flags {
-	LS_MODEL_STACKS = 1 << 0, /* also keep the samples by thread and stack (ls_mstacks) */
+	LS_MODEL_STACKS = 1 << 0,   /* also keep the samples by thread and stack (ls_mstacks) */
+	LS_MODEL_TIMELINE = 1 << 1, /* and, with it, the timeline (ls_mstacks.ticks) */
 };
 
 /* Loads the profile at path. One-line errors logged (missing, corrupt, wrong schema). */

@@ -83,7 +83,8 @@ int lsm_load_execs(struct loader *L);
 int lsm_load_cost(struct loader *L);
 void lsm_free_execs(struct ls_mproc *p);
 /* LS_MODEL_STACKS: the samples by (thread, stack, kind) into m->stacks (model_stacks.c). */
-int lsm_load_stacks(struct loader *L);
+/* LS_MODEL_STACKS; with timeline, LS_MODEL_TIMELINE too */
+int lsm_load_stacks(struct loader *L, bool timeline);
 void lsm_free_stacks(struct ls_mstacks *s);
 
 #endif

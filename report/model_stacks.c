@@ -106,7 +106,80 @@ static int add_sample(struct builder *b, int thread, int stack, int kind, int64_
 	return 0;
 }
 
-int lsm_load_stacks(struct loader *L)
+/*
+ * The timeline (schema 5, --timeline), by thread and time. Its ticks are in the samples too, so a
+ * tick of a thread or stack they do not hold is damage: counted, left out.
+ */
+static int load_timeline(struct loader *L, struct builder *b)
+{
+	struct ls_mstacks *s = b->s;
+	struct ls_hashmap thread_idx;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int rc = 0, err;
+
+	s->timeline = !strcmp(ls_model__meta(L->m, "timeline") ?: "0", "1");
+	if (L->schema < 5)
+		return 0;
+	ls_hashmap_init(&thread_idx);
+	err = 0;
+	for (size_t i = 0; !err && i < s->nthreads; i++) {
+		uint64_t *slot = ls_hashmap__slot(&thread_idx,
+						  (uint64_t)s->threads[i].proc << 32 |
+							  (uint32_t)s->threads[i].tid,
+						  UINT64_MAX);
+
+		if (!slot)
+			err = -ENOMEM;
+		else if (*slot == UINT64_MAX)
+			*slot = i;
+	}
+	if (!err)
+		err = lsm_prepare(
+			L,
+			"SELECT process_id, tid, t_ns, dur_ns, stack_id, kind FROM timeline"
+			" ORDER BY process_id, tid, t_ns",
+			&st);
+	if (err)
+		goto out;
+	while (!err && (rc = lsm_step(L, st)) > 0) {
+		int64_t tid = sqlite3_column_int64(st, 1), t = sqlite3_column_int64(st, 2);
+		int64_t dur = sqlite3_column_int64(st, 3), kind = sqlite3_column_int64(st, 5);
+		struct ls_mtick *x;
+		uint64_t proc, thread;
+		int stack;
+
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc) || tid < 0 ||
+		    tid > INT32_MAX || kind < LS_CLASS_CPU || kind > LS_CLASS_RUNQ || t < 0 ||
+		    dur < 0 || dur > t ||
+		    !ls_hashmap__get(&thread_idx, proc << 32 | (uint32_t)tid, &thread)) {
+			s->ticks_bad++;
+			continue;
+		}
+		stack = stack_at(L, b, sqlite3_column_int64(st, 4));
+		x = stack < 0 ? NULL : ls_array_grow(s->ticks, &cap, s->nticks, sizeof(*x), 1024);
+		if (!x) {
+			err = stack < 0 ? stack : -ENOMEM;
+			break;
+		}
+		s->ticks = x;
+		s->ticks[s->nticks++] = (struct ls_mtick){
+			.thread = (int)thread,
+			.stack = stack,
+			.kind = (int)kind,
+			.t_ns = t,
+			.dur_ns = dur,
+		};
+	}
+	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
+out:
+	ls_hashmap_release(&thread_idx);
+	return err;
+}
+
+int lsm_load_stacks(struct loader *L, bool timeline)
 {
 	struct builder b = {};
 	sqlite3_stmt *st;
@@ -152,6 +225,8 @@ int lsm_load_stacks(struct loader *L)
 	sqlite3_finalize(st);
 	if (rc < 0 && !err)
 		err = rc;
+	if (!err && timeline)
+		err = load_timeline(L, &b);
 cleanup:
 	ls_hashmap_release(&b.stack_idx);
 	return err;
@@ -168,5 +243,6 @@ void lsm_free_stacks(struct ls_mstacks *s)
 		free(s->stacks[i].frames);
 	free(s->stacks);
 	free(s->samples);
+	free(s->ticks);
 	free(s);
 }

@@ -56,13 +56,25 @@ static int write_format(FILE *out, const struct ls_model *m, const struct ls_dif
 		return ls_export__collapsed(out, m, LS_EXPORT_TIME);
 	case LS_FMT_SPEEDSCOPE:
 		return ls_export__speedscope(out, m);
+	case LS_FMT_CHROME:
+		if (!m->stacks->timeline)
+			ls_warn(0,
+				"%s was recorded without --timeline: the trace holds its processes "
+				"and memory only",
+				profile);
+		return ls_export__chrome(out, m);
 	}
 	return -EINVAL;
 }
 
-/* The exporters and the HTML flame graph need the samples by stack; text and JSON do not. */
+/*
+ * The exporters and the HTML flame graph need the samples by stack; text and JSON do not. The
+ * Chrome trace also needs the timeline.
+ */
 static unsigned model_flags(enum ls_format fmt)
 {
+	if (fmt == LS_FMT_CHROME)
+		return LS_MODEL_STACKS | LS_MODEL_TIMELINE;
 	return fmt == LS_FMT_HTML || fmt == LS_FMT_PPROF || fmt == LS_FMT_COLLAPSED ||
 			       fmt == LS_FMT_COLLAPSED_TIME || fmt == LS_FMT_SPEEDSCOPE
 		       ? LS_MODEL_STACKS

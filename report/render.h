@@ -15,6 +15,7 @@ enum ls_format {
 	LS_FMT_COLLAPSED,
 	LS_FMT_COLLAPSED_TIME,
 	LS_FMT_SPEEDSCOPE,
+	LS_FMT_CHROME, /* Trace Event JSON (chrome-trace) */
 };
 
 /*

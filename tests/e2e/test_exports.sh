@@ -189,7 +189,7 @@ fi
 head -c 8192 "$prof" >"$WORK/cut.lsprof"
 printf 'SQLite format 3\0%s' "$(head -c 3000 /dev/urandom | base64 -w0)" >"$WORK/junk.lsprof"
 for bad in cut junk; do
-	for f in pprof collapsed speedscope; do
+	for f in pprof collapsed speedscope chrome-trace; do
 		"$LS" report "$WORK/$bad.lsprof" --format $f -o "$WORK/out.$f" 2>"$WORK/err"
 		rc=$?
 		n=$(wc -l <"$WORK/err")

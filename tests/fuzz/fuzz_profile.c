@@ -2,8 +2,8 @@
 /*
  * Profile reader (report/model*.c through store.c): the input is a whole .lsprof file, loaded and
  * rendered as the report's JSON and as text, compared with itself (`report --diff`) in every
- * diff format, and loaded with its stacks and exported as pprof, folded stacks and speedscope,
- * as `linescope-bpf report` would.
+ * diff format, and loaded with its stacks and timeline and exported as pprof, folded stacks,
+ * speedscope and a Chrome trace, as `linescope-bpf report` would.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fclose(null);
 		ls_model__free(m);
 	}
-	if (!ls_model__load_flags(path, LS_MODEL_STACKS, &m)) {
+	if (!ls_model__load_flags(path, LS_MODEL_STACKS | LS_MODEL_TIMELINE, &m)) {
 		FILE *null = fopen("/dev/null", "w");
 
 		if (null) {
@@ -80,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ls_export__collapsed(null, m, LS_EXPORT_SAMPLES);
 			ls_export__collapsed(null, m, LS_EXPORT_TIME);
 			ls_export__speedscope(null, m);
+			ls_export__chrome(null, m);
 			/* with the stacks on both sides: the differential flame graph too */
 			if (base)
 				diff(NULL, m, base);

@@ -54,6 +54,13 @@ if os.fork() == 0:
 t = time.thread_time()
 while time.thread_time() - t < 0.1: pass
 os.wait()'
+# and one with a timeline (on-CPU ticks, a sleep, RSS readings) for the Chrome trace
+./linescope-bpf -q --timeline --memory -F 199 --profile "$c/profile/timeline.lsprof" \
+	-o /tmp/seed.html -- /usr/bin/python3.11 -c 'import time
+t = time.thread_time()
+while time.thread_time() - t < 0.05: pass
+time.sleep(0.05)
+b = bytearray(1 << 22)'
 rm -f /tmp/seed.html
 # a notebook: cpu.lsprof's script as a verified cell, a frozen module's file as an unverified one
 # (a real nbconvert run stores megabytes of library sources)

@@ -2,7 +2,8 @@
 /*
  * Exports (report/model_stacks.c, report/export*.c): a profile written through the store with
  * two processes, three threads, every sample kind, a thread scaled to its accounted CPU, stacks
- * without a known frame and damaged rows, read back as the model's stacks and as each format.
+ * without a known frame, a timeline and damaged rows, read back as the model's stacks and as
+ * each format.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,6 +61,21 @@ static void put_proc(struct ls_store *s, int64_t id, int pid, const char *comm, 
 	};
 
 	assert_int_equal(ls_store__put_process(s, &p), 0);
+}
+
+/* a timeline tick of [end - dur, end] ms */
+static void put_tick(struct ls_store *s, int64_t proc, int tid, int64_t stack, int kind,
+		     int64_t end, int64_t dur)
+{
+	struct ls_store_tick t = {.proc_id = proc,
+				  .tid = tid,
+				  .stack_id = stack,
+				  .kind = kind,
+				  .mode = LS_MODE_PYTHON,
+				  .t_ns = end * MS,
+				  .dur_ns = dur * MS};
+
+	assert_int_equal(ls_store__put_tick(s, &t), 0);
 }
 
 static void put_row(struct ls_store *s, int64_t proc, int tid, int64_t stack, int kind, int mode,
@@ -144,6 +160,24 @@ static void write_profile(void)
 	put_row(s, 2, 200, 0, LS_CLASS_CPU, LS_MODE_NATIVE, 1, 1 * MS);
 	/* a kind no reader knows: skipped (and counted as damaged) */
 	put_row(s, 1, 100, 1, 7, LS_MODE_PYTHON, 5, 5 * MS);
+	/*
+	 * The timeline of thread 100 (1 ms period), in no order: stack 1 twice, stack 3 on-CPU
+	 * then blocked 5 ms, a gap, stack 1 and a tick without a Python frame; thread 101 waits
+	 * for the GIL once. Refused: a tick longer than the time before it, one of a thread
+	 * without samples, one of a kind no reader knows.
+	 */
+	assert_int_equal(ls_store__put_meta(s, "timeline", "1"), 0);
+	assert_int_equal(ls_store__put_meta_int(s, "frequency_hz", 1000), 0);
+	put_tick(s, 1, 100, 3, LS_CLASS_WAIT, 8, 5);
+	put_tick(s, 1, 100, 1, LS_CLASS_CPU, 1, 1);
+	put_tick(s, 1, 100, 1, LS_CLASS_CPU, 20, 1);
+	put_tick(s, 1, 100, 1, LS_CLASS_CPU, 2, 1);
+	put_tick(s, 1, 100, 3, LS_CLASS_CPU, 3, 1);
+	put_tick(s, 1, 100, 0, LS_CLASS_CPU, 21, 1);
+	put_tick(s, 1, 101, 1, LS_CLASS_GIL_WAIT, 30, 5);
+	put_tick(s, 1, 100, 1, LS_CLASS_CPU, 5, 6);
+	put_tick(s, 1, 999, 1, LS_CLASS_CPU, 5, 1);
+	put_tick(s, 1, 100, 1, 9, 40, 1);
 	assert_int_equal(ls_store__commit(s), 0);
 	ls_store__free(s);
 }
@@ -493,6 +527,77 @@ static void test_hostile_rows(void **state)
 }
 
 /* A damaged file is one error from the loader, whatever the format asks for. */
+/*
+ * The Chrome trace: the timeline's ticks as nested slices per thread, exactly; a gap longer than a
+ * period ends every slice; damaged ticks are counted, not shown.
+ */
+static void test_chrome(void **state)
+{
+	static const struct {
+		int tid;
+		const char *name;
+		double ts, dur; /* us */
+	} want[] = {
+		{100, "f (/src/app.py:2)", 0, 2000},
+		{100, "[blocked]", 3000, 5000},
+		{100, "g (/usr/lib/python3.11/l;b.py:10)", 2000, 6000},
+		{100, "f (/src/app.py:3)", 2000, 6000},
+		{100, "<module> (/src/app.py:5)", 0, 8000},
+		{100, "f (/src/app.py:2)", 19000, 1000},
+		{100, "<module> (/src/app.py:5)", 19000, 1000},
+		{100, "[native] python3 (pid 100)", 20000, 1000},
+		{101, "[GIL wait]", 25000, 5000},
+		{101, "f (/src/app.py:2)", 25000, 5000},
+		{101, "<module> (/src/app.py:5)", 25000, 5000},
+	};
+	struct ls_model *m = NULL;
+	char *buf = NULL;
+	size_t n = 0, i, nx = 0;
+	FILE *f = open_memstream(&buf, &n);
+	json_error_t jerr;
+	json_t *d, *e, *other;
+	bool named_hostile = false;
+
+	write_profile();
+	assert_int_equal(ls_model__load_flags(path, LS_MODEL_STACKS | LS_MODEL_TIMELINE, &m), 0);
+	assert_true(m->stacks->timeline);
+	assert_int_equal(m->stacks->nticks, 7);
+	assert_int_equal(m->stacks->ticks_bad, 3);
+	assert_int_equal(ls_export__chrome(f, m), 0);
+	assert_int_equal(fclose(f), 0);
+	d = json_loads(buf, 0, &jerr);
+	assert_non_null(d);
+	json_array_foreach(json_object_get(d, "traceEvents"), i, e)
+	{
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		const char *name = json_string_value(json_object_get(e, "name"));
+
+		if (!strcmp(ph, "M") && !strcmp(name, "thread_name") &&
+		    json_integer_value(json_object_get(e, "tid")) == 200)
+			named_hostile = !strcmp(json_string_value(json_object_get(
+							json_object_get(e, "args"), "name")),
+						"py\"2");
+		if (strcmp(ph, "X"))
+			continue;
+		assert_true(nx < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(json_integer_value(json_object_get(e, "pid")), 100);
+		assert_int_equal(json_integer_value(json_object_get(e, "tid")), want[nx].tid);
+		assert_string_equal(name, want[nx].name);
+		assert_true(json_real_value(json_object_get(e, "ts")) == want[nx].ts);
+		assert_true(json_real_value(json_object_get(e, "dur")) == want[nx].dur);
+		nx++;
+	}
+	assert_int_equal(nx, sizeof(want) / sizeof(want[0]));
+	assert_true(named_hostile);
+	other = json_object_get(d, "otherData");
+	assert_true(json_is_true(json_object_get(other, "timeline")));
+	assert_int_equal(json_integer_value(json_object_get(other, "ticks")), 7);
+	assert_int_equal(json_integer_value(json_object_get(other, "ticks_refused")), 3);
+	json_decref(d);
+	free(buf);
+	ls_model__free(m);
+}
+
 static void test_not_a_profile(void **state)
 {
 	struct ls_model *m = NULL;
@@ -513,6 +618,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_speedscope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chrome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_profile, setup, teardown),
 	};
 

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Trace Event JSON (the Object Format that Perfetto and chrome://tracing read): per thread, the
+ * Python frames as nested slices over time, made of the timeline's ticks (--timeline); off-CPU
+ * intervals as a leaf slice of their class under the stack they blocked on; process starts,
+ * execs and exits as instant events; RSS readings (--memory) as a counter. Written as a stream:
+ * a long timeline has millions of slices, too many for one jansson node each.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "export.h"
+#include "json.h"
+#include "store.h"
+
+/* A frame's identity on the timeline: (function, line), or a leaf that names a kind of wait. */
+#define KEY_NATIVE   (-1)
+#define KEY_WAIT(k)  (-2 - (int64_t)(k))
+#define FRAME_KEY(f) ((int64_t)(f)->func << 32 | (uint32_t)(f)->line)
+
+struct open_frame {
+	int64_t key;
+	int64_t start;
+};
+
+struct chrome {
+	const struct ls_model *m;
+	FILE *out;
+	/* per function: "function (file" as a JSON string literal without its closing quote */
+	char **func_names;
+	int64_t gap_ns; /* ticks this close are one run: the sampling period */
+	bool first;
+	int err;
+};
+
+static const char *const wait_names[] = {
+	[LS_CLASS_WAIT] = "[blocked]",
+	[LS_CLASS_GIL_WAIT] = "[GIL wait]",
+	[LS_CLASS_RUNQ] = "[CPU wait]",
+};
+
+/* text as a JSON string literal, escaped like every name (NULL on -ENOMEM) */
+static char *quoted(const char *text, bool is_name)
+{
+	json_t *j = is_name ? ls_json__name(text ? text : "?") : ls_json__str(text ? text : "?");
+	char *s = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+
+	json_decref(j);
+	return s;
+}
+
+/* ns as microseconds, exactly: Trace Event times are in microseconds (a profile's may be < 0) */
+static void put_us(struct chrome *C, int64_t ns)
+{
+	uint64_t u = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+
+	fprintf(C->out, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", u / 1000, (unsigned)(u % 1000));
+}
+
+/* Starts an event object: the separator, phase, process and thread. */
+static void begin(struct chrome *C, const char *ph, int pid, int tid)
+{
+	fprintf(C->out, "%s\n{\"ph\":\"%s\",\"pid\":%d,\"tid\":%d", C->first ? "" : ",", ph, pid,
+		tid);
+	C->first = false;
+}
+
+static void put_meta_name(struct chrome *C, const char *what, int pid, int tid, const char *name)
+{
+	char *q = quoted(name, true);
+
+	if (!q) {
+		C->err = -ENOMEM;
+		return;
+	}
+	begin(C, "M", pid, tid);
+	fprintf(C->out, ",\"name\":\"%s\",\"args\":{\"name\":%s}}", what, q);
+	free(q);
+}
+
+static void put_instant(struct chrome *C, int pid, int64_t t, const char *name, const char *arg,
+			const char *val)
+{
+	begin(C, "i", pid, pid);
+	fputs(",\"s\":\"p\",\"ts\":", C->out);
+	put_us(C, t);
+	fprintf(C->out, ",\"name\":\"%s\"", name);
+	if (arg)
+		fprintf(C->out, ",\"args\":{\"%s\":%s}", arg, val);
+	fputc('}', C->out);
+}
+
+/* The slice of one frame, [start, end] of thread (proc, tid). */
+static void put_slice(struct chrome *C, int proc, int tid, int64_t key, int64_t start, int64_t end)
+{
+	const struct ls_mproc *p = &C->m->procs[proc];
+
+	if (end <= start)
+		return;
+	begin(C, "X", p->pid, tid);
+	fputs(",\"ts\":", C->out);
+	put_us(C, start);
+	fputs(",\"dur\":", C->out);
+	put_us(C, end - start);
+	if (key >= 0) {
+		/* named as the folded stacks name it: "function (file:line)" */
+		fprintf(C->out, ",\"cat\":\"python\",\"name\":%s:%d)\"}", C->func_names[key >> 32],
+			(int)(uint32_t)key);
+	} else if (key == KEY_NATIVE) {
+		char name[512], *q;
+
+		ls_export__native_name(C->m, proc, name, sizeof(name));
+		q = quoted(name, false);
+		if (!q) {
+			C->err = -ENOMEM;
+			return;
+		}
+		fprintf(C->out, ",\"cat\":\"native\",\"name\":%s}", q);
+		free(q);
+	} else {
+		fprintf(C->out, ",\"cat\":\"off-cpu\",\"name\":\"%s\"}", wait_names[-2 - key]);
+	}
+}
+
+/*
+ * The ticks of one thread, [*i, end of the thread), as nested slices: a frame's slice lasts as
+ * long as consecutive ticks hold it at the same depth, across gaps shorter than a period (the
+ * thread ran, or waited too briefly for the timeline, in between).
+ */
+static void put_thread(struct chrome *C, size_t *i, struct open_frame *open, int64_t *keys)
+{
+	const struct ls_mstacks *s = C->m->stacks;
+	const struct ls_mthread *th = &s->threads[s->ticks[*i].thread];
+	int thread = s->ticks[*i].thread, nopen = 0;
+	int64_t last_end = 0;
+	size_t k = *i;
+
+	for (; k < s->nticks && s->ticks[k].thread == thread; k++) {
+		const struct ls_mtick *t = &s->ticks[k];
+		const struct ls_mstack *st = &s->stacks[t->stack];
+		int64_t start = t->t_ns - t->dur_ns;
+		int n = 0, same = 0;
+
+		if (!st->depth)
+			keys[n++] = KEY_NATIVE;
+		for (int f = st->depth - 1; f >= 0; f--)
+			keys[n++] = FRAME_KEY(&st->frames[f]);
+		if (t->kind != LS_CLASS_CPU)
+			keys[n++] = KEY_WAIT(t->kind);
+		if (nopen && start > last_end + C->gap_ns)
+			same = 0; /* a gap: everything open ends where the last tick did */
+		else
+			while (same < n && same < nopen && open[same].key == keys[same])
+				same++;
+		while (nopen > same) {
+			nopen--;
+			put_slice(C, th->proc, th->tid, open[nopen].key, open[nopen].start,
+				  last_end);
+		}
+		if (start < last_end)
+			start = last_end; /* ticks of two CPUs' timers may overlap */
+		for (; nopen < n; nopen++)
+			open[nopen] = (struct open_frame){.key = keys[nopen], .start = start};
+		if (t->t_ns > last_end)
+			last_end = t->t_ns;
+	}
+	while (nopen > 0) {
+		nopen--;
+		put_slice(C, th->proc, th->tid, open[nopen].key, open[nopen].start, last_end);
+	}
+	*i = k;
+}
+
+static void put_processes(struct chrome *C)
+{
+	const struct ls_model *m = C->m;
+	const struct ls_mstacks *s = m->stacks;
+	char val[32];
+
+	for (size_t i = 0; !C->err && i < m->nprocs; i++) {
+		const struct ls_mproc *p = &m->procs[i];
+		char *title = NULL;
+
+		if (asprintf(&title, "%s (pid %d)", p->argv && *p->argv ? p->argv : p->comm ?: "?",
+			     p->pid) < 0) {
+			C->err = -ENOMEM;
+			break;
+		}
+		put_meta_name(C, "process_name", p->pid, p->pid, title);
+		free(title);
+		if (p->start_ns >= 0)
+			put_instant(C, p->pid, p->start_ns, "process start", NULL, NULL);
+		for (size_t x = 1; x < p->nexecs; x++) {
+			char *q = quoted(p->execs[x].argv ?: p->execs[x].exe, true);
+
+			if (!q) {
+				C->err = -ENOMEM;
+				break;
+			}
+			if (p->execs[x].start_ns >= 0)
+				put_instant(C, p->pid, p->execs[x].start_ns, "exec", "command", q);
+			free(q);
+		}
+		if (p->end_ns >= 0) {
+			snprintf(val, sizeof(val), "%d", p->exit_code);
+			put_instant(C, p->pid, p->end_ns, "process exit", "status", val);
+		}
+	}
+	for (size_t i = 0; !C->err && i < s->nthreads; i++) {
+		const struct ls_mthread *t = &s->threads[i];
+
+		put_meta_name(C, "thread_name", m->procs[t->proc].pid, t->tid, t->name ?: "?");
+	}
+	for (size_t i = 0; !C->err && i < m->nrss; i++) {
+		const struct ls_mrss *r = &m->rss[i];
+		int pid = m->procs[r->proc].pid;
+
+		for (size_t k = 0; k < r->n; k++) {
+			begin(C, "C", pid, pid);
+			fputs(",\"name\":\"RSS\",\"ts\":", C->out);
+			put_us(C, r->t_ns[k]);
+			fprintf(C->out, ",\"args\":{\"MiB\":%.3f}}", r->rss[k] / 1048576.0);
+		}
+	}
+}
+
+static void put_other_data(struct chrome *C)
+{
+	const struct ls_mstacks *s = C->m->stacks;
+	char *scope = quoted(ls_model__meta(C->m, "scope") ?: "", true);
+
+	if (!scope) {
+		C->err = -ENOMEM;
+		return;
+	}
+	fprintf(C->out,
+		"\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"linescope-bpf %s\","
+		"\"scope\":%s,\"timeline\":%s,\"ticks\":%zu,\"ticks_refused\":%" PRId64
+		",\"note\":\"%s\"}}\n",
+		LS_VERSION, scope, s->timeline ? "true" : "false", s->nticks, s->ticks_bad,
+		s->timeline ? "times are microseconds from the start of the recording"
+			    : "recorded without --timeline: processes and memory only");
+	free(scope);
+}
+
+int ls_export__chrome(FILE *out, const struct ls_model *m)
+{
+	const struct ls_mstacks *s = m->stacks;
+	const char *hz = ls_model__meta(m, "frequency_hz");
+	struct chrome C = {.m = m, .out = out, .first = true};
+	struct open_frame *open = NULL;
+	int64_t *keys = NULL;
+	int maxdepth = 0;
+
+	C.gap_ns = 1000000000LL / (hz && atoi(hz) > 0 ? atoi(hz) : 999);
+	C.func_names = calloc(m->nfuncs ?: 1, sizeof(char *));
+	for (size_t i = 0; i < s->nstacks; i++)
+		if (s->stacks[i].depth > maxdepth)
+			maxdepth = s->stacks[i].depth;
+	open = malloc((maxdepth + 2) * sizeof(*open));
+	keys = malloc((maxdepth + 2) * sizeof(*keys));
+	if (!C.func_names || !open || !keys)
+		C.err = -ENOMEM;
+	for (size_t i = 0; !C.err && i < m->nfuncs; i++) {
+		char *text = NULL;
+
+		if (asprintf(&text, "%s (%s", m->funcs[i].qualname,
+			     m->files[m->funcs[i].file].path) < 0 ||
+		    !(C.func_names[i] = quoted(text, true)))
+			C.err = -ENOMEM;
+		else
+			C.func_names[i][strlen(C.func_names[i]) - 1] = '\0'; /* the closing quote */
+		free(text);
+	}
+	if (!C.err) {
+		fputs("{\"traceEvents\":[", out);
+		put_processes(&C);
+	}
+	for (size_t i = 0; !C.err && i < s->nticks;)
+		put_thread(&C, &i, open, keys);
+	if (!C.err)
+		put_other_data(&C);
+	if (!C.err && ferror(out))
+		C.err = -EIO;
+	for (size_t i = 0; C.func_names && i < m->nfuncs; i++)
+		free(C.func_names[i]);
+	free(C.func_names);
+	free(open);
+	free(keys);
+	return C.err;
+}
