@@ -567,6 +567,7 @@ static void on_activity(struct ls_gpu_agg *a, struct proc *p, const struct ls_gp
 	attr.corr = act->corr;
 	attr.kind = act->kind;
 	attr.device = act->device;
+	attr.stream = act->stream;
 	attr.name_id = act->name_id;
 	attr.bytes = act->bytes;
 	attr.count = 1;

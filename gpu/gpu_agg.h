@@ -61,6 +61,7 @@ struct ls_gpu_attr {
 	__u8 kind;	 /* enum ls_gpu_act_kind; 0 on the API contribution */
 	__u8 pad[3];
 	__u32 device;	  /* CUDA ordinal */
+	__u32 stream;	  /* CUDA stream (CUPTI's id); 0 on the API contribution */
 	__u32 name_id;	  /* kernel name (ls_gpu_agg__name()); 0 when none */
 	__u32 weight;	  /* launches this one stands for (LINESCOPE_GPU_SAMPLE); 1 when exact */
 	__u64 gpu_ns;	  /* device time (end - start) */

@@ -2,8 +2,10 @@
 /*
  * Trace Event JSON (the Object Format that Perfetto and chrome://tracing read): per thread, the
  * Python frames as nested slices over time, made of the timeline's ticks (--timeline); off-CPU
- * intervals as a leaf slice of their class under the stack they blocked on; process starts,
- * execs and exits as instant events; RSS readings (--memory) as a counter. Written as a stream:
+ * intervals as a leaf slice of their class under the stack they blocked on; with --gpu, each
+ * device stream's kernels, copies and sets as slices on a track of its own, named by the line
+ * that launched them; process starts, execs and exits as instant events; RSS readings
+ * (--memory) as a counter. Written as a stream:
  * a long timeline has millions of slices, too many for one jansson node each.
  */
 #include <errno.h>
@@ -173,6 +175,85 @@ static void put_thread(struct chrome *C, size_t *i, struct open_frame *open, int
 	*i = k;
 }
 
+/* A GPU stream's track in its process: a tid no thread can have (pids stop at 2^22). */
+#define GPU_TID(k) (0x40000000 + (k))
+
+/*
+ * The line that launched device work, "function (file:line)" JSON-quoted: the stack's innermost
+ * project frame, as the report's Time charges it (the innermost frame when none is), or
+ * "(launch not seen)".
+ */
+static void put_launcher(struct chrome *C, int stack)
+{
+	const struct ls_mstack *st = &C->m->stacks->stacks[stack];
+	const struct ls_mframe *f = st->depth ? &st->frames[0] : NULL;
+
+	for (int i = 0; i < st->depth; i++)
+		if (ls_mfile__project(&C->m->files[C->m->funcs[st->frames[i].func].file])) {
+			f = &st->frames[i];
+			break;
+		}
+	if (f)
+		fprintf(C->out, "%s:%d)\"", C->func_names[f->func], f->line);
+	else
+		fputs("\"(launch not seen)\"", C->out);
+}
+
+/*
+ * The device work of one process, by (device, stream) from *i. Work on one stream runs in
+ * order; a span that starts before the previous one ended (a graph's work, summed) is moved
+ * after it, so that the track's slices never overlap.
+ */
+static void put_gpu_streams(struct chrome *C, size_t *i)
+{
+	static const char *const kinds[] = {"?", "kernel", "memcpy", "memset"};
+	const struct ls_mstacks *s = C->m->stacks;
+	int proc = s->gpu_spans[*i].proc, pid = C->m->procs[proc].pid, track = -1;
+	int64_t end = 0;
+	size_t k = *i;
+
+	for (; !C->err && k < s->ngpu_spans && s->gpu_spans[k].proc == proc; k++) {
+		const struct ls_mgpu_span *g = &s->gpu_spans[k];
+		int64_t start = g->t_ns;
+		char *name;
+
+		if (track < 0 || g->device != s->gpu_spans[k - 1].device ||
+		    g->stream != s->gpu_spans[k - 1].stream) {
+			char title[64];
+
+			track++;
+			end = 0;
+			snprintf(title, sizeof(title), "GPU %d stream %d", g->device, g->stream);
+			put_meta_name(C, "thread_name", pid, GPU_TID(track), title);
+			begin(C, "M", pid, GPU_TID(track));
+			fprintf(C->out,
+				",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+				1000000 + track);
+		}
+		if (start < end)
+			start = end;
+		name = quoted(g->name ?: kinds[g->kind], false);
+		if (!name) {
+			C->err = -ENOMEM;
+			break;
+		}
+		begin(C, "X", pid, GPU_TID(track));
+		fputs(",\"ts\":", C->out);
+		put_us(C, start);
+		fputs(",\"dur\":", C->out);
+		put_us(C, g->dur_ns);
+		fprintf(C->out,
+			",\"cat\":\"gpu\",\"name\":%s,\"args\":{\"kind\":\"%s\",\"launched from\":",
+			name, kinds[g->kind]);
+		put_launcher(C, g->stack);
+		fprintf(C->out, ",\"bytes\":%" PRId64 ",\"records\":%" PRId64 "}}", g->bytes,
+			g->count);
+		free(name);
+		end = start + g->dur_ns;
+	}
+	*i = k;
+}
+
 static void put_processes(struct chrome *C)
 {
 	const struct ls_model *m = C->m;
@@ -238,8 +319,9 @@ static void put_other_data(struct chrome *C)
 	fprintf(C->out,
 		"\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"linescope-bpf %s\","
 		"\"scope\":%s,\"timeline\":%s,\"ticks\":%zu,\"ticks_refused\":%" PRId64
-		",\"note\":\"%s\"}}\n",
+		",\"gpu_spans\":%zu,\"gpu_spans_refused\":%" PRId64 ",\"note\":\"%s\"}}\n",
 		LS_VERSION, scope, s->timeline ? "true" : "false", s->nticks, s->ticks_bad,
+		s->ngpu_spans, s->gpu_spans_bad,
 		s->timeline ? "times are microseconds from the start of the recording"
 			    : "recorded without --timeline: processes and memory only");
 	free(scope);
@@ -280,6 +362,8 @@ int ls_export__chrome(FILE *out, const struct ls_model *m)
 	}
 	for (size_t i = 0; !C.err && i < s->nticks;)
 		put_thread(&C, &i, open, keys);
+	for (size_t i = 0; !C.err && i < s->ngpu_spans;)
+		put_gpu_streams(&C, &i);
 	if (!C.err)
 		put_other_data(&C);
 	if (!C.err && ferror(out))

@@ -203,6 +203,19 @@ struct ls_mtick {
 	int64_t dur_ns; /* its length: t_ns - dur_ns >= 0 */
 };
 
+/* --timeline --gpu (LS_MODEL_TIMELINE): a kernel, copy or set as it ran on a device's stream. */
+struct ls_mgpu_span {
+	int proc;  /* index into procs */
+	int stack; /* the launching stack: index into ls_mstacks.stacks (0: none known) */
+	int device, stream;
+	int kind;	/* enum ls_gpu_act_kind (gpu/gpu_records.h): 1 kernel, 2 copy, 3 set */
+	int64_t t_ns;	/* device start, in ns from the run's start */
+	int64_t dur_ns; /* device time */
+	int64_t count;	/* records summed into it (a graph launch's work) */
+	int64_t bytes;
+	char *name; /* the kernel's; NULL for copies and sets, or when not known */
+};
+
 /* The samples by stack and thread that the per-line aggregates are made of, for the exporters. */
 struct ls_mstacks {
 	struct ls_mthread *threads;
@@ -213,8 +226,11 @@ struct ls_mstacks {
 	size_t nsamples;
 	struct ls_mtick *ticks; /* LS_MODEL_TIMELINE: ordered by thread, then time */
 	size_t nticks;
+	struct ls_mgpu_span *gpu_spans; /* LS_MODEL_TIMELINE: by process, device, stream, time */
+	size_t ngpu_spans;
 	bool timeline;	   /* the run was recorded with --timeline */
 	int64_t ticks_bad; /* timeline rows refused (damaged, or of a thread without samples) */
+	int64_t gpu_spans_bad; /* gpu_timeline rows refused (damaged) */
 };
 
 /* Our own cost in the recording: one BPF program's runs and the kernel-measured time in them. */

@@ -179,6 +179,65 @@ out:
 	return err;
 }
 
+/* The device work on the timeline (schema 5, --timeline --gpu), by process, device, stream, time.
+ */
+static int load_gpu_timeline(struct loader *L, struct builder *b)
+{
+	struct ls_mstacks *s = b->s;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int rc = 0, err;
+
+	err = lsm_prepare(
+		L,
+		"SELECT process_id, device, stream, t_ns, dur_ns, kind, name, stack_id,"
+		" count, bytes FROM gpu_timeline ORDER BY process_id, device, stream, t_ns",
+		&st);
+	if (err)
+		return err;
+	while (!err && (rc = lsm_step(L, st)) > 0) {
+		int64_t dev = sqlite3_column_int64(st, 1), stream = sqlite3_column_int64(st, 2);
+		int64_t t = sqlite3_column_int64(st, 3), dur = sqlite3_column_int64(st, 4);
+		int64_t kind = sqlite3_column_int64(st, 5), count = sqlite3_column_int64(st, 8);
+		int64_t bytes = sqlite3_column_int64(st, 9), sid = sqlite3_column_int64(st, 7);
+		struct ls_mgpu_span *x;
+		uint64_t proc;
+		int stack;
+
+		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc) || dev < 0 ||
+		    dev > INT32_MAX || stream < 0 || stream > INT32_MAX || t < 0 || dur <= 0 ||
+		    dur > INT64_MAX - t || kind < 1 || kind > 3 || count < 1 || bytes < 0) {
+			s->gpu_spans_bad++;
+			continue;
+		}
+		stack = sid == LS_GPU_STACK_UNSEEN ? 0 : stack_at(L, b, sid);
+		x = stack < 0 ? NULL
+			      : ls_array_grow(s->gpu_spans, &cap, s->ngpu_spans, sizeof(*x), 256);
+		if (!x) {
+			err = stack < 0 ? stack : -ENOMEM;
+			break;
+		}
+		s->gpu_spans = x;
+		x = &s->gpu_spans[s->ngpu_spans++];
+		*x = (struct ls_mgpu_span){
+			.proc = (int)proc,
+			.stack = stack,
+			.device = (int)dev,
+			.stream = (int)stream,
+			.kind = (int)kind,
+			.t_ns = t,
+			.dur_ns = dur,
+			.count = count,
+			.bytes = bytes,
+			.name = lsm_col_dup(st, 6),
+		};
+	}
+	sqlite3_finalize(st);
+	if (rc < 0 && !err)
+		err = rc;
+	return err;
+}
+
 int lsm_load_stacks(struct loader *L, bool timeline)
 {
 	struct builder b = {};
@@ -227,6 +286,8 @@ int lsm_load_stacks(struct loader *L, bool timeline)
 		err = rc;
 	if (!err && timeline)
 		err = load_timeline(L, &b);
+	if (!err && timeline && L->schema >= 5)
+		err = load_gpu_timeline(L, &b);
 cleanup:
 	ls_hashmap_release(&b.stack_idx);
 	return err;
@@ -244,5 +305,8 @@ void lsm_free_stacks(struct ls_mstacks *s)
 	free(s->stacks);
 	free(s->samples);
 	free(s->ticks);
+	for (size_t i = 0; i < s->ngpu_spans; i++)
+		free(s->gpu_spans[i].name);
+	free(s->gpu_spans);
 	free(s);
 }

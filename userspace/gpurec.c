@@ -25,7 +25,43 @@ struct ls_gpurec {
 	size_t n, cap;
 	struct ls_hashmap index; /* cookie -> index */
 	struct ls_hashmap pid_proc; /* host pid -> process row */
+	/* --timeline: device work as it ran, not yet flushed (names owned) */
+	bool timeline;
+	uint64_t t0; /* the run's start, on the clock of start_mono */
+	struct ls_store_gpu_span *spans;
+	size_t nspans, scap;
+	uint64_t spans_lost; /* no memory */
 };
+
+/* --timeline: the span of one contribution of device work (not the API's, nor a timeless one) */
+static void add_span(struct ls_gpurec *g, const struct ls_gpu_attr *a, uint64_t cookie)
+{
+	const char *name = a->name_id ? ls_gpu_agg__name(g->agg, a->pid, a->name_id) : NULL;
+	struct ls_store_gpu_span *v;
+
+	if (!g->timeline || (a->flags & (LS_GPU_ATTR_API | LS_GPU_ATTR_NO_TIMING)) ||
+	    !a->start_mono || !a->gpu_ns)
+		return;
+	v = ls_array_grow(g->spans, &g->scap, g->nspans, sizeof(*v), 256);
+	if (!v || (name && !(name = strdup(name)))) {
+		g->spans_lost++;
+		return;
+	}
+	g->spans = v;
+	g->spans[g->nspans++] = (struct ls_store_gpu_span){
+		.proc_id = (int64_t)(cookie >> 32),
+		.stack_id = (int64_t)(cookie & 0xffffffff),
+		.device = (int)a->device,
+		.stream = (int)a->stream,
+		.kind = a->kind,
+		.t_ns = a->start_mono > g->t0 ? (int64_t)(a->start_mono - g->t0) : 0,
+		/* a sampled launch stands for weight of them: the span is the one that ran */
+		.dur_ns = (int64_t)(a->gpu_ns / (a->weight ?: 1)),
+		.count = a->count / (a->weight ?: 1) ?: 1,
+		.bytes = (int64_t)(a->bytes / (a->weight ?: 1)),
+		.name = name,
+	};
+}
 
 static struct gpu_line *line_of(struct ls_gpurec *g, uint64_t cookie)
 {
@@ -60,6 +96,7 @@ static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 			return;
 		cookie = (proc << 32) | LS_GPU_STACK_UNSEEN;
 	}
+	add_span(g, a, cookie);
 	l = line_of(g, cookie);
 	if (!l)
 		return;
@@ -103,9 +140,23 @@ void ls_gpurec__free(struct ls_gpurec *g)
 		return;
 	ls_gpu_agg__free(g->agg);
 	free(g->lines);
+	for (size_t i = 0; i < g->nspans; i++)
+		free((char *)g->spans[i].name);
+	free(g->spans);
 	ls_hashmap_release(&g->index);
 	ls_hashmap_release(&g->pid_proc);
 	free(g);
+}
+
+void ls_gpurec__enable_timeline(struct ls_gpurec *g, uint64_t t0)
+{
+	g->timeline = true;
+	g->t0 = t0;
+}
+
+uint64_t ls_gpurec__spans_lost(const struct ls_gpurec *g)
+{
+	return g->spans_lost;
 }
 
 void ls_gpurec__launch(struct ls_gpurec *g, int64_t proc_id, uint32_t pid, uint32_t tid,
@@ -204,5 +255,18 @@ int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store)
 			return err;
 		l->dirty = false;
 	}
+	for (size_t i = 0; i < g->nspans; i++) {
+		int err = ls_store__put_gpu_span(store, &g->spans[i]);
+
+		if (err)
+			return err;
+	}
 	return flush_procs(g, store);
+}
+
+void ls_gpurec__committed(struct ls_gpurec *g)
+{
+	for (size_t i = 0; i < g->nspans; i++)
+		free((char *)g->spans[i].name);
+	g->nspans = 0;
 }

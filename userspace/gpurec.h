@@ -17,6 +17,14 @@ struct ls_gpurec;
 int ls_gpurec__new(struct ls_gpurec **out);
 void ls_gpurec__free(struct ls_gpurec *g);
 
+/*
+ * --timeline: also keep each kernel, copy and set as it ran on its device (the profile's
+ * gpu_timeline table); t0 is the run's start on the bpf_ktime_get_ns clock.
+ */
+void ls_gpurec__enable_timeline(struct ls_gpurec *g, uint64_t t0);
+/* Spans not kept for want of memory. */
+uint64_t ls_gpurec__spans_lost(const struct ls_gpurec *g);
+
 /* A launch sample of process row proc_id (host pid), resolved to stack_id (0: no Python frame). */
 void ls_gpurec__launch(struct ls_gpurec *g, int64_t proc_id, uint32_t pid, uint32_t tid,
 		       uint64_t ts, uint64_t aux, uint64_t api_ns, int64_t stack_id);
@@ -31,5 +39,7 @@ void ls_gpurec__finish(struct ls_gpurec *g);
 int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store);
 /* The flush's transaction was rolled back: every row is written again by the next one. */
 void ls_gpurec__unflush(struct ls_gpurec *g);
+/* It was committed: the spans it wrote are forgotten. */
+void ls_gpurec__committed(struct ls_gpurec *g);
 
 #endif

@@ -168,12 +168,16 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st)
 {
 	*st = r->st;
+	if (r->gpu)
+		st->timeline_lost += ls_gpurec__spans_lost(r->gpu);
 }
 
 void ls_recorder__enable_timeline(struct ls_recorder *r, uint64_t min_wait_ns)
 {
 	r->timeline = true;
 	r->tl_min_wait_ns = min_wait_ns;
+	if (r->gpu)
+		ls_gpurec__enable_timeline(r->gpu, r->t0);
 }
 
 int ls_recorder__enable_trace(struct ls_recorder *r)

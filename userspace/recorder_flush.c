@@ -335,19 +335,22 @@ int ls_recorder__flush(struct ls_recorder *r)
 		err = ls_tracerec__flush(r->trace, r->store);
 	for (size_t i = 0; !err && i < r->nreadings; i++)
 		err = ls_store__put_rss(r->store, &r->readings[i]);
-	if (!err)
-		r->nreadings = 0;
 	for (size_t i = 0; !err && i < r->nticks; i++)
 		err = ls_store__put_tick(r->store, &r->ticks[i]);
-	if (!err)
-		r->nticks = 0;
 	if (!err) {
 		r->st.unresolved_samples = unresolved_samples(r);
 		err = put_stats(r);
 	}
 	if (!err)
 		err = ls_store__commit(r->store);
-	if (err) {
+	if (!err) {
+		/* appended rows: forgotten once they are in the file, kept for the next try if not
+		 */
+		r->nreadings = 0;
+		r->nticks = 0;
+		if (r->gpu)
+			ls_gpurec__committed(r->gpu);
+	} else {
 		/* keep the partial work out of the file, and all of it for the next flush */
 		ls_store__rollback(r->store);
 		unflush(r, marks);

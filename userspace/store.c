@@ -33,6 +33,7 @@ enum stmt_id {
 	ST_SAMPLE,
 	ST_RSS,
 	ST_TICK,
+	ST_GPU_SPAN,
 	ST_GPU,
 	ST_GPU_PROC,
 	ST_GPU_DEV,
@@ -69,6 +70,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_RSS] = "INSERT INTO rss(process_id, t_ns, rss, stack_id, event) VALUES (?,?,?,?,?)",
 	[ST_TICK] = "INSERT INTO timeline(process_id, tid, t_ns, dur_ns, stack_id, kind, mode)"
 		    " VALUES (?,?,?,?,?,?,?)",
+	[ST_GPU_SPAN] = "INSERT INTO gpu_timeline(process_id, device, stream, t_ns, dur_ns, kind,"
+			" name, stack_id, count, bytes) VALUES (?,?,?,?,?,?,?,?,?,?)",
 	[ST_GPU] = "INSERT OR REPLACE INTO gpu(process_id, stack_id, gpu_ns, api_ns, mem_peak,"
 		   " kernels, nccl_ns, sampled) VALUES (?,?,?,?,?,?,?,?)",
 	[ST_GPU_PROC] = "INSERT OR REPLACE INTO gpu_processes(process_id, hello, status, message,"
@@ -117,6 +120,10 @@ static const char schema_sql[] =
 	"CREATE TABLE timeline(process_id INTEGER NOT NULL, tid INTEGER NOT NULL,"
 	" t_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" kind INTEGER NOT NULL, mode INTEGER NOT NULL);"
+	"CREATE TABLE gpu_timeline(process_id INTEGER NOT NULL, device INTEGER NOT NULL,"
+	" stream INTEGER NOT NULL, t_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL,"
+	" kind INTEGER NOT NULL, name TEXT, stack_id INTEGER NOT NULL, count INTEGER NOT NULL,"
+	" bytes INTEGER NOT NULL);"
 	"CREATE TABLE gpu(process_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" gpu_ns INTEGER NOT NULL, api_ns INTEGER NOT NULL, mem_peak INTEGER NOT NULL,"
 	" kernels INTEGER NOT NULL, nccl_ns INTEGER NOT NULL, sampled INTEGER NOT NULL,"
@@ -610,6 +617,23 @@ int ls_store__put_tick(struct ls_store *s, const struct ls_store_tick *x)
 	sqlite3_bind_int(st, 6, x->kind);
 	sqlite3_bind_int(st, 7, x->mode);
 	return step(s, ST_TICK);
+}
+
+int ls_store__put_gpu_span(struct ls_store *s, const struct ls_store_gpu_span *x)
+{
+	sqlite3_stmt *st = s->st[ST_GPU_SPAN];
+
+	sqlite3_bind_int64(st, 1, x->proc_id);
+	sqlite3_bind_int(st, 2, x->device);
+	sqlite3_bind_int(st, 3, x->stream);
+	sqlite3_bind_int64(st, 4, x->t_ns);
+	sqlite3_bind_int64(st, 5, x->dur_ns);
+	sqlite3_bind_int(st, 6, x->kind);
+	bind_text(st, 7, x->name);
+	sqlite3_bind_int64(st, 8, x->stack_id);
+	sqlite3_bind_int64(st, 9, x->count);
+	sqlite3_bind_int64(st, 10, x->bytes);
+	return step(s, ST_GPU_SPAN);
 }
 
 int ls_store__put_gpu(struct ls_store *s, const struct ls_store_gpu *x)

@@ -150,6 +150,20 @@ struct ls_store_tick {
 };
 int ls_store__put_tick(struct ls_store *s, const struct ls_store_tick *x);
 
+/* --timeline --gpu: one kernel, copy or set on a device's stream, [t_ns, t_ns + dur_ns]. */
+struct ls_store_gpu_span {
+	int64_t proc_id;
+	int64_t stack_id; /* the launching stack; LS_GPU_STACK_UNSEEN: its launch was not seen */
+	int device, stream;
+	int kind;	/* enum ls_gpu_act_kind */
+	int64_t t_ns;	/* device start, on the run's clock */
+	int64_t dur_ns; /* device time */
+	int64_t count;	/* records in it: more than 1 for a graph launch's work, summed */
+	int64_t bytes;
+	const char *name; /* the kernel's, or NULL */
+};
+int ls_store__put_gpu_span(struct ls_store *s, const struct ls_store_gpu_span *x);
+
 /* GPU work launched from one stack of one process (totals; writing again replaces). */
 #define LS_GPU_STACK_UNSEEN 0xffffffff /* stack_id of work whose launch was never seen */
 struct ls_store_gpu {

@@ -5,7 +5,9 @@
 # time from known lines (tests/gpu/gpu_app.py). Each launching line must be charged exactly its
 # kernels' device time; a native thread's kernels go to the process's "no Python frame" entry; the
 # child process (which inherits CUDA_INJECTION64_PATH) has its own line; GPU time is never added
-# to Time; the GPU view has its device card.
+# to Time; the GPU view has its device card. Recorded with --timeline: the Chrome trace has every
+# kernel, copy and set on its device stream's track, named and charged to the line that launched
+# it, the same device time per line as the totals.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 fake="$ROOT/.output/tests/gpu/fake"
@@ -14,8 +16,8 @@ export FAKECUDA_LIB="$fake/libcupti.so.13"
 export LD_LIBRARY_PATH="$fake" # the fake libnvidia-ml.so.1
 
 prof="$WORK/gpu.lsprof"
-"$LS" -q --gpu --profile "$prof" -o "$WORK/gpu.html" -- "$DEB_PY" "$ROOT/tests/gpu/gpu_app.py" \
-	"$WORK/exp.json" || fail "exit $?"
+"$LS" -q --gpu --timeline --profile "$prof" -o "$WORK/gpu.html" -- "$DEB_PY" \
+	"$ROOT/tests/gpu/gpu_app.py" "$WORK/exp.json" || fail "exit $?"
 j=$(json_of "$prof") || { fail "report"; finish; }
 out=$("$PYQ" - "$j" "$WORK/exp.json" "$WORK/gpu.html" <<'PYEOF'
 import json, re, sys
@@ -50,6 +52,52 @@ print("%s forward line Time %.4f s excludes its GPU time %.4f s" % ("ok" if fw["
 PYEOF
 )
 while read -r st rest; do [ "$st" = ok ] && pass "$rest" || fail "$rest"; done <<<"$out"
+
+# the device work on the Chrome trace's GPU tracks, against the workload's own counts
+"$LS" report "$prof" --format chrome-trace -o "$WORK/gpu.trace.json" || fail "chrome-trace: exit $?"
+"$PYQ" - "$WORK/gpu.trace.json" "$WORK/exp.json" "$prof" <<'PYEOF' | check_lines
+import collections, json, re, sqlite3, sys
+d = json.load(open(sys.argv[1])); exp = json.load(open(sys.argv[2]))
+child = json.load(open(sys.argv[2] + ".child"))
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+ev = d["traceEvents"]
+tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"
+          and e["args"]["name"].startswith("GPU ")}
+gpu = [e for e in ev if e["ph"] == "X" and e.get("cat") == "gpu"]
+say(gpu and all((e["pid"], e["tid"]) in tracks for e in gpu),
+    "%d device slices, each on a named GPU stream track (%d tracks)" % (len(gpu), len(tracks)))
+say(d["otherData"]["gpu_spans"] == len(gpu) and d["otherData"]["gpu_spans_refused"] == 0,
+    "otherData: %d spans, none refused" % d["otherData"]["gpu_spans"])
+bad = 0
+for k in tracks:
+    l = sorted((e for e in gpu if (e["pid"], e["tid"]) == k), key=lambda e: e["ts"])
+    bad += sum(1 for a, b in zip(l, l[1:]) if b["ts"] < a["ts"] + a["dur"] - 0.001)
+say(bad == 0, "slices of a stream never overlap (%d)" % bad)
+# per launching line: its kernels' device time and names, as the workload counted them
+by_line = collections.defaultdict(float)
+names = collections.defaultdict(collections.Counter)
+for e in gpu:
+    m = re.search(r"gpu_app\.py:(\d+)\)$", e["args"]["launched from"])
+    if m:
+        key = (e["pid"], int(m.group(1)))
+        by_line[key] += e["dur"] * 1e3
+        names[key][e["name"]] += e["args"]["records"]
+for t in list(exp["threads"].values()) + list(child["threads"].values()):
+    if not t["line"] or not t["gpu_ns"] or not t.get("kernels"):
+        continue
+    pid = child["pid"] if t in child["threads"].values() else exp["pid"]
+    got, want = by_line[(pid, t["line"])], t["gpu_ns"]
+    say(abs(got - want) <= 1e-3 * want + 1000,
+        "%s line %d: %.0f ns of slices, the kernels' %d" % (t.get("label", "?"), t["line"], got, want))
+    if t.get("names"):
+        say(all(names[(pid, t["line"])][n] == c for n, c in t["names"].items()),
+            "%s line %d: kernels %s, launched %s" % (t.get("label", "?"), t["line"], dict(names[(pid, t["line"])]), t["names"]))
+# every device nanosecond of the profile's totals is on a track
+(want,) = sqlite3.connect(sys.argv[3]).execute("SELECT sum(gpu_ns) FROM gpu").fetchone()
+tot = sum(e["dur"] for e in gpu) * 1e3
+say(abs(tot - want) <= len(gpu), "all slices: %.0f ns of device time, the profile's total %d" % (tot, want))
+PYEOF
 
 # --gpu for a job that never loads the library: the report says so
 prof="$WORK/nogpu.lsprof"

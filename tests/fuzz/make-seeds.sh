@@ -61,6 +61,9 @@ t = time.thread_time()
 while time.thread_time() - t < 0.05: pass
 time.sleep(0.05)
 b = bytearray(1 << 22)'
+# with two kernels on a device stream, as --gpu would add (a GPU cannot run here)
+sqlite3 "$c/profile/timeline.lsprof" "INSERT INTO gpu_timeline VALUES
+ (1, 0, 7, 1000000, 500000, 1, 'sm90_gemm', 1, 1, 0), (1, 0, 7, 1200000, 300000, 2, NULL, 1, 1, 4096)"
 rm -f /tmp/seed.html
 # a notebook: cpu.lsprof's script as a verified cell, a frozen module's file as an unverified one
 # (a real nbconvert run stores megabytes of library sources)

@@ -78,6 +78,23 @@ static void put_tick(struct ls_store *s, int64_t proc, int tid, int64_t stack, i
 	assert_int_equal(ls_store__put_tick(s, &t), 0);
 }
 
+/* device work of process 1 on device 0: [start, start + dur] ms */
+static void put_span(struct ls_store *s, int stream, int kind, int64_t start, int64_t dur,
+		     int64_t stack, const char *name, int64_t bytes)
+{
+	struct ls_store_gpu_span g = {.proc_id = 1,
+				      .stack_id = stack,
+				      .stream = stream,
+				      .kind = kind,
+				      .t_ns = start * MS,
+				      .dur_ns = dur * MS,
+				      .count = 1,
+				      .bytes = bytes,
+				      .name = name};
+
+	assert_int_equal(ls_store__put_gpu_span(s, &g), 0);
+}
+
 static void put_row(struct ls_store *s, int64_t proc, int tid, int64_t stack, int kind, int mode,
 		    int64_t count, int64_t weight)
 {
@@ -178,6 +195,14 @@ static void write_profile(void)
 	put_tick(s, 1, 100, 1, LS_CLASS_CPU, 5, 6);
 	put_tick(s, 1, 999, 1, LS_CLASS_CPU, 5, 1);
 	put_tick(s, 1, 100, 1, 9, 40, 1);
+	/*
+	 * Device work on stream 7 (the second span starts before the first ended: a graph's, moved
+	 * after it) and 9; a span of no time is refused.
+	 */
+	put_span(s, 7, 1, 40, 2, 1, "k1", 0);
+	put_span(s, 7, 1, 41, 1, LS_GPU_STACK_UNSEEN, "k\"2", 0);
+	put_span(s, 9, 2, 40, 1, 3, NULL, 4096);
+	put_span(s, 9, 2, 50, 0, 3, NULL, 4096);
 	assert_int_equal(ls_store__commit(s), 0);
 	ls_store__free(s);
 }
@@ -529,7 +554,8 @@ static void test_hostile_rows(void **state)
 /* A damaged file is one error from the loader, whatever the format asks for. */
 /*
  * The Chrome trace: the timeline's ticks as nested slices per thread, exactly; a gap longer than a
- * period ends every slice; damaged ticks are counted, not shown.
+ * period ends every slice; device work on a track per stream, named by its launching line;
+ * damaged ticks and spans are counted, not shown.
  */
 static void test_chrome(void **state)
 {
@@ -549,7 +575,12 @@ static void test_chrome(void **state)
 		{101, "[GIL wait]", 25000, 5000},
 		{101, "f (/src/app.py:2)", 25000, 5000},
 		{101, "<module> (/src/app.py:5)", 25000, 5000},
+		{0x40000000, "k1", 40000, 2000},
+		{0x40000000, "k\"2", 42000, 1000},
+		{0x40000001, "memcpy", 40000, 1000},
 	};
+	static const char *const launched[] = {"f (/src/app.py:2)", "(launch not seen)",
+					       "f (/src/app.py:3)"}; /* g:10 is a library's */
 	struct ls_model *m = NULL;
 	char *buf = NULL;
 	size_t n = 0, i, nx = 0;
@@ -585,6 +616,10 @@ static void test_chrome(void **state)
 		assert_string_equal(name, want[nx].name);
 		assert_true(json_real_value(json_object_get(e, "ts")) == want[nx].ts);
 		assert_true(json_real_value(json_object_get(e, "dur")) == want[nx].dur);
+		if (want[nx].tid >= 0x40000000)
+			assert_string_equal(json_string_value(json_object_get(
+						    json_object_get(e, "args"), "launched from")),
+					    launched[nx - 11]); /* the last three */
 		nx++;
 	}
 	assert_int_equal(nx, sizeof(want) / sizeof(want[0]));
@@ -593,6 +628,8 @@ static void test_chrome(void **state)
 	assert_true(json_is_true(json_object_get(other, "timeline")));
 	assert_int_equal(json_integer_value(json_object_get(other, "ticks")), 7);
 	assert_int_equal(json_integer_value(json_object_get(other, "ticks_refused")), 3);
+	assert_int_equal(json_integer_value(json_object_get(other, "gpu_spans")), 3);
+	assert_int_equal(json_integer_value(json_object_get(other, "gpu_spans_refused")), 1);
 	json_decref(d);
 	free(buf);
 	ls_model__free(m);
