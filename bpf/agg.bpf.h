@@ -5,7 +5,9 @@
  * a hundred thousand stacks a second). The first sample of a (process, thread, stack) goes to
  * userspace whole, carrying its stack hash; the ones after it only add count and weight under
  * that hash. Userspace swaps the active map at each flush (replacing the `agg_maps` slot waits
- * for every running program, so the retired map has no writer) and drains the retired one.
+ * for every running program, so the retired map has no writer) and drains the retired one. The
+ * first map is set only once the targets run (that wait would hold up their start): until then
+ * every sample goes whole.
  */
 #ifndef __LS_AGG_BPF_H
 #define __LS_AGG_BPF_H
@@ -83,7 +85,10 @@ static __always_inline __u64 ls_agg_stack_hash(const struct ls_frame *frames, __
 	return c.h ?: 1;
 }
 
-/* Adds one sample of weight to key k in the active map. 0, or -1 when the map is full. */
+/*
+ * Adds one sample of weight to key k in the active map. 0; -1 when the map is full; -2 before
+ * userspace set the first one (just after the start: it does so once the targets run).
+ */
 static __always_inline int ls_agg_add(const struct ls_agg_key *k, __u64 weight)
 {
 	struct ls_agg_val *v, zero = {};
@@ -91,7 +96,7 @@ static __always_inline int ls_agg_add(const struct ls_agg_key *k, __u64 weight)
 	void *m = bpf_map_lookup_elem(&agg_maps, &slot);
 
 	if (!m)
-		return -1;
+		return -2;
 	v = bpf_map_lookup_elem(m, k);
 	if (!v) {
 		/* another CPU may insert it first: then ours fails and the lookup finds its */

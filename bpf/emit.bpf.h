@@ -116,13 +116,20 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 			b->hdr.stack = k.stack;
 			first = true;
 		} else {
+			int added;
+
 			agg_key_of(p, kind, xflags, ip, kernel, &k);
-			if (!ls_agg_add(&k, weight)) {
+			added = ls_agg_add(&k, weight);
+			if (!added) {
 				LS_STAT_INC(agg_added);
 				ls_emit_tick(&k, b->hdr.ts, weight);
 				goto out;
 			}
-			LS_STAT_INC(agg_full); /* the whole record goes, as without aggregation */
+			/* the whole record goes, as without aggregation */
+			if (added == -2)
+				LS_STAT_INC(agg_unset);
+			else
+				LS_STAT_INC(agg_full);
 		}
 	}
 #endif

@@ -548,6 +548,7 @@ struct ls_stats {
 	__u64 agg_full;	      /* of the others, went by the ring buffer: the map was full */
 	__u64 agg_first;      /* first sights of a (thread, stack), described by a record */
 	__u64 timeline_drops; /* --timeline: ticks refused by a full ring buffer (still summed) */
+	__u64 agg_unset;      /* went whole: the first aggregate map was not set yet (the start) */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

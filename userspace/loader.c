@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,12 @@ struct ls_loader {
 	struct bpf_link *gpu_links[2];
 	struct bpf_link **trace_links; /* python-usdt builds and native probes */
 	size_t ntrace;
+	/* agg_maps[0] is set by a thread of its own (ls_loader__agg_start), joined before a swap */
+	pthread_t agg_setter;
+	bool agg_setting;
+	int agg_set_err;
+	bool agg_started;
+	bool agg_failed;   /* it could not be set: every sample goes whole (stats.agg_unset) */
 	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
 	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
 };
@@ -298,6 +305,14 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l->skel->rodata->mem_enabled = opts->memory;
 	if (opts->mem_threshold)
 		l->skel->rodata->mem_threshold = opts->mem_threshold;
+	/* maps of collections that are off are not worth their memory and creation time */
+	if (!opts->offcpu)
+		bpf_map__set_max_entries(l->skel->maps.offcpu_pending, 1);
+	if (!opts->trace_site) {
+		bpf_map__set_max_entries(l->skel->maps.native_threads, 1);
+		bpf_map__set_max_entries(l->skel->maps.native_lines, 1);
+		bpf_map__set_max_entries(l->skel->maps.native_strs, 1);
+	}
 	/* programs for collections that are off are not even attached */
 	bpf_program__set_autoload(l->skel->progs.handle_switch, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.handle_sys_exit, opts->offcpu);
@@ -333,17 +348,6 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 			return ls_err(err, "cannot set the cgroup filter: %s", strerror(-err));
 		}
 	}
-	{
-		__u32 zero = 0;
-		int fd = bpf_map__fd(l->skel->maps.agg_a);
-
-		if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &fd, BPF_ANY)) {
-			err = -errno;
-			ls_loader__free(l);
-			return ls_err(err, "cannot set up the in-kernel aggregates: %s",
-				      strerror(-err));
-		}
-	}
 	err = linescope_bpf__attach(l->skel);
 	if (err) {
 		ls_loader__free(l);
@@ -366,6 +370,8 @@ void ls_loader__free(struct ls_loader *l)
 {
 	if (!l)
 		return;
+	if (l->agg_setting)
+		pthread_join(l->agg_setter, NULL);
 	for (int c = 0; l->links && c < l->ncpus; c++)
 		bpf_link__destroy(l->links[c]);
 	for (int c = 0; l->pfds && c < l->ncpus; c++)
@@ -461,11 +467,63 @@ bool ls_loader__agg_on(const struct ls_loader *l)
 	return l->skel->rodata->agg_enabled;
 }
 
+/* the kernel waits for a grace period on this update: off the thread that reads the records */
+static void *set_first_map(void *arg)
+{
+	struct ls_loader *l = arg;
+	__u32 zero = 0;
+	int fd = bpf_map__fd(l->skel->maps.agg_a);
+
+	l->agg_set_err =
+		bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &fd, BPF_ANY)
+			? -errno
+			: 0;
+	return NULL;
+}
+
+int ls_loader__agg_start(struct ls_loader *l)
+{
+	int err;
+
+	if (l->agg_started || l->agg_setting || l->agg_failed)
+		return 0;
+	err = -pthread_create(&l->agg_setter, NULL, set_first_map, l);
+	if (err)
+		return ls_err(err, "cannot set up the in-kernel aggregates: %s", strerror(-err));
+	l->agg_setting = true;
+	return 0;
+}
+
+/* The first map is set, once its thread is done. */
+static int agg_started(struct ls_loader *l)
+{
+	if (l->agg_setting) {
+		pthread_join(l->agg_setter, NULL);
+		l->agg_setting = false;
+		if (l->agg_set_err) {
+			l->agg_failed = true;
+			ls_warn(0,
+				"cannot set up the in-kernel aggregates (%s): every sample goes "
+				"whole through the ring buffer",
+				strerror(-l->agg_set_err));
+			return -EAGAIN;
+		}
+		l->agg_started = true;
+		l->agg_b_active = false;
+	}
+	return l->agg_started ? 0 : -EAGAIN;
+}
+
 int ls_loader__agg_swap(struct ls_loader *l)
 {
 	struct bpf_map *next = l->agg_b_active ? l->skel->maps.agg_a : l->skel->maps.agg_b;
 	__u32 zero = 0;
 	int fd = bpf_map__fd(next);
+
+	if (agg_started(l)) {
+		ls_loader__agg_start(l); /* not begun yet (nothing is retired) */
+		return -EAGAIN;
+	}
 
 	/* the kernel waits here for every program that may still hold the old map */
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &fd, BPF_ANY))

@@ -57,6 +57,12 @@ int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
  * stacks are in it. drain returns the number of keys or a negative errno.
  */
 int ls_loader__agg_swap(struct ls_loader *l);
+/*
+ * Sets the first active map, once the targets run, on a thread of its own (the update waits for
+ * an RCU grace period): until it is set every sample goes whole (stats.agg_unset). agg_swap
+ * joins it, starts it when it was not, and returns -EAGAIN until it is set.
+ */
+int ls_loader__agg_start(struct ls_loader *l);
 /* false under LINESCOPE_NO_AGG=1: nothing is added in the kernel, so there is nothing to swap */
 bool ls_loader__agg_on(const struct ls_loader *l);
 int ls_loader__agg_drain(struct ls_loader *l,

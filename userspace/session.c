@@ -291,6 +291,7 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "agg_added", bs.agg_added);
 	ls_store__put_stat(s->store, "agg_full", bs.agg_full);
 	ls_store__put_stat(s->store, "agg_first", bs.agg_first);
+	ls_store__put_stat(s->store, "agg_unset", bs.agg_unset);
 	ls_store__put_stat(s->store, "agg_orphans", rs.agg_orphans);
 	if (s->o->timeline) {
 		ls_store__put_stat(s->store, "timeline_drops", bs.timeline_drops);
@@ -805,6 +806,12 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		}
 		goto out;
 	}
+	/*
+	 * Only now that the targets run, and off this thread: the first aggregate map costs a
+	 * grace period (up to tens of ms); their first samples go whole meanwhile.
+	 */
+	if (ls_loader__agg_on(s.loader))
+		ls_loader__agg_start(s.loader); /* a failure is logged: samples then go whole */
 	if (o->trace && o->npids)
 		for (int i = 0; i < o->npids; i++) {
 			trace_running(&s, o->pids[i]);
