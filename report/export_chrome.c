@@ -264,8 +264,12 @@ static void put_processes(struct chrome *C)
 		const struct ls_mproc *p = &m->procs[i];
 		char *title = NULL;
 
-		if (asprintf(&title, "%s (pid %d)", p->argv && *p->argv ? p->argv : p->comm ?: "?",
-			     p->pid) < 0) {
+		char rank[32] = "";
+
+		if (p->rank >= 0)
+			snprintf(rank, sizeof(rank), ", rank %d", p->rank);
+		if (asprintf(&title, "%s (pid %d%s)", p->argv && *p->argv ? p->argv : p->comm ?: "?",
+			     p->pid, rank) < 0) {
 			C->err = -ENOMEM;
 			break;
 		}

@@ -32,7 +32,7 @@ static const char *const value_names[V_MAX][2] = {
 	{"gil_wait", "nanoseconds"}, {"cpu_wait", "nanoseconds"}, {"wall", "nanoseconds"},
 };
 
-enum { L_PID, L_TID, L_THREAD, L_COMM, L_CMDLINE, L_HOST, L_MAX };
+enum { L_PID, L_TID, L_THREAD, L_COMM, L_CMDLINE, L_HOST, L_RANK, L_MAX };
 
 struct pprof {
 	const struct ls_model *m;
@@ -221,7 +221,10 @@ static uint64_t *stack_locations(struct pprof *P, int stack, int proc, size_t *n
 	return P->err ? NULL : P->stack_locs[stack];
 }
 
-/* The labels of every sample of thread t: process and thread identity, and the host. */
+/*
+ * The labels of every sample of thread t: process and thread identity, the host, and the
+ * process's rank in its distributed job when it has one.
+ */
 static size_t thread_labels(struct pprof *P, const struct ls_mthread *t, PbLabel *l, PbLabel **lp)
 {
 	const struct ls_mproc *p = &P->m->procs[t->proc];
@@ -249,6 +252,14 @@ static size_t thread_labels(struct pprof *P, const struct ls_mthread *t, PbLabel
 	if (host) {
 		l[n].key = str_at(P, "host");
 		l[n++].str = name_at(P, host);
+	}
+	if (p->rank >= 0) {
+		char rank[16];
+
+		/* a string: pprof drops a numeric label of value 0, rank 0's */
+		snprintf(rank, sizeof(rank), "%d", p->rank);
+		l[n].key = str_at(P, "rank");
+		l[n++].str = str_at(P, rank);
 	}
 	for (size_t k = 0; k < n; k++)
 		lp[k] = &l[k];

@@ -259,6 +259,13 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	json_object_set_new(o, "cgroup", ls_json__str(p->cgroup));
 	json_object_set_new(o, "cgroup_id",
 			    p->cgroup_id >= 0 ? json_integer(p->cgroup_id) : json_null());
+	json_object_set_new(o, "host", ls_json__name(ls_model__meta(m, "host")));
+	json_object_set_new(o, "rank", p->rank >= 0 ? json_integer(p->rank) : json_null());
+	json_object_set_new(o, "local_rank",
+			    p->local_rank >= 0 ? json_integer(p->local_rank) : json_null());
+	json_object_set_new(o, "world_size",
+			    p->world_size >= 0 ? json_integer(p->world_size) : json_null());
+	json_object_set_new(o, "master_addr", ls_json__name(p->master_addr));
 	json_object_set_new(o, "trace", ls_json__str(p->trace));
 	json_object_set_new(o, "threads", json_integer(p->threads));
 	json_object_set_new(o, "samples", json_integer(p->samples));

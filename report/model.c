@@ -143,18 +143,34 @@ static int64_t stat_of(struct loader *L, const char *key)
 	return stat_or(L, key, 0);
 }
 
+/* a rank or job size as the recorder checks them (jobenv.h), or -1 */
+static int rank_col(sqlite3_stmt *st, int col)
+{
+	int64_t v = lsm_col_id(st, col);
+
+	return v >= 0 && v < LS_JOBENV_MAX_RANK ? (int)v : -1;
+}
+
 static int load_procs(struct loader *L)
 {
 	int rc = 0;
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
+	/* schema 5 added each process's rank in its job */
 	int err = lsm_prepare(
 		L,
-		"SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
-		" start_ns, end_ns, exit_code, python, python_build, note,"
-		" (SELECT count(*) FROM threads t WHERE t.process_id = p.id), parent_wait_ns, trace,"
-		" cgroup, cgroup_id FROM processes p ORDER BY id",
+		L->schema >= 5
+			? "SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
+			  " start_ns, end_ns, exit_code, python, python_build, note,"
+			  " (SELECT count(*) FROM threads t WHERE t.process_id = p.id),"
+			  " parent_wait_ns, trace, cgroup, cgroup_id, rank, local_rank, world_size,"
+			  " master_addr FROM processes p ORDER BY id"
+			: "SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
+			  " start_ns, end_ns, exit_code, python, python_build, note,"
+			  " (SELECT count(*) FROM threads t WHERE t.process_id = p.id),"
+			  " parent_wait_ns, trace, cgroup, cgroup_id, NULL, NULL, NULL, NULL"
+			  " FROM processes p ORDER BY id",
 		&st);
 
 	if (err)
@@ -189,6 +205,10 @@ static int load_procs(struct loader *L)
 		p->trace = lsm_col_dup(st, 17);
 		p->cgroup = lsm_col_dup(st, 18);
 		p->cgroup_id = lsm_col_id(st, 19);
+		p->rank = rank_col(st, 20);
+		p->local_rank = rank_col(st, 21);
+		p->world_size = rank_col(st, 22);
+		p->master_addr = lsm_col_dup(st, 23);
 		p->spawn_file = -1;
 		m->threads += p->threads;
 		m->nprocs++;
@@ -909,6 +929,7 @@ void ls_model__free(struct ls_model *m)
 		free(p->gpu_message);
 		free(p->trace);
 		free(p->cgroup);
+		free(p->master_addr);
 		free(p->gpu_nvml_note);
 		lsm_free_execs(p);
 	}

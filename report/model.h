@@ -30,6 +30,8 @@ struct ls_mproc {
 	char *comm, *argv, *exe, *python, *python_build, *note;
 	char *cgroup;		  /* cgroup v2 path, or NULL */
 	int64_t cgroup_id;	  /* the kernel's cgroup id, -1 unknown */
+	int rank, local_rank, world_size; /* its distributed job's (RANK...), -1 unknown */
+	char *master_addr;		  /* MASTER_ADDR, or NULL */
 	int64_t start_ns, end_ns; /* end -1: still running when the profile was written */
 	int exit_code;		  /* wait(2) status, -1 unknown */
 	int threads;

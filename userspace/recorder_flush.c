@@ -110,6 +110,7 @@ static int flush_procs(struct ls_recorder *r)
 			.trace = r->trace ? ls_tracerec__state(r->trace, p->id) : NULL,
 			.cgroup = p->cgroup,
 			.cgroup_id = p->cgroup_id,
+			.job = &p->job,
 		};
 		int err;
 

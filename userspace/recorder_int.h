@@ -11,6 +11,7 @@
 #include <time.h>
 #include "hashmap.h"
 #include "images.h"
+#include "jobenv.h"
 #include "kstacks.h"
 #include "notebooks.h"
 #include "pycode.h"
@@ -53,6 +54,7 @@ struct rproc {
 	char *comm, *argv, *exe;
 	char *cgroup;	   /* v2 path from /proc, when it was readable */
 	int64_t cgroup_id; /* from the kernel's records; -1 unknown */
+	struct ls_jobenv job; /* its rank in a distributed job, from its environment */
 	int64_t start_ns, end_ns;
 	int exit_code;
 	bool exited, dirty;

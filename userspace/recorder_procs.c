@@ -46,6 +46,17 @@ static void replace_str(char **dst, const char *src)
 }
 
 /* (Re)reads identity from /proc; quietly keeps what it had when the process is gone. */
+/* Its rank in a distributed job, from the environment its image started with (its rights). */
+static void read_jobenv(struct rproc *p)
+{
+	char *env = NULL;
+	size_t len = 0;
+
+	if (ls_procfs__environ(p->pid, &env, &len) == 0)
+		ls_jobenv__parse(env, len, &p->job);
+	free(env);
+}
+
 void lsr_read_identity(struct rproc *p)
 {
 	struct ls_procstat st;
@@ -63,6 +74,7 @@ void lsr_read_identity(struct rproc *p)
 		replace_str(&p->exe, buf);
 	if (ls_procfs__cgroup(p->pid, buf, sizeof(buf)) > 0)
 		replace_str(&p->cgroup, buf);
+	read_jobenv(p);
 	p->dirty = true;
 }
 
@@ -87,6 +99,7 @@ struct rproc *lsr_proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_
 	p->spawn_tid = -1;
 	p->end_ns = -1;
 	p->exit_code = -1;
+	p->job = (struct ls_jobenv){.rank = -1, .local_rank = -1, .world_size = -1};
 	p->cgroup_id = -1;
 	p->start_ns = rel_ns(r, ts);
 	ls_hashmap_init(&p->files);
@@ -346,6 +359,7 @@ void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *par
 	replace_str(&p->argv, parent->argv);
 	replace_str(&p->exe, parent->exe);
 	replace_str(&p->cgroup, parent->cgroup); /* fork keeps the cgroup */
+	p->job = parent->job;			 /* and the environment */
 	p->dirty = true;
 	if (parent->py_state == PY_READY && !parent->codes_released && p->py_state != PY_READY) {
 		p->py = parent->py;
@@ -525,6 +539,7 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	p->cgroup_id = (int64_t)e->cgroup_id;
 	if (ls_procfs__cgroup(p->pid, buf, sizeof(buf)) > 0)
 		replace_str(&p->cgroup, buf);
+	read_jobenv(p); /* an exec may start with another environment */
 	p->dirty = true;
 	lsr_image_begin(r, p, "exec", e->ts);
 	known = ls_images__find(&r->images, &e->image);

@@ -49,8 +49,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_PROC] =
 		"INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
-		" note, cgroup, parent_wait_ns, trace, cgroup_id)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" note, cgroup, parent_wait_ns, trace, cgroup_id, rank, local_rank, world_size,"
+		" master_addr) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_EXEC] =
 		"INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
 		" exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
@@ -95,7 +95,8 @@ static const char schema_sql[] =
 	" nspid INTEGER, parent_id INTEGER, spawn_stack INTEGER, spawn_tid INTEGER, comm TEXT,"
 	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
 	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER, trace TEXT,"
-	" cgroup_id INTEGER);"
+	" cgroup_id INTEGER, rank INTEGER, local_rank INTEGER, world_size INTEGER,"
+	" master_addr TEXT);"
 	"CREATE TABLE execs(process_id INTEGER NOT NULL, seq INTEGER NOT NULL, how TEXT NOT NULL,"
 	" start_ns INTEGER, end_ns INTEGER, comm TEXT, argv TEXT, exe TEXT, python TEXT,"
 	" python_build TEXT, note TEXT, samples INTEGER NOT NULL, cpu_ns INTEGER NOT NULL,"
@@ -455,6 +456,10 @@ int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p)
 	sqlite3_bind_int64(st, 18, p->parent_wait_ns);
 	bind_text(st, 19, p->trace);
 	bind_id(st, 20, p->cgroup_id);
+	bind_id(st, 21, p->job ? p->job->rank : -1);
+	bind_id(st, 22, p->job ? p->job->local_rank : -1);
+	bind_id(st, 23, p->job ? p->job->world_size : -1);
+	bind_text(st, 24, p->job && p->job->master_addr[0] ? p->job->master_addr : NULL);
 	return step(s, ST_PROC);
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 #include "linescope.h"
+#include "jobenv.h"
 
 #define LS_SCHEMA_VERSION 5
 /*
@@ -67,6 +68,7 @@ struct ls_store_proc {
 	int64_t cgroup_id;	/* the kernel's cgroup id (inode of the v2 directory); -1 unknown */
 	int64_t parent_wait_ns; /* time the parent spent in wait4/waitid for this process */
 	const char *trace;      /* --trace: "on", or why exact tracing was unavailable; NULL */
+	const struct ls_jobenv *job; /* its rank in a distributed job; NULL: none known */
 };
 int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p);
 

@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 c=tests/fuzz/corpus
 sid=${LS_SID_ROOT:-/var/cache/linescope/sid-root}
-mkdir -p $c/{linetable,debug_offsets,elf,profile,pytok,pyindex,activity,trace,gpu_records,ipynb,ipyhistory}
+mkdir -p $c/{linetable,debug_offsets,elf,profile,pytok,pyindex,activity,trace,gpu_records,ipynb,ipyhistory,jobenv}
 # location tables of real code objects, each after its co_firstlineno (3.11 and 3.13 formats)
 for py in /usr/bin/python3.11 /root/.pyenv/versions/3.13.0/bin/python3; do
 	"$py" - "$c/linetable" <<'PYEOF'
@@ -95,6 +95,10 @@ db.execute("INSERT INTO history VALUES (1, 2, ?, '%time x = 1')",
            ("get_ipython().run_line_magic('time', 'x = 1')",))
 db.commit()
 PYEOF
+# environments: a torchrun worker's, and hostile values
+printf 'PATH=/bin\0RANK=3\0LOCAL_RANK=1\0WORLD_SIZE=8\0MASTER_ADDR=10.0.0.1\0MASTER_PORT=29500' \
+	>"$c/jobenv/torchrun"
+printf 'RANK=99999999\0WORLD_SIZE=0\0RANK=-1' >"$c/jobenv/hostile"
 # Python sources: run.sh adds tests/fixtures/pysyms; corpus/pytok and corpus/pyindex hold only
 # seeds of their own (signatures.py; two_files, split at "\0\0" as fuzz_pyindex.c does)
 .output/fuzz/seeds "$c"

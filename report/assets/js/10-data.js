@@ -193,12 +193,15 @@ function procLabel(p) {
 	var pr = D.processes[p];
 	if (!pr)
 		return "?";
-	return (isNum(pr.pid) ? pr.pid + " " : "") + (pr.argv || pr.comm || "");
+	return (isNum(pr.pid) ? pr.pid + " " : "") +
+	       (isNum(pr.rank) ? "[rank " + pr.rank + "] " : "") + (pr.argv || pr.comm || "");
 }
 
 function procShort(p) {
 	var pr = D.processes[p];
-	return pr ? (isNum(pr.pid) ? "pid " + pr.pid : "process " + p) + (pr.comm ? " " + pr.comm : "")
+	return pr ? (isNum(pr.pid) ? "pid " + pr.pid : "process " + p) +
+			       (isNum(pr.rank) ? " rank " + pr.rank : "") +
+			       (pr.comm ? " " + pr.comm : "")
 		  : "?";
 }
 
