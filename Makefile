@@ -111,7 +111,8 @@ $(OUTPUT)/linescope.skel.h: $(BPF_OBJ)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/linescope.h | $(OUTPUT)/userspace $(SKELS)
+$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h gpu/*.h) bpf/linescope.h | \
+		$(OUTPUT)/userspace $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 

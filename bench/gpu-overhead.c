@@ -5,7 +5,7 @@
  *   none     no CUDA_INJECTION64_PATH: the baseline;
  *   idle     the library loaded, no tracer attached (semaphores zero): what every job pays;
  *   traced   the library loaded and bpf/gpu.bpf.c attached to its probes (root), records drained
- *            from the ring buffer into gpu/gpu_agg.c by a second thread, activity flushed in the
+ *            from the ring buffer into userspace/gpu_agg.c by a second thread, activity flushed in the
  *            timed region: what a profiled job pays per launch;
  *   sampled  traced with LINESCOPE_GPU_SAMPLE=16 (one launch in 16 probed, on average);
  *   armed    the library loaded with its probe semaphores set by hand and no uprobe installed:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# gpu/: the CUDA injection library liblinescope_cupti.so (CUPTI -> USDT), the collector's join of
-# GPU records (gpu_agg.o), their tests (tests/gpu) and the overhead benchmark (bench/gpu-overhead).
+# gpu/: the CUDA injection library liblinescope_cupti.so (CUPTI -> USDT), the GPU tests (tests/gpu,
+# with the collector's join of GPU records, userspace/gpu_agg.c) and the overhead benchmark
+# (bench/gpu-overhead).
 # Needs the CUDA 13 headers and libcupti.so.13 (CUDA_HOME, default /usr/local/cuda); no GPU.
 
 CUDA_HOME ?= /usr/local/cuda
@@ -9,12 +10,13 @@ CUDA_LIB := $(CUDA_HOME)/lib64
 GPU_OUT := $(OUTPUT)/gpu
 GPU_TOUT := $(OUTPUT)/tests/gpu
 GPU_LIB := $(GPU_OUT)/liblinescope_cupti.so
-GPU_HDRS := $(wildcard gpu/*.h) bpf/linescope.h
+GPU_HDRS := $(wildcard gpu/*.h) bpf/linescope.h userspace/gpu_agg.h
+# the collector's join, which the GPU tests drive
+GPU_AGG_OBJ := $(OUTPUT)/userspace/gpu_agg.o
 # the generated probes.h first: python-usdt/ has a probes.h of its own
 GPU_CFLAGS := -I$(GPU_OUT) $(ALL_CFLAGS) -I$(CUDA_INC)
 
-# The collector links the join; everything else here is for the injection library and its tests.
-LIB_OBJS += $(GPU_OUT)/gpu_agg.o
+# Everything here is for the injection library and its tests.
 ALL_TARGETS += $(GPU_LIB)
 TEST_TARGETS += test-gpu
 
@@ -79,7 +81,7 @@ $(GPU_TOUT)/test_kname: $(GPU_TOUT)/test_kname.o $(GPU_OUT)/kname.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $^ -lcmocka -o $@
 
-$(GPU_TOUT)/test_gpu_agg: $(GPU_TOUT)/test_gpu_agg.o $(GPU_OUT)/gpu_agg.o
+$(GPU_TOUT)/test_gpu_agg: $(GPU_TOUT)/test_gpu_agg.o $(GPU_AGG_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $^ -lcmocka -o $@
 
@@ -110,7 +112,7 @@ $(GPU_TOUT)/gpu_test.skel.h: $(GPU_TOUT)/gpu_test.bpf.o
 
 $(GPU_TOUT)/gpu_capture.o $(OUTPUT)/bench/gpu-overhead.o: $(GPU_TOUT)/gpu_test.skel.h
 
-$(GPU_TOUT)/gpu-capture: $(GPU_TOUT)/gpu_capture.o $(GPU_OUT)/gpu_agg.o
+$(GPU_TOUT)/gpu-capture: $(GPU_TOUT)/gpu_capture.o $(GPU_AGG_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $^ $(PKG_LIBS) -o $@
 
@@ -128,9 +130,9 @@ $(OUTPUT)/bench/gpu-overhead.o: bench/gpu-overhead.c $(GPU_HDRS) tests/gpu/fake/
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(GPU_CFLAGS) -I$(GPU_TOUT) -Itests/gpu/fake -c $< -o $@
 
-$(OUTPUT)/bench/gpu-overhead: $(OUTPUT)/bench/gpu-overhead.o $(GPU_OUT)/gpu_agg.o $(GPU_FAKE) $(GPU_LIB)
+$(OUTPUT)/bench/gpu-overhead: $(OUTPUT)/bench/gpu-overhead.o $(GPU_AGG_OBJ) $(GPU_FAKE) $(GPU_LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(OUTPUT)/bench/gpu-overhead.o $(GPU_OUT)/gpu_agg.o -L$(GPU_TOUT)/fake \
+	$(Q)$(CC) $(OUTPUT)/bench/gpu-overhead.o $(GPU_AGG_OBJ) -L$(GPU_TOUT)/fake \
 		-Wl,-rpath,'$$ORIGIN/../tests/gpu/fake' -l:libcupti.so.13 $(PKG_LIBS) -lpthread -o $@
 
 bench-gpu-overhead: $(OUTPUT)/bench/gpu-overhead
@@ -152,7 +154,7 @@ $(GPU_CHECK)/liblinescope_cupti.so: $(GPU_LIB) | $(GPU_CHECK)
 $(GPU_CHECK)/libcupti.so.13: $(CUDA_LIB)/libcupti.so.13 | $(GPU_CHECK)
 	$(Q)cp -L $< $@
 
-$(GPU_CHECK)/gpu-capture: $(GPU_TOUT)/gpu_capture.o $(GPU_OUT)/gpu_agg.o | $(GPU_CHECK)
+$(GPU_CHECK)/gpu-capture: $(GPU_TOUT)/gpu_capture.o $(GPU_AGG_OBJ) | $(GPU_CHECK)
 	$(call msg,LINK,$@ (static))
 	$(Q)$(CC) $^ -static -lbpf -lelf -lz -ljansson -o $@ 2>&1 | { grep -v 'statically linked applications' || true; }
 

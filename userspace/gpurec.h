@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * GPU collection in the recorder (--gpu): feeds launch samples and GPU records to the join
- * (gpu/gpu_agg.h) and keeps, per (process, launching stack), device time, driver time, device
+ * (gpu_agg.h) and keeps, per (process, launching stack), device time, driver time, device
  * memory peak, kernel count and NCCL time; flushes them and the per-process GPU state (library
  * status, devices) to the store. Not thread-safe.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * GPU records from a target's injection library (gpu/gpu_agg.c, the profiler's side): the input is
+ * GPU records from a target's injection library (userspace/gpu_agg.c, the profiler's side): the input is
  * a sequence of launches and records, each prefixed with a kind byte and a 2-byte length.
  */
 #include <stdint.h>

@@ -18,7 +18,7 @@ FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) -std=gnu11 -D_GNU_SOURCE -DLS_VERSION='"$(VERS
 	-I$(OUTPUT) -Ibpf -Iuserspace -Ireport -Igpu -I$(GPU_OUT) -I$(CUDA_INC) $(PKG_CFLAGS)
 # the library under test, instrumented: every userspace and report source, the GPU join and parser
 FUZZ_LIB_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c)) $(wildcard report/*.c) \
-	gpu/gpu_agg.c gpu/activity.c gpu/kname.c $(PPROF_PB).c
+	gpu/activity.c gpu/kname.c $(PPROF_PB).c
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(FUZZ_LIB_SRCS))
 FUZZ_LIB := $(FUZZ_OUT)/libfuzzed.a
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_ALL))

@@ -2,7 +2,7 @@
 /*
  * gpu-capture: the GPU data path without the rest of the collector, for tests and the GPU check.
  * Loads bpf/gpu.bpf.c (with a test fork tracker), attaches to the injection library's USDT probes,
- * runs a command with CUDA_INJECTION64_PATH set, joins what arrives with gpu/gpu_agg.c and writes
+ * runs a command with CUDA_INJECTION64_PATH set, joins what arrives with userspace/gpu_agg.c and writes
  * JSON: per process and per launching thread (the cookie is the tid here; the collector uses the
  * Python stack instead), plus BPF and join counters.
  *

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The collector's join of launch samples and GPU records (gpu/gpu_agg.c). */
+/* The collector's join of launch samples and GPU records (userspace/gpu_agg.c). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>

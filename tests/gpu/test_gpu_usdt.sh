@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The GPU data path end to end, as root, on the fake CUDA driver: injection library -> USDT ->
-# bpf/gpu.bpf.c -> ring buffer -> gpu/gpu_agg.c, driven by a real Python process whose threads
+# bpf/gpu.bpf.c -> ring buffer -> userspace/gpu_agg.c, driven by a real Python process whose threads
 # launch kernels of known device time (tests/gpu/gpu_app.py), and by the fake C application for the
 # failure paths. tests/gpu/check_capture.py compares what arrived with what the application did.
 set -u
