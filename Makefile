@@ -48,7 +48,7 @@ $(shell rm -rf linescope-bpf .output/userspace .output/report .output/gpu .outpu
 	echo '$(BUILD_FLAGS)' > .output/.build-flags)
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DLS_VERSION='"$(VERSION)"' \
-	-I$(OUTPUT) -Ibpf -Iuserspace -Ireport -Igpu -Ipython-usdt $(PKG_CFLAGS)
+	-I$(OUTPUT) -Ibpf -Iuserspace/lib -Iuserspace -Ireport -Igpu -Ipython-usdt $(PKG_CFLAGS)
 LDLIBS := $(PKG_LIBS) -lpthread -lm
 
 ifeq ($(V),1)
@@ -111,12 +111,15 @@ $(OUTPUT)/linescope.skel.h: $(BPF_OBJ)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h gpu/*.h) bpf/linescope.h | \
-		$(OUTPUT)/userspace $(SKELS)
+# userspace/lib/ (what the collector and the report share) lands in $(OUTPUT)/userspace/lib/
+$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h userspace/lib/*.h gpu/*.h) \
+		bpf/linescope.h | $(OUTPUT)/userspace $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/report/%.o: report/%.c $(wildcard report/*.h userspace/*.h) | $(OUTPUT)/report
+$(OUTPUT)/report/%.o: report/%.c $(wildcard report/*.h userspace/*.h userspace/lib/*.h) | \
+		$(OUTPUT)/report
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -15,15 +15,17 @@ FUZZ_ALL := linetable debug_offsets elf profile pytok pyindex activity trace gpu
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) -std=gnu11 -D_GNU_SOURCE -DLS_VERSION='"$(VERSION)"' \
-	-I$(OUTPUT) -Ibpf -Iuserspace -Ireport -Igpu -I$(GPU_OUT) -I$(CUDA_INC) $(PKG_CFLAGS)
+	-I$(OUTPUT) -Ibpf -Iuserspace/lib -Iuserspace -Ireport -Igpu -I$(GPU_OUT) -I$(CUDA_INC) \
+	$(PKG_CFLAGS)
 # the library under test, instrumented: every userspace and report source, the GPU join and parser
-FUZZ_LIB_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c)) $(wildcard report/*.c) \
+FUZZ_LIB_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c)) \
+	$(wildcard userspace/lib/*.c) $(wildcard report/*.c) \
 	gpu/activity.c gpu/kname.c $(PPROF_PB).c
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(FUZZ_LIB_SRCS))
 FUZZ_LIB := $(FUZZ_OUT)/libfuzzed.a
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_ALL))
 
-$(FUZZ_OUT)/obj/%.o: %.c $(wildcard userspace/*.h report/*.h gpu/*.h) | $(SKELS) $(GPU_OUT)/probes.h \
+$(FUZZ_OUT)/obj/%.o: %.c $(wildcard userspace/*.h userspace/lib/*.h report/*.h gpu/*.h) | $(SKELS) $(GPU_OUT)/probes.h \
 		$(PPROF_PB).h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
