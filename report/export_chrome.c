@@ -180,23 +180,37 @@ static void put_thread(struct chrome *C, size_t *i, struct open_frame *open, int
 
 /*
  * The line that launched device work, "function (file:line)" JSON-quoted: the stack's innermost
- * project frame, as the report's Time charges it (the innermost frame when none is), or
- * "(launch not seen)".
+ * project frame, as the report's Time charges it (the innermost frame when none is); the
+ * "[native] ..." frame for a launch without a Python frame; "(launch not seen)".
  */
-static void put_launcher(struct chrome *C, int stack)
+static void put_launcher(struct chrome *C, const struct ls_mgpu_span *g)
 {
-	const struct ls_mstack *st = &C->m->stacks->stacks[stack];
+	const struct ls_mstack *st = &C->m->stacks->stacks[g->stack];
 	const struct ls_mframe *f = st->depth ? &st->frames[0] : NULL;
+	char name[512], *q;
 
 	for (int i = 0; i < st->depth; i++)
 		if (ls_mfile__project(&C->m->files[C->m->funcs[st->frames[i].func].file])) {
 			f = &st->frames[i];
 			break;
 		}
-	if (f)
+	if (f) {
 		fprintf(C->out, "%s:%d)\"", C->func_names[f->func], f->line);
-	else
+		return;
+	}
+	if (g->unseen) {
 		fputs("\"(launch not seen)\"", C->out);
+		return;
+	}
+	ls_export__native_name(C->m, g->proc, name, sizeof(name));
+	q = quoted(name, false);
+	if (!q) {
+		C->err = -ENOMEM;
+		fputs("null", C->out);
+		return;
+	}
+	fputs(q, C->out);
+	free(q);
 }
 
 /*
@@ -245,7 +259,7 @@ static void put_gpu_streams(struct chrome *C, size_t *i)
 		fprintf(C->out,
 			",\"cat\":\"gpu\",\"name\":%s,\"args\":{\"kind\":\"%s\",\"launched from\":",
 			name, kinds[g->kind]);
-		put_launcher(C, g->stack);
+		put_launcher(C, g);
 		fprintf(C->out, ",\"bytes\":%" PRId64 ",\"records\":%" PRId64 "}}", g->bytes,
 			g->count);
 		free(name);

@@ -208,7 +208,8 @@ struct ls_mtick {
 /* --timeline --gpu (LS_MODEL_TIMELINE): a kernel, copy or set as it ran on a device's stream. */
 struct ls_mgpu_span {
 	int proc;  /* index into procs */
-	int stack; /* the launching stack: index into ls_mstacks.stacks (0: none known) */
+	int stack; /* the launching stack: index into ls_mstacks.stacks (0: no Python frame) */
+	bool unseen; /* its launch was not seen (stack 0) */
 	int device, stream;
 	int kind;	/* enum ls_gpu_act_kind (gpu/gpu_records.h): 1 kernel, 2 copy, 3 set */
 	int64_t t_ns;	/* device start, in ns from the run's start */

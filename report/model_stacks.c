@@ -230,6 +230,7 @@ static int load_gpu_timeline(struct loader *L, struct builder *b)
 			.count = count,
 			.bytes = bytes,
 			.name = lsm_col_dup(st, 6),
+			.unseen = sid == LS_GPU_STACK_UNSEEN,
 		};
 	}
 	sqlite3_finalize(st);

@@ -202,6 +202,7 @@ static void write_profile(void)
 	put_span(s, 7, 1, 40, 2, 1, "k1", 0);
 	put_span(s, 7, 1, 41, 1, LS_GPU_STACK_UNSEEN, "k\"2", 0);
 	put_span(s, 9, 2, 40, 1, 3, NULL, 4096);
+	put_span(s, 9, 3, 41, 1, 0, NULL, 64);
 	put_span(s, 9, 2, 50, 0, 3, NULL, 4096);
 	assert_int_equal(ls_store__commit(s), 0);
 	ls_store__free(s);
@@ -554,7 +555,8 @@ static void test_hostile_rows(void **state)
 /* A damaged file is one error from the loader, whatever the format asks for. */
 /*
  * The Chrome trace: the timeline's ticks as nested slices per thread, exactly; a gap longer than a
- * period ends every slice; device work on a track per stream, named by its launching line;
+ * period ends every slice; device work on a track per stream, named by its launching line (or
+ * its process's native frame);
  * damaged ticks and spans are counted, not shown.
  */
 static void test_chrome(void **state)
@@ -578,9 +580,11 @@ static void test_chrome(void **state)
 		{0x40000000, "k1", 40000, 2000},
 		{0x40000000, "k\"2", 42000, 1000},
 		{0x40000001, "memcpy", 40000, 1000},
+		{0x40000001, "memset", 41000, 1000},
 	};
 	static const char *const launched[] = {"f (/src/app.py:2)", "(launch not seen)",
-					       "f (/src/app.py:3)"}; /* g:10 is a library's */
+					       "f (/src/app.py:3)", /* g:10 is a library's */
+					       "[native] python3 (pid 100)"};
 	struct ls_model *m = NULL;
 	char *buf = NULL;
 	size_t n = 0, i, nx = 0;
@@ -619,7 +623,7 @@ static void test_chrome(void **state)
 		if (want[nx].tid >= 0x40000000)
 			assert_string_equal(json_string_value(json_object_get(
 						    json_object_get(e, "args"), "launched from")),
-					    launched[nx - 11]); /* the last three */
+					    launched[nx - 11]); /* the last four */
 		nx++;
 	}
 	assert_int_equal(nx, sizeof(want) / sizeof(want[0]));
@@ -628,7 +632,7 @@ static void test_chrome(void **state)
 	assert_true(json_is_true(json_object_get(other, "timeline")));
 	assert_int_equal(json_integer_value(json_object_get(other, "ticks")), 7);
 	assert_int_equal(json_integer_value(json_object_get(other, "ticks_refused")), 3);
-	assert_int_equal(json_integer_value(json_object_get(other, "gpu_spans")), 3);
+	assert_int_equal(json_integer_value(json_object_get(other, "gpu_spans")), 4);
 	assert_int_equal(json_integer_value(json_object_get(other, "gpu_spans_refused")), 1);
 	json_decref(d);
 	free(buf);
