@@ -33,10 +33,13 @@ struct ls_loader {
 	size_t ntrace;
 	/* agg_maps[0] is set by a thread of its own (ls_loader__agg_start), joined before a swap */
 	pthread_t agg_setter;
-	bool agg_setting;
-	int agg_set_err;
-	bool agg_started;
-	bool agg_failed;   /* it could not be set: every sample goes whole (stats.agg_unset) */
+	enum {
+		AGG_UNSET,   /* not begun: every sample goes whole (stats.agg_unset) */
+		AGG_SETTING, /* agg_setter is at it */
+		AGG_ON,	     /* set: the maps are swapped at each flush */
+		AGG_FAILED,  /* it could not be set: every sample goes whole */
+	} agg_state;
+	int agg_set_err;   /* agg_setter's result */
 	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
 	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
 };
@@ -370,7 +373,7 @@ void ls_loader__free(struct ls_loader *l)
 {
 	if (!l)
 		return;
-	if (l->agg_setting)
+	if (l->agg_state == AGG_SETTING)
 		pthread_join(l->agg_setter, NULL);
 	for (int c = 0; l->links && c < l->ncpus; c++)
 		bpf_link__destroy(l->links[c]);
@@ -485,33 +488,28 @@ int ls_loader__agg_start(struct ls_loader *l)
 {
 	int err;
 
-	if (l->agg_started || l->agg_setting || l->agg_failed)
+	if (l->agg_state != AGG_UNSET)
 		return 0;
 	err = -pthread_create(&l->agg_setter, NULL, set_first_map, l);
 	if (err)
 		return ls_err(err, "cannot set up the in-kernel aggregates: %s", strerror(-err));
-	l->agg_setting = true;
+	l->agg_state = AGG_SETTING;
 	return 0;
 }
 
-/* The first map is set, once its thread is done. */
+/* The first map is set, once its thread is done: 0, or -EAGAIN while it is not. */
 static int agg_started(struct ls_loader *l)
 {
-	if (l->agg_setting) {
+	if (l->agg_state == AGG_SETTING) {
 		pthread_join(l->agg_setter, NULL);
-		l->agg_setting = false;
-		if (l->agg_set_err) {
-			l->agg_failed = true;
+		l->agg_state = l->agg_set_err ? AGG_FAILED : AGG_ON;
+		if (l->agg_set_err)
 			ls_warn(0,
 				"cannot set up the in-kernel aggregates (%s): every sample goes "
 				"whole through the ring buffer",
 				strerror(-l->agg_set_err));
-			return -EAGAIN;
-		}
-		l->agg_started = true;
-		l->agg_b_active = false;
 	}
-	return l->agg_started ? 0 : -EAGAIN;
+	return l->agg_state == AGG_ON ? 0 : -EAGAIN;
 }
 
 int ls_loader__agg_swap(struct ls_loader *l)
