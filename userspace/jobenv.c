@@ -22,13 +22,9 @@ int ls_jobenv__parse(const char *env, size_t len, struct ls_jobenv *out)
 {
 	static const struct {
 		const char *name;
-		size_t off;
 		int min;
-	} keys[] = {
-		{"RANK=", offsetof(struct ls_jobenv, rank), 0},
-		{"LOCAL_RANK=", offsetof(struct ls_jobenv, local_rank), 0},
-		{"WORLD_SIZE=", offsetof(struct ls_jobenv, world_size), 1},
-	};
+	} keys[] = {{"RANK=", 0}, {"LOCAL_RANK=", 0}, {"WORLD_SIZE=", 1}};
+	int *field[] = {&out->rank, &out->local_rank, &out->world_size};
 	const char *p = env, *end = env + len;
 
 	out->rank = out->local_rank = out->world_size = -1;
@@ -41,8 +37,7 @@ int ls_jobenv__parse(const char *env, size_t len, struct ls_jobenv *out)
 			size_t kl = strlen(keys[k].name);
 
 			if (n >= kl && !memcmp(p, keys[k].name, kl))
-				*(int *)((char *)out + keys[k].off) =
-					number(p + kl, n - kl, keys[k].min);
+				*field[k] = number(p + kl, n - kl, keys[k].min);
 		}
 		if (n > 12 && !memcmp(p, "MASTER_ADDR=", 12)) {
 			size_t vl = n - 12 < sizeof(out->master_addr) - 1
