@@ -94,36 +94,54 @@ static void put_instant(struct chrome *C, int pid, int64_t t, const char *name, 
 	fputc('}', C->out);
 }
 
-/* The slice of one frame, [start, end] of thread (proc, tid). */
-static void put_slice(struct chrome *C, int proc, int tid, int64_t key, int64_t start, int64_t end)
+/* Starts an X event of thread (pid, tid): [start, start + dur]. */
+static void begin_slice(struct chrome *C, int pid, int tid, int64_t start, int64_t dur)
 {
-	const struct ls_mproc *p = &C->m->procs[proc];
-
-	if (end <= start)
-		return;
-	begin(C, "X", p->pid, tid);
+	begin(C, "X", pid, tid);
 	fputs(",\"ts\":", C->out);
 	put_us(C, start);
 	fputs(",\"dur\":", C->out);
-	put_us(C, end - start);
-	if (key >= 0) {
-		/* named as the folded stacks name it: "function (file:line)" */
-		fprintf(C->out, ",\"cat\":\"python\",\"name\":%s:%d)\"}", C->func_names[key >> 32],
-			(int)(uint32_t)key);
-	} else if (key == KEY_NATIVE) {
-		char name[512], *q;
+	put_us(C, dur);
+}
 
-		ls_export__native_name(C->m, proc, name, sizeof(name));
-		q = quoted(name, false);
-		if (!q) {
-			C->err = -ENOMEM;
-			return;
-		}
-		fprintf(C->out, ",\"cat\":\"native\",\"name\":%s}", q);
-		free(q);
-	} else {
-		fprintf(C->out, ",\"cat\":\"off-cpu\",\"name\":\"%s\"}", wait_names[-2 - key]);
+/* A Python frame's name as the folded stacks have it, "function (file:line)", JSON-quoted. */
+static void put_frame_name(struct chrome *C, int func, int line)
+{
+	fprintf(C->out, "%s:%d)\"", C->func_names[func], line);
+}
+
+/* The "[native] COMM (pid P)" frame of process proc, JSON-quoted. */
+static void put_native_name(struct chrome *C, int proc)
+{
+	char name[512], *q;
+
+	ls_export__native_name(C->m, proc, name, sizeof(name));
+	q = quoted(name, false);
+	if (!q) {
+		C->err = -ENOMEM;
+		fputs("null", C->out);
+		return;
 	}
+	fputs(q, C->out);
+	free(q);
+}
+
+/* The slice of one frame, [start, end] of thread (proc, tid). */
+static void put_slice(struct chrome *C, int proc, int tid, int64_t key, int64_t start, int64_t end)
+{
+	if (end <= start)
+		return;
+	begin_slice(C, C->m->procs[proc].pid, tid, start, end - start);
+	if (key >= 0) {
+		fputs(",\"cat\":\"python\",\"name\":", C->out);
+		put_frame_name(C, (int)(key >> 32), (int)(uint32_t)key);
+	} else if (key == KEY_NATIVE) {
+		fputs(",\"cat\":\"native\",\"name\":", C->out);
+		put_native_name(C, proc);
+	} else {
+		fprintf(C->out, ",\"cat\":\"off-cpu\",\"name\":\"%s\"", wait_names[-2 - key]);
+	}
+	fputc('}', C->out);
 }
 
 /*
@@ -187,30 +205,18 @@ static void put_launcher(struct chrome *C, const struct ls_mgpu_span *g)
 {
 	const struct ls_mstack *st = &C->m->stacks->stacks[g->stack];
 	const struct ls_mframe *f = st->depth ? &st->frames[0] : NULL;
-	char name[512], *q;
 
 	for (int i = 0; i < st->depth; i++)
 		if (ls_mfile__project(&C->m->files[C->m->funcs[st->frames[i].func].file])) {
 			f = &st->frames[i];
 			break;
 		}
-	if (f) {
-		fprintf(C->out, "%s:%d)\"", C->func_names[f->func], f->line);
-		return;
-	}
-	if (g->unseen) {
+	if (f)
+		put_frame_name(C, f->func, f->line);
+	else if (g->unseen)
 		fputs("\"(launch not seen)\"", C->out);
-		return;
-	}
-	ls_export__native_name(C->m, g->proc, name, sizeof(name));
-	q = quoted(name, false);
-	if (!q) {
-		C->err = -ENOMEM;
-		fputs("null", C->out);
-		return;
-	}
-	fputs(q, C->out);
-	free(q);
+	else
+		put_native_name(C, g->proc);
 }
 
 /*
@@ -251,11 +257,7 @@ static void put_gpu_streams(struct chrome *C, size_t *i)
 			C->err = -ENOMEM;
 			break;
 		}
-		begin(C, "X", pid, GPU_TID(track));
-		fputs(",\"ts\":", C->out);
-		put_us(C, start);
-		fputs(",\"dur\":", C->out);
-		put_us(C, g->dur_ns);
+		begin_slice(C, pid, GPU_TID(track), start, g->dur_ns);
 		fprintf(C->out,
 			",\"cat\":\"gpu\",\"name\":%s,\"args\":{\"kind\":\"%s\",\"launched from\":",
 			name, kinds[g->kind]);
