@@ -151,6 +151,13 @@ static int rank_col(sqlite3_stmt *st, int col)
 	return v >= 0 && v < LS_JOBENV_MAX_RANK ? (int)v : -1;
 }
 
+/* every column of processes but the ones schema 5 added */
+#define PROC_COLS                                                                                 \
+	"SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe, start_ns, end_ns," \
+	" exit_code, python, python_build, note,"                                                 \
+	" (SELECT count(*) FROM threads t WHERE t.process_id = p.id), parent_wait_ns, trace,"     \
+	" cgroup, cgroup_id, "
+
 static int load_procs(struct loader *L)
 {
 	int rc = 0;
@@ -158,20 +165,12 @@ static int load_procs(struct loader *L)
 	sqlite3_stmt *st;
 	size_t cap = 0;
 	/* schema 5 added each process's rank in its job */
-	int err = lsm_prepare(
-		L,
-		L->schema >= 5
-			? "SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
-			  " start_ns, end_ns, exit_code, python, python_build, note,"
-			  " (SELECT count(*) FROM threads t WHERE t.process_id = p.id),"
-			  " parent_wait_ns, trace, cgroup, cgroup_id, rank, local_rank, world_size,"
-			  " master_addr FROM processes p ORDER BY id"
-			: "SELECT id, pid, ppid, nspid, parent_id, spawn_stack, comm, argv, exe,"
-			  " start_ns, end_ns, exit_code, python, python_build, note,"
-			  " (SELECT count(*) FROM threads t WHERE t.process_id = p.id),"
-			  " parent_wait_ns, trace, cgroup, cgroup_id, NULL, NULL, NULL, NULL"
-			  " FROM processes p ORDER BY id",
-		&st);
+	int err = lsm_prepare(L,
+			      L->schema >= 5 ? PROC_COLS "rank, local_rank, world_size, master_addr"
+							 " FROM processes p ORDER BY id"
+					     : PROC_COLS "NULL, NULL, NULL, NULL"
+							 " FROM processes p ORDER BY id",
+			      &st);
 
 	if (err)
 		return err;
