@@ -770,7 +770,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 	if (o->gpu && (err = ls_recorder__enable_gpu(s.rec)))
 		goto out;
 	if (o->timeline)
-		ls_recorder__enable_timeline(s.rec, 1000000000ULL / (o->frequency ?: 999));
+		ls_recorder__enable_timeline(s.rec, ls_loader__period_ns(s.loader));
 	if (o->trace && (err = ls_recorder__enable_trace(s.rec)))
 		goto out;
 	err = ls_loader__ring(s.loader, ls_recorder__handle, s.rec, &s.rb);
