@@ -36,12 +36,13 @@ struct ls_gpurec {
 /* --timeline: the span of one contribution of device work (not the API's, nor a timeless one) */
 static void add_span(struct ls_gpurec *g, const struct ls_gpu_attr *a, uint64_t cookie)
 {
-	const char *name = a->name_id ? ls_gpu_agg__name(g->agg, a->pid, a->name_id) : NULL;
 	struct ls_store_gpu_span *v;
+	const char *name;
 
 	if (!g->timeline || (a->flags & (LS_GPU_ATTR_API | LS_GPU_ATTR_NO_TIMING)) ||
 	    !a->start_mono || !a->gpu_ns)
 		return;
+	name = a->name_id ? ls_gpu_agg__name(g->agg, a->pid, a->name_id) : NULL;
 	v = ls_array_grow(g->spans, &g->scap, g->nspans, sizeof(*v), 256);
 	if (!v || (name && !(name = strdup(name)))) {
 		g->spans_lost++;
@@ -140,8 +141,7 @@ void ls_gpurec__free(struct ls_gpurec *g)
 		return;
 	ls_gpu_agg__free(g->agg);
 	free(g->lines);
-	for (size_t i = 0; i < g->nspans; i++)
-		free((char *)g->spans[i].name);
+	ls_gpurec__committed(g); /* frees the spans' names */
 	free(g->spans);
 	ls_hashmap_release(&g->index);
 	ls_hashmap_release(&g->pid_proc);

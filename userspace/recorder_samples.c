@@ -283,9 +283,11 @@ static void add_tick(struct ls_recorder *r, const struct rproc *p, int tid, int6
 		     uint8_t cls, uint8_t mode, uint64_t ts, uint64_t weight_ns)
 {
 	struct ls_store_tick *t;
+	int64_t end;
 
 	if (!r->timeline || (cls != LS_CLASS_CPU && weight_ns <= r->tl_min_wait_ns))
 		return;
+	end = rel_ns(r, ts);
 	t = ls_array_grow(r->ticks, &r->tkcap, r->nticks, sizeof(*t), 1024);
 	if (!t) {
 		r->st.timeline_lost++;
@@ -297,9 +299,9 @@ static void add_tick(struct ls_recorder *r, const struct rproc *p, int tid, int6
 		.tid = tid,
 		.kind = cls,
 		.mode = mode,
-		.t_ns = rel_ns(r, ts),
+		.t_ns = end,
 		/* a weight past the run's start (an interval open at the attach) is cut there */
-		.dur_ns = weight_ns < (uint64_t)rel_ns(r, ts) ? (int64_t)weight_ns : rel_ns(r, ts),
+		.dur_ns = weight_ns < (uint64_t)end ? (int64_t)weight_ns : end,
 		.stack_id = stack,
 	};
 	r->st.ticks++;
