@@ -373,7 +373,8 @@ static void warn_lost(struct session *s)
 			(unsigned long long)(bs.ringbuf_drops - bs.sample_drops + bs.scratch_busy));
 	if (bs.timeline_drops || rs.timeline_lost)
 		ls_warn(0,
-			"%llu samples are in the totals but not on the timeline (a full ring buffer)",
+			"%llu samples are in the totals but not on the timeline (a full ring buffer, "
+			"or no memory)",
 			(unsigned long long)(bs.timeline_drops + rs.timeline_lost));
 }
 
