@@ -503,6 +503,15 @@ static inline void ls_proc_move(struct ls_proc *p, __s64 delta)
 }
 
 /*
+ * Whether generation a is of a later exec than b. They only grow, but userspace replaces whole
+ * entries: a write that raced with an exec leaves the kernel's one behind userspace's.
+ */
+static inline int ls_gen_newer(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) > 0;
+}
+
+/*
  * Value of `images`: the `procs` entry of a process running the image, with every address
  * relative to the load bias. At exec, bias = mm->start_code - x_vaddr for ET_DYN, 0 otherwise.
  */

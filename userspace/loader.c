@@ -423,9 +423,13 @@ int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 		bpf_map_delete_elem(bpf_map__fd(l->skel->maps.procs), &key);
 		return 0;
 	}
-	/* a lookup then an update: an exec in between is caught by the next self-check */
+	/*
+	 * Refused when the kernel's entry is of a newer exec than ours. A lookup then an update:
+	 * an exec in between has its entry replaced by ours, its generation rolled back, and the
+	 * next push (its exec record's) is let through, since ours is then the newer.
+	 */
 	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.procs), &key, &cur) == 0 &&
-	    cur.gen != p->gen)
+	    ls_gen_newer(cur.gen, p->gen))
 		return -ESTALE;
 	err = bpf_map_update_elem(bpf_map__fd(l->skel->maps.procs), &key, p, BPF_ANY);
 	if (err)

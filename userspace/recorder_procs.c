@@ -290,7 +290,8 @@ static bool exec_in_flight(struct ls_recorder *r, const struct rproc *p)
 {
 	uint32_t gen;
 
-	return r->ops->proc_gen && r->ops->proc_gen(r->ctx, p->pid, &gen) == 0 && gen != p->gen;
+	return r->ops->proc_gen && r->ops->proc_gen(r->ctx, p->pid, &gen) == 0 &&
+	       ls_gen_newer(gen, p->gen);
 }
 
 /* Tries to find the interpreter; schedules a retry with backoff while it may still appear. */
@@ -561,11 +562,12 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 		if (python_ready(r, p))
 			return; /* a known image's layout has its slot: cannot happen */
 		r->st.images_known++;
-		/* BPF set the entry itself unless the image was not yet published */
-		if (!(e->flags & LS_EF_KNOWN_IMAGE))
-			push_proc(r, p);
+		/* BPF set it too when the image was published, but a push that raced with the
+		 * exec may have replaced that (see ls_loader__set_proc) */
+		push_proc(r, p);
 		return;
 	}
+	push_proc(r, p); /* pending: whatever raced with the exec is of the old image */
 	lsr_discover(r, p, now_mono());
 }
 

@@ -11,7 +11,7 @@ DEB_PY=/usr/bin/python3.11
 PYENV_PY=/root/.pyenv/versions/3.11.7/bin/python3.11
 PYQ=/usr/bin/python3.11 # runs the JSON queries
 WORK=$(mktemp -d /tmp/ls-e2e.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 failures=0
 
 fail() {

@@ -35,9 +35,12 @@ for t in sorted(truth, key=lambda t: t["pid"]):
     on = sum(l["samples"] for l in d["lines"] if l["pid"] == t["pid"] and l["function"] == "work")
     share = on / p["samples"] if p["samples"] else 0
     named = bool(p["argv"]) and bool(p["python"])
-    print("%s %s: worker %d: %d of %d samples (%.1f%%) on work(), which used %.3fs; %s, %s" % (
-        "ok" if share >= 0.90 and named else "FAIL", name, t["pid"], on, p["samples"],
-        100 * share, t["work_s"], p["python"], (p["argv"] or "no command line")[:60]))
+    ok = share >= 0.90 and named
+    print("%s %s: worker %d: %d of %d samples (%.1f%%) on work(), which used %.3fs; %s, %s%s" % (
+        "ok" if ok else "FAIL", name, t["pid"], on, p["samples"],
+        100 * share, t["work_s"], p["python"], (p["argv"] or "no command line")[:60],
+        "" if ok else "; %d native; images %s" % (p["native_samples"], [
+            (x["how"], x["samples"], x["unresolved"], x["python"], x["note"]) for x in p["execs"]])))
 PYEOF
 )
 }
