@@ -176,6 +176,15 @@ static int check_pids(const struct ls_opts *o)
 	return 0;
 }
 
+/* The wall clock, in ns since the epoch, when CLOCK_MONOTONIC read mono. */
+static int64_t wall_at(uint64_t mono)
+{
+	struct timespec w;
+
+	clock_gettime(CLOCK_REALTIME, &w);
+	return (int64_t)w.tv_sec * 1000000000LL + w.tv_nsec - (int64_t)(mono_ns() - mono);
+}
+
 static void write_meta(struct session *s, int argc, char **argv)
 {
 	const struct ls_opts *o = s->o;
@@ -184,6 +193,7 @@ static void write_meta(struct session *s, int argc, char **argv)
 	struct utsname u;
 	time_t now = time(NULL);
 	size_t n = 0;
+	FILE *f;
 
 	for (int i = 0; i < argc && n < sizeof(buf) - 2; i++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", argv[i]);
@@ -212,6 +222,15 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
 	/* CLOCK_MONOTONIC at the start, the clock of every *_ns time in the profile */
 	ls_store__put_meta_int(s->store, "clock_start_ns", (int64_t)s->t0);
+	/* and the wall clock then, which puts profiles of several hosts on one clock (merge) */
+	ls_store__put_meta_int(s->store, "wall_start_ns", wall_at(s->t0));
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (f && fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		ls_store__put_meta(s->store, "boot_id", buf);
+	}
+	if (f)
+		fclose(f);
 	if (o->command) {
 		n = 0;
 		buf[0] = 0;
