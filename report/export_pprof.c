@@ -228,7 +228,7 @@ static uint64_t *stack_locations(struct pprof *P, int stack, int proc, size_t *n
 static size_t thread_labels(struct pprof *P, const struct ls_mthread *t, PbLabel *l, PbLabel **lp)
 {
 	const struct ls_mproc *p = &P->m->procs[t->proc];
-	const char *host = ls_model__meta(P->m, "host");
+	const char *host = ls_model__host(P->m, t->proc);
 	size_t n = 0;
 
 	for (int k = 0; k < L_MAX; k++)

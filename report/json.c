@@ -259,7 +259,7 @@ static json_t *process_object(const struct ls_model *m, const struct ls_mproc *p
 	json_object_set_new(o, "cgroup", ls_json__str(p->cgroup));
 	json_object_set_new(o, "cgroup_id",
 			    p->cgroup_id >= 0 ? json_integer(p->cgroup_id) : json_null());
-	json_object_set_new(o, "host", ls_json__name(ls_model__meta(m, "host")));
+	json_object_set_new(o, "host", ls_json__name(ls_model__host(m, (int)(p - m->procs))));
 	json_object_set_new(o, "rank", p->rank >= 0 ? json_integer(p->rank) : json_null());
 	json_object_set_new(o, "local_rank",
 			    p->local_rank >= 0 ? json_integer(p->local_rank) : json_null());
@@ -786,6 +786,7 @@ static json_t *files_array(const struct ls_model *m)
 				continue;
 			o = json_object();
 			json_object_set_new(o, "pid", json_integer(m->procs[p].pid));
+			json_object_set_new(o, "host", ls_json__name(ls_model__host(m, (int)p)));
 			json_object_set_new(o, "path", ls_json__name(m->files[f].path));
 			json_object_set_new(o, "kind", json_string(m->files[f].kind));
 			json_object_set_new(o, "lines",
@@ -840,6 +841,7 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_t *r = json_object();
 
 		json_object_set_new(r, "pid", json_integer(m->procs[l->proc].pid));
+		json_object_set_new(r, "host", ls_json__name(ls_model__host(m, l->proc)));
 		json_object_set_new(r, "path", ls_json__name(f->path));
 		json_object_set_new(r, "line", json_integer(l->line));
 		if (f->ncells) {
@@ -901,6 +903,7 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_t *fo = json_object();
 
 		json_object_set_new(fo, "pid", json_integer(m->procs[fs->proc].pid));
+		json_object_set_new(fo, "host", ls_json__name(ls_model__host(m, fs->proc)));
 		json_object_set_new(fo, "path", ls_json__name(m->files[f->file].path));
 		json_object_set_new(fo, "function", ls_json__str(f->qualname));
 		json_object_set_new(fo, "first_line", json_integer(f->def_line));

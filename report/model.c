@@ -94,6 +94,13 @@ const char *ls_model__status(const struct ls_model *m)
 	return "Running";
 }
 
+const char *ls_model__host(const struct ls_model *m, int proc)
+{
+	const char *h = proc >= 0 && (size_t)proc < m->nprocs ? m->procs[proc].host : NULL;
+
+	return h ? h : ls_model__meta(m, "host");
+}
+
 const char *ls_model__meta(const struct ls_model *m, const char *key)
 {
 	for (size_t i = 0; i < m->nmeta; i++)
@@ -164,13 +171,17 @@ static int load_procs(struct loader *L)
 	struct ls_model *m = L->m;
 	sqlite3_stmt *st;
 	size_t cap = 0;
-	/* schema 5 added each process's rank in its job */
-	int err = lsm_prepare(L,
-			      L->schema >= 5 ? PROC_COLS "rank, local_rank, world_size, master_addr"
-							 " FROM processes p ORDER BY id"
-					     : PROC_COLS "NULL, NULL, NULL, NULL"
-							 " FROM processes p ORDER BY id",
-			      &st);
+	/* schema 5 added each process's rank in its job, 6 its host in a merged profile */
+	int err = lsm_prepare(
+		L,
+		L->schema >= 6	 ? PROC_COLS "rank, local_rank, world_size, master_addr,"
+					     " (SELECT name FROM hosts h WHERE h.id = p.host_id)"
+					     " FROM processes p ORDER BY id"
+		: L->schema >= 5 ? PROC_COLS "rank, local_rank, world_size, master_addr, NULL"
+					     " FROM processes p ORDER BY id"
+				 : PROC_COLS "NULL, NULL, NULL, NULL, NULL"
+					     " FROM processes p ORDER BY id",
+		&st);
 
 	if (err)
 		return err;
@@ -208,6 +219,7 @@ static int load_procs(struct loader *L)
 		p->local_rank = rank_col(st, 21);
 		p->world_size = rank_col(st, 22);
 		p->master_addr = lsm_col_dup(st, 23);
+		p->host = lsm_col_dup(st, 24);
 		p->spawn_file = -1;
 		m->threads += p->threads;
 		m->nprocs++;
@@ -929,6 +941,7 @@ void ls_model__free(struct ls_model *m)
 		free(p->trace);
 		free(p->cgroup);
 		free(p->master_addr);
+		free(p->host);
 		free(p->gpu_nvml_note);
 		lsm_free_execs(p);
 	}

@@ -32,6 +32,7 @@ struct ls_mproc {
 	int64_t cgroup_id;	  /* the kernel's cgroup id, -1 unknown */
 	int rank, local_rank, world_size; /* its distributed job's (RANK...), -1 unknown */
 	char *master_addr;		  /* MASTER_ADDR, or NULL */
+	char *host; /* the host it ran on, in a merged profile; NULL: the profile's (meta host) */
 	int64_t start_ns, end_ns; /* end -1: still running when the profile was written */
 	int exit_code;		  /* wait(2) status, -1 unknown */
 	int threads;
@@ -303,6 +304,8 @@ void ls_model__free(struct ls_model *m);
 
 /* Metadata value, or NULL. Valid until ls_model__free(). */
 const char *ls_model__meta(const struct ls_model *m, const char *key);
+/* The host process proc (an index) ran on. */
+const char *ls_model__host(const struct ls_model *m, int proc);
 /*
  * The run's status: the recorded one ("Success", "Failed"); "Running" while the recorder that
  * writes the profile is still alive (same pid and start time); NULL when it stopped without

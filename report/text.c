@@ -110,6 +110,12 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		const struct ls_mproc *p = &m->procs[i];
 
 		fprintf(out, "#   %7d  ", p->pid);
+		if (p->host) { /* a merged profile: where, and which rank */
+			ls_text__put_clean(out, p->host, 24);
+			fputs(p->rank >= 0 ? " " : "  ", out);
+		}
+		if (p->rank >= 0)
+			fprintf(out, "[rank %d]  ", p->rank);
 		ls_text__put_clean(out, p->argv ? p->argv : p->comm ? p->comm : "?", 40);
 		fprintf(out, "  %8lld samples  %s%s", (long long)p->samples,
 			p->python ? "Python " : "", p->python ? p->python : "");

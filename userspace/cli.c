@@ -21,6 +21,7 @@ static const char record_doc[] =
 	"\n"
 	"USAGE: linescope-bpf [OPTIONS] (-p PID,... | -c CGROUP | -- COMMAND ...)\n"
 	"       linescope-bpf report PROFILE [-o FILE] [--format FORMAT]\n"
+	"       linescope-bpf merge PROFILE... -o JOB.lsprof\n"
 	"\n"
 	"Samples every thread of the target processes and their descendants, attributes time to "
 	"Python source lines, and writes a profile (--profile) and a self-contained HTML report (-o) "
@@ -55,6 +56,19 @@ static const char report_doc[] =
 	"  linescope-bpf report linescope.lsprof --format collapsed > stacks.folded\n"
 	"  linescope-bpf report linescope.lsprof --format collapsed --weight time\n"
 	"  linescope-bpf report new.lsprof --diff old.lsprof --format text\n";
+
+static const char merge_doc[] =
+	"Merge the profiles of several hosts or ranks of one job into one (docs/distributed.md).\n"
+	"\n"
+	"USAGE: linescope-bpf merge PROFILE... -o JOB.lsprof\n"
+	"\n"
+	"Every process keeps its host and rank; times are put on the earliest profile's clock, "
+	"across hosts through the wall clock each profile read at its start. The profiles must be "
+	"of one mode (wall or cpu).\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  linescope-bpf merge node0.lsprof node1.lsprof -o job.lsprof\n"
+	"  linescope-bpf report job.lsprof -o job.html\n";
 
 enum {
 	OPT_PROFILE = 0x100,
@@ -105,6 +119,13 @@ static const struct argp_option report_opts[] = {
 	 0},
 	{"diff", OPT_DIFF, "BASE", 0,
 	 "Compare with the profile BASE: each line's, function's and file's change in Time", 0},
+	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
+	{"quiet", 'q', NULL, 0, "Errors only", 0},
+	{},
+};
+
+static const struct argp_option merge_opts[] = {
+	{"output", 'o', "FILE", 0, "The merged profile (required)", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
 	{"quiet", 'q', NULL, 0, "Errors only", 0},
 	{},
@@ -335,6 +356,41 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static error_t merge_parse(int key, char *arg, struct argp_state *state)
+{
+	struct ls_opts *o = state->input;
+
+	switch (key) {
+	case 'o':
+		o->output = arg;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case ARGP_KEY_ARG: {
+		const char **v = realloc(o->inputs, (o->ninputs + 1) * sizeof(*v));
+
+		if (!v)
+			usage_error(state, "out of memory");
+		o->inputs = v;
+		o->inputs[o->ninputs++] = arg;
+		break;
+	}
+	case ARGP_KEY_END:
+		if (!o->ninputs)
+			usage_error(state, "missing PROFILE (the .lsprof files to merge)");
+		if (!o->output)
+			usage_error(state, "missing -o FILE (the merged profile)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 {
 	static const struct argp record_argp = {
@@ -356,6 +412,19 @@ void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 	o->top = 40;
 	argp_err_exit_status = LS_EXIT_USAGE;
 
+	if (argc > 1 && !strcmp(argv[1], "merge")) {
+		static const struct argp merge_argp = {
+			.options = merge_opts,
+			.parser = merge_parse,
+			.args_doc = "PROFILE...",
+			.doc = merge_doc,
+		};
+
+		o->merge = true;
+		argv[1] = argv[0];
+		argp_parse(&merge_argp, argc - 1, argv + 1, 0, NULL, o);
+		return;
+	}
 	if (argc > 1 && !strcmp(argv[1], "report")) {
 		o->report = true;
 		argv[1] = argv[0];
@@ -390,4 +459,6 @@ void ls_cli__release(struct ls_opts *o)
 {
 	free(o->pids);
 	o->pids = NULL;
+	free(o->inputs);
+	o->inputs = NULL;
 }

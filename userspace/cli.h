@@ -2,7 +2,8 @@
 /*
  * Command line: `linescope-bpf [OPTIONS] [-- COMMAND ARGS...]` records; `linescope-bpf report
  * PROFILE [-o FILE] [--format FORMAT] [--weight samples|time]` re-renders (or exports: pprof,
- * collapsed, speedscope). Usage errors exit with status 64.
+ * collapsed, speedscope); `linescope-bpf merge PROFILE... -o OUT` merges. Usage errors exit
+ * with status 64.
  */
 #ifndef LS_CLI_H
 #define LS_CLI_H
@@ -19,6 +20,9 @@ enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };
 
 struct ls_opts {
 	bool report;	     /* the `report` subcommand */
+	bool merge;	     /* the `merge` subcommand */
+	const char **inputs; /* merge's profiles */
+	int ninputs;
 	const char *profile; /* --profile FILE.lsprof, or report's PROFILE */
 	const char *output;  /* -o FILE; NULL: default (record) or stdout (report) */
 	const char *diff_base; /* report --diff BASE */

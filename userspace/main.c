@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "log.h"
+#include "merge.h"
 #include "outfile.h"
 #include "render.h"
 #include "session.h"
@@ -30,7 +31,12 @@ int main(int argc, char **argv)
 
 	ls_cli__parse(argc, argv, &opts);
 	ls_log_set_level(opts.quiet ? LS_LOG_QUIET : opts.verbose);
-	if (opts.report) {
+	if (opts.merge) {
+		int uid, gid;
+
+		ls_outfile__owner(&uid, &gid);
+		rc = ls_merge__run(opts.inputs, opts.ninputs, opts.output, uid, gid) ? 1 : 0;
+	} else if (opts.report) {
 		int uid, gid;
 
 		/* under sudo the report belongs to whoever ran it, as a recorded one does */

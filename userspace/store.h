@@ -15,10 +15,10 @@
 #include "linescope.h"
 #include "jobenv.h"
 
-#define LS_SCHEMA_VERSION 5
+#define LS_SCHEMA_VERSION 6
 /*
  * the oldest schema the reader still reads: 4 only added the notebooks and cells tables, 5 the
- * timeline table
+ * timeline tables and ranks, 6 the hosts of a merged profile
  */
 #define LS_SCHEMA_OLDEST 3
 

@@ -189,17 +189,35 @@ function functionNamed(s, def) {
 
 // ---- processes ----------------------------------------------------------------------------
 
+// Whether the processes ran on more than one host (a merged profile): labels then name the host.
+var MULTI_HOST = null;
+
+function multiHost() {
+	if (MULTI_HOST === null) {
+		var hosts = new Set();
+		D.processes.forEach(function (p) {
+			hosts.add(p && typeof p.host === "string" ? p.host : "");
+		});
+		MULTI_HOST = hosts.size > 1;
+	}
+	return MULTI_HOST;
+}
+
+function hostOf(pr) {
+	return multiHost() && pr && pr.host ? pr.host + " " : "";
+}
+
 function procLabel(p) {
 	var pr = D.processes[p];
 	if (!pr)
 		return "?";
-	return (isNum(pr.pid) ? pr.pid + " " : "") +
+	return hostOf(pr) + (isNum(pr.pid) ? pr.pid + " " : "") +
 	       (isNum(pr.rank) ? "[rank " + pr.rank + "] " : "") + (pr.argv || pr.comm || "");
 }
 
 function procShort(p) {
 	var pr = D.processes[p];
-	return pr ? (isNum(pr.pid) ? "pid " + pr.pid : "process " + p) +
+	return pr ? hostOf(pr) + (isNum(pr.pid) ? "pid " + pr.pid : "process " + p) +
 			       (isNum(pr.rank) ? " rank " + pr.rank : "") +
 			       (pr.comm ? " " + pr.comm : "")
 		  : "?";

@@ -136,6 +136,10 @@ function renderOverview(root, r) {
 	root.appendChild(t.root);
 	t.draw(true);
 
+	var ranks = SEL < 0 ? rankSection() : null;
+	if (ranks)
+		root.appendChild(ranks);
+
 	root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Processes"),
 			    helpLink("processes", {class: "more"}, "About processes \u2197")));
 	var pt = processTable();
@@ -214,6 +218,16 @@ function processTable() {
 				 td.appendChild(el("span", {class: "sub", title: "pid inside its namespace"}, " (" + P[i].nspid + ")"));
 		 }},
 		colPid(pv("ppid"), "ppid", "PPID"),
+	];
+	if (multiHost())
+		cols.push({id: "host", label: "Host", kind: "name", w: 140, value: pv("host"), cell: function (td, i) {
+			td.textContent = P[i].host || DASH;
+		}});
+	if (P.some(function (p) {
+		return p && isNum(p.rank);
+	}))
+		cols.push(colCount("rank", "Rank", pv("rank"), "RANK in its distributed job", 6));
+	cols = cols.concat([
 		{id: "cmd", label: "Command", kind: "name", w: 300, value: function (i) {
 			return P[i].argv || P[i].comm;
 		}, cell: function (td, i) {
@@ -249,7 +263,7 @@ function processTable() {
 		{id: "note", label: "Note", kind: "name", value: pv("note"), cell: function (td, i) {
 			setNum(td, P[i].note || "", true);
 		}},
-	];
+	]);
 	return new Table({columns: cols, rows: rows, sort: {id: "pid", dir: 1}, cls: "index procs",
 			  rowInit: function (tr, i) {
 				  if (i === SEL)

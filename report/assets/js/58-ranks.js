@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// Rank comparison (a merged or distributed job): the hottest lines of the whole job, with each
+// rank's own time on them, so that the rank that is slower on a line stands out. Ranks come from
+// the processes' RANK; a profile with no ranks but several hosts compares hosts instead.
+
+// {keys: [group key per process, or null], labels: [...]} or null when there is nothing to compare
+function rankGroups() {
+	var P = D.processes, byRank = P.some(function (p) {
+		return p && isNum(p.rank);
+	});
+	if (!byRank && !multiHost())
+		return null;
+	var idx = new Map(), keys = [], labels = [], order = [];
+	P.forEach(function (p, i) {
+		var k = !p ? null : byRank ? (isNum(p.rank) ? p.rank : null) : String(p.host || "?");
+		keys.push(k);
+		if (k === null || idx.has(k))
+			return;
+		idx.set(k, order.length);
+		order.push(k);
+	});
+	if (order.length < 2)
+		return null;
+	order.sort(function (a, b) {
+		return byRank ? a - b : COLLATOR.compare(a, b);
+	});
+	order.forEach(function (k, g) {
+		idx.set(k, g);
+		var host = "";
+		if (byRank && multiHost()) {
+			var p = P[keys.indexOf(k)];
+			host = p && p.host ? " (" + p.host + ")" : "";
+		}
+		labels.push(byRank ? "rank " + k + host : k);
+	});
+	return {group: keys.map(function (k) {
+		return k === null ? -1 : idx.get(k);
+	}), labels: labels, byRank: byRank};
+}
+
+// The n hottest (src, line) of all groups, each with its time per group; plus each group's total.
+function rankRows(G, n) {
+	var L = D.lines, rows = new Map(), total = new Float64Array(G.labels.length);
+	var proc = list(L.proc), T = list(L.time_s);
+	for (var i = 0; i < proc.length; i++) {
+		var g = G.group[proc[i]];
+		if (!isNum(g) || g < 0 || !isNum(T[i]))
+			continue;
+		var key = L.src[i] * KEY_LINE + L.line[i], r = rows.get(key);
+		if (!r) {
+			r = {src: L.src[i], line: L.line[i], t: new Float64Array(G.labels.length), sum: 0};
+			rows.set(key, r);
+		}
+		r.t[g] += T[i];
+		r.sum += T[i];
+		total[g] += T[i];
+	}
+	var all = total.reduce(function (a, b) {
+		return a + b;
+	}, 0);
+	// lines under 1% of the job's time are noise for a comparison: a sample more or less
+	var top = Array.from(rows.values()).filter(function (r) {
+		return r.sum >= 0.01 * all;
+	}).sort(function (a, b) {
+		return b.sum - a.sum;
+	}).slice(0, n);
+	return {rows: top, total: total};
+}
+
+// max / median of a row: how far its slowest group is from the typical one
+function spread(t) {
+	var v = Array.from(t).sort(function (a, b) {
+		return a - b;
+	});
+	var mid = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+	return mid > 0 ? v[v.length - 1] / mid : null;
+}
+
+function rankCells(tr, t) {
+	var max = -1, at = -1;
+	for (var g = 0; g < t.length; g++)
+		if (t[g] > max) {
+			max = t[g];
+			at = g;
+		}
+	for (g = 0; g < t.length; g++)
+		tr.appendChild(el("td", {class: "num" + (g === at && t.length > 1 && max > 0 ? " worst" : "")},
+				  fmtTime(t[g])));
+	var s = spread(t);
+	tr.appendChild(el("td", {class: "num" + (s !== null && s >= 1.25 ? " bad" : "")},
+			  s === null ? DASH : "\u00d7" + s.toFixed(2)));
+}
+
+// The section, or null when the profile has fewer than two ranks (or hosts).
+function rankSection() {
+	var G = rankGroups();
+	if (!G)
+		return null;
+	var R = rankRows(G, 15);
+	var head = el("tr", null, el("th", null, "Line"));
+	G.labels.forEach(function (l) {
+		head.appendChild(el("th", {class: "num"}, l));
+	});
+	head.appendChild(el("th", {class: "num", title: "The slowest " + (G.byRank ? "rank" : "host") +
+				  "'s time over the median's"}, "Slowest / median"));
+	var body = el("tbody");
+	var all = el("tr", {class: "total"}, el("td", null, "All lines"));
+	rankCells(all, R.total);
+	body.appendChild(all);
+	R.rows.forEach(function (r) {
+		var tr = el("tr", null, el("td", null, srcLink(r.src, r.line)));
+		rankCells(tr, r.t);
+		body.appendChild(tr);
+	});
+	return el("div", {class: "ranks"},
+		  el("div", {class: "sechead"}, el("h2", null, G.byRank ? "Ranks" : "Hosts"),
+		     helpLink("ranks", {class: "more"}, "About ranks \u2197")),
+		  el("p", {class: "muted"}, "Time on the job's hottest lines, per " + (G.byRank ? "rank" : "host") +
+		     "; the slowest of each row is marked."),
+		  el("table", {class: "grid ranks"}, el("thead", null, head), body));
+}

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Merging profiles. Each input's rows are copied table by table, every column through a rule:
+ * process, stack and notebook ids move past those already merged; sources are shared by content
+ * hash, files by (path, kind, source) and functions by (file, name, first line), as one recording
+ * shares them between its processes (so the function ids inside stack blobs are mapped too);
+ * times move onto the first profile's clock; each process names the `hosts` row of the profile
+ * it came from. A column the input's schema lacks is NULL.
+ *
+ * Clocks: every *_ns time counts from its profile's start on that host's CLOCK_MONOTONIC. Within
+ * one boot the shift is the starts' difference on that clock, exact; across hosts, that of the
+ * wall clocks each profile read at its start, so timelines line up as well as the hosts' clocks
+ * agree (NTP: milliseconds), or to the second for a profile older than wall_start_ns.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "hashmap.h"
+#include "log.h"
+#include "merge.h"
+#include "outfile.h"
+#include "store.h"
+
+struct input {
+	const char *path;
+	struct ls_store *st;
+	sqlite3 *db;
+	int64_t clock_start; /* meta clock_start_ns */
+	int64_t wall_start;  /* the wall clock at clock_start, ns since the epoch */
+	int64_t elapsed;     /* meta elapsed_ns */
+	int64_t dt;	     /* added to its times (relative to its start) to be on the first's */
+	bool wall_exact;     /* wall_start_ns recorded (else started_at, to the second) */
+	char *host, *boot_id, *mode;
+	/* its ids -> the merged profile's */
+	struct ls_hashmap sources, files, funcs;
+};
+
+/* What moves an input's rows into the merged profile. */
+struct shift {
+	int64_t proc, stack, notebook, host; /* added to its ids */
+	int64_t host_id;		     /* its own `hosts` row */
+	int64_t dt;			     /* added to its times */
+};
+
+static char *meta_of(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL))
+		return NULL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt)
+{
+	char *v = meta_of(db, key), *end;
+	long long x;
+
+	if (!v)
+		return dflt;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (errno || end == v || *end)
+		x = dflt;
+	free(v);
+	return x;
+}
+
+static bool has_table(sqlite3 *db, const char *t)
+{
+	sqlite3_stmt *st;
+	bool yes;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+			       -1, &st, NULL))
+		return false;
+	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+static int64_t max_id(sqlite3 *db, const char *t)
+{
+	char sql[96];
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(id), 0) FROM %s", t);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* ls_frames(blob): a stack's (function id, line) pairs with the function ids mapped */
+static void sql_frames(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+	const struct input *in = sqlite3_user_data(c);
+	const uint32_t *frames = sqlite3_value_blob(v[0]);
+	int n = sqlite3_value_bytes(v[0]);
+	uint32_t *out;
+	uint64_t id;
+
+	(void)argc;
+	if (!frames || n % 8) {
+		sqlite3_result_value(c, v[0]); /* damaged: the reader refuses it as it would here */
+		return;
+	}
+	out = malloc(n);
+	if (!out) {
+		sqlite3_result_error_nomem(c);
+		return;
+	}
+	for (int i = 0; i < n / 4; i++) {
+		out[i] = frames[i];
+		/* an unknown function stays unknown: 0 is no function's id */
+		if (i % 2 == 0)
+			out[i] = ls_hashmap__get(&in->funcs, frames[i], &id) ? (uint32_t)id : 0;
+	}
+	sqlite3_result_blob(c, out, n, free);
+}
+
+/* ls_map(id, which): the merged profile's id of the input's source (0), file (1) or function (2) */
+static void sql_map(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+	struct input *in = sqlite3_user_data(c);
+	const struct ls_hashmap *m = sqlite3_value_int(v[1]) == 0   ? &in->sources
+				     : sqlite3_value_int(v[1]) == 1 ? &in->files
+								    : &in->funcs;
+	uint64_t id;
+
+	(void)argc;
+	if (sqlite3_value_type(v[0]) == SQLITE_NULL ||
+	    !ls_hashmap__get(m, (uint64_t)sqlite3_value_int64(v[0]), &id))
+		sqlite3_result_null(c);
+	else
+		sqlite3_result_int64(c, (int64_t)id);
+}
+
+/* The expression that gives table t's column c in the merged profile; has: the input has c. */
+static void column_rule(const char *t, const char *c, bool has, const struct shift *s, char *buf,
+			size_t n)
+{
+	static const char *const times[] = {"start_ns", "end_ns", "first_line_ns", "t_ns"};
+	int64_t id_off = !strcmp(t, "processes")   ? s->proc
+			 : !strcmp(t, "stacks")	   ? s->stack
+			 : !strcmp(t, "notebooks") ? s->notebook
+			 : !strcmp(t, "hosts")	   ? s->host
+						   : 0;
+
+	if (!strcmp(c, "host_id") && has) { /* a merged input's processes keep their hosts */
+		snprintf(buf, n, "COALESCE(host_id + %lld, %lld)", (long long)s->host,
+			 (long long)s->host_id);
+		return;
+	}
+	if (!strcmp(c, "host_id")) {
+		snprintf(buf, n, "%lld", (long long)s->host_id);
+		return;
+	}
+	if (!has) {
+		snprintf(buf, n, "NULL");
+		return;
+	}
+	snprintf(buf, n, "%s", c);
+	if (!strcmp(c, "id"))
+		snprintf(buf, n, "id + %lld", (long long)id_off);
+	else if (!strcmp(c, "process_id"))
+		snprintf(buf, n, "process_id + %lld", (long long)s->proc);
+	else if (!strcmp(c, "parent_id"))
+		snprintf(buf, n, "parent_id + %lld",
+			 (long long)(!strcmp(t, "notebooks") ? s->notebook : s->proc));
+	else if (!strcmp(c, "stack_id") || !strcmp(c, "spawn_stack"))
+		/* 0: no stack; LS_GPU_STACK_UNSEEN: a launch never seen */
+		snprintf(buf, n,
+			 "CASE WHEN %1$s > 0 AND %1$s < %2$u THEN %1$s + %3$lld ELSE %1$s END", c,
+			 LS_GPU_STACK_UNSEEN, (long long)s->stack);
+	else if (!strcmp(c, "function_id"))
+		snprintf(buf, n, "ls_map(function_id, 2)");
+	else if (!strcmp(c, "file_id") || !strcmp(c, "parent_file_id"))
+		snprintf(buf, n, "ls_map(%s, 1)", c);
+	else if (!strcmp(c, "notebook_id"))
+		snprintf(buf, n, "notebook_id + %lld", (long long)s->notebook);
+	else if (!strcmp(c, "frames"))
+		snprintf(buf, n, "ls_frames(frames)");
+	else if (!strcmp(c, "shift_ns"))
+		snprintf(buf, n, "shift_ns + %lld", (long long)s->dt);
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		if (!strcmp(c, times[i]))
+			snprintf(buf, n, "%s + %lld", c, (long long)s->dt);
+}
+
+static bool has_column(sqlite3 *db, const char *t, const char *c)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+	bool yes = false;
+
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", t);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL))
+		return false;
+	sqlite3_bind_text(st, 1, c, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* Copies table t of in into out through column_rule(); a table in lacks is nothing to copy. */
+static int copy_table(struct input *in, sqlite3 *out, const char *t, const struct shift *s)
+{
+	char *sel = NULL, *ins = NULL, *qs = NULL, expr[256], sql[128];
+	sqlite3_stmt *cols = NULL, *from = NULL, *to = NULL;
+	int n = 0, rc, err = 0;
+
+	if (!has_table(in->db, t))
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s') ORDER BY cid", t);
+	if (sqlite3_prepare_v2(out, sql, -1, &cols, NULL))
+		return ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
+	sel = sqlite3_mprintf("SELECT");
+	/* a notebook's cells are its file's: one file shared by two inputs has them once */
+	ins = sqlite3_mprintf("INSERT%s INTO %s(", strcmp(t, "cells") ? "" : " OR IGNORE", t);
+	qs = sqlite3_mprintf("");
+	while (sel && ins && qs && sqlite3_step(cols) == SQLITE_ROW) {
+		const char *c = (const char *)sqlite3_column_text(cols, 0);
+		char *a, *b, *q;
+
+		column_rule(t, c, has_column(in->db, t, c), s, expr, sizeof(expr));
+		a = sqlite3_mprintf("%s%s %s", sel, n ? "," : "", expr);
+		b = sqlite3_mprintf("%s%s%s", ins, n ? ", " : "", c);
+		q = sqlite3_mprintf("%s%s?", qs, n ? ", " : "");
+		sqlite3_free(sel);
+		sqlite3_free(ins);
+		sqlite3_free(qs);
+		sel = a, ins = b, qs = q;
+		n++;
+	}
+	sqlite3_finalize(cols);
+	if (!sel || !ins || !qs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	{
+		char *a = sqlite3_mprintf("%s FROM %s", sel, t);
+		char *b = sqlite3_mprintf("%s) VALUES (%s)", ins, qs);
+
+		sqlite3_free(sel);
+		sqlite3_free(ins);
+		sel = a, ins = b;
+	}
+	if (!sel || !ins) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(in->db, sel, -1, &from, NULL)) {
+		err = ls_err(-EINVAL, "merge: %s: table %s: %s", in->path, t,
+			     sqlite3_errmsg(in->db));
+		goto out;
+	}
+	if (sqlite3_prepare_v2(out, ins, -1, &to, NULL)) {
+		err = ls_err(-EIO, "merge: table %s: %s", t, sqlite3_errmsg(out));
+		goto out;
+	}
+	while ((rc = sqlite3_step(from)) == SQLITE_ROW) {
+		for (int i = 0; i < n; i++)
+			sqlite3_bind_value(to, i + 1, sqlite3_column_value(from, i));
+		if (sqlite3_step(to) != SQLITE_DONE) {
+			err = ls_err(-EIO, "merge: %s: a row of %s: %s", in->path, t,
+				     sqlite3_errmsg(out));
+			goto out;
+		}
+		sqlite3_reset(to);
+	}
+	if (rc != SQLITE_DONE)
+		err = ls_err(-EINVAL, "merge: %s: table %s: %s", in->path, t,
+			     sqlite3_errmsg(in->db));
+out:
+	sqlite3_finalize(from);
+	sqlite3_finalize(to);
+	sqlite3_free(sel);
+	sqlite3_free(ins);
+	sqlite3_free(qs);
+	return err;
+}
+
+/*
+ * Maps each row of the input's query q (its id, then the key columns, other tables' ids in them
+ * already mapped) to the merged profile's row with that key (find, which may bind fewer of
+ * them), or to a new one (put, from the key columns; its rowid is the id).
+ */
+static int map_rows(struct input *in, sqlite3 *out, const char *q, const char *find,
+		    const char *put, int nkey, struct ls_hashmap *map)
+{
+	sqlite3_stmt *from = NULL, *get = NULL, *add = NULL;
+	int rc, err = 0;
+
+	if (sqlite3_prepare_v2(in->db, q, -1, &from, NULL)) {
+		err = ls_err(-EINVAL, "merge: %s: %s", in->path, sqlite3_errmsg(in->db));
+		goto out;
+	}
+	if (sqlite3_prepare_v2(out, find, -1, &get, NULL) ||
+	    sqlite3_prepare_v2(out, put, -1, &add, NULL)) {
+		err = ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
+		goto out;
+	}
+	while ((rc = sqlite3_step(from)) == SQLITE_ROW) {
+		int64_t id;
+
+		for (int i = 1; i <= nkey; i++) {
+			sqlite3_bind_value(get, i, sqlite3_column_value(from, i));
+			sqlite3_bind_value(add, i, sqlite3_column_value(from, i));
+		}
+		if (sqlite3_step(get) == SQLITE_ROW) {
+			id = sqlite3_column_int64(get, 0);
+		} else if (sqlite3_step(add) == SQLITE_DONE) {
+			id = sqlite3_last_insert_rowid(out);
+		} else {
+			err = ls_err(-EIO, "merge: %s: %s", in->path, sqlite3_errmsg(out));
+			goto out;
+		}
+		if (ls_hashmap__set(map, sqlite3_column_int64(from, 0), id)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		sqlite3_reset(get);
+		sqlite3_reset(add);
+	}
+	if (rc != SQLITE_DONE)
+		err = ls_err(-EINVAL, "merge: %s: %s", in->path, sqlite3_errmsg(in->db));
+out:
+	sqlite3_finalize(from);
+	sqlite3_finalize(get);
+	sqlite3_finalize(add);
+	return err;
+}
+
+/* sources by content hash: find binds the hash only */
+static int copy_sources(struct input *in, sqlite3 *out)
+{
+	return map_rows(in, out, "SELECT id, hash, size, text FROM sources",
+			"SELECT id FROM sources WHERE hash = ?",
+			"INSERT INTO sources(hash, size, text) VALUES (?, ?, ?)", 3, &in->sources);
+}
+
+static int copy_files(struct input *in, sqlite3 *out)
+{
+	return map_rows(in, out,
+			"SELECT id, path, kind, ls_map(source_id, 0), unavailable FROM files",
+			"SELECT id FROM files WHERE path IS ? AND kind IS ? AND source_id IS ?"
+			" AND unavailable IS ?",
+			"INSERT INTO files(path, kind, source_id, unavailable) VALUES (?, ?, ?, ?)",
+			4, &in->files);
+}
+
+static int copy_functions(struct input *in, sqlite3 *out)
+{
+	return map_rows(in, out,
+			"SELECT id, ls_map(file_id, 1), qualname, firstlineno FROM functions",
+			"SELECT id FROM functions WHERE file_id IS ? AND qualname IS ?"
+			" AND firstlineno IS ?",
+			"INSERT INTO functions(file_id, qualname, firstlineno) VALUES (?, ?, ?)", 3,
+			&in->funcs);
+}
+
+static int run_sql(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	ls_err(-EIO, "merge: %s", msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -EIO;
+}
+
+/* The tables that follow sources, in the order their ids are referred to. */
+static const char *const tables[] = {
+	"hosts",	 "processes",	"execs",    "threads",	 "stacks",
+	"samples",	 "rss",		"timeline", "gpu",	 "gpu_timeline",
+	"gpu_processes", "gpu_devices", "trace",    "notebooks", "cells",
+};
+
+/* Copies the (key, value) rows of in's query q into out through put. */
+static int copy_pairs(struct input *in, const char *q, sqlite3 *out, const char *put)
+{
+	sqlite3_stmt *from = NULL, *to = NULL;
+	int rc, err = 0;
+
+	if (sqlite3_prepare_v2(in->db, q, -1, &from, NULL))
+		err = ls_err(-EINVAL, "merge: %s: %s", in->path, sqlite3_errmsg(in->db));
+	else if (sqlite3_prepare_v2(out, put, -1, &to, NULL))
+		err = ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
+	while (!err && (rc = sqlite3_step(from)) == SQLITE_ROW) {
+		sqlite3_bind_value(to, 1, sqlite3_column_value(from, 0));
+		sqlite3_bind_value(to, 2, sqlite3_column_value(from, 1));
+		if (sqlite3_step(to) != SQLITE_DONE)
+			err = ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
+		sqlite3_reset(to);
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = ls_err(-EINVAL, "merge: %s: %s", in->path, sqlite3_errmsg(in->db));
+	sqlite3_finalize(from);
+	sqlite3_finalize(to);
+	return err;
+}
+
+static bool same_boot(const struct input *a, const struct input *b)
+{
+	return a->boot_id && b->boot_id && !strcmp(a->boot_id, b->boot_id);
+}
+
+/*
+ * Times are relative to each profile's start: one boot shares CLOCK_MONOTONIC, so the starts'
+ * difference on it; across boots, the wall clocks'.
+ */
+static int64_t shift_of(const struct input *in, const struct input *base)
+{
+	return same_boot(in, base) ? in->clock_start - base->clock_start
+				   : in->wall_start - base->wall_start;
+}
+
+/* Adds input in to out: its host row, then every table, then its stats. */
+static int merge_one(struct input *in, sqlite3 *out)
+{
+	struct shift s = {
+		.proc = max_id(out, "processes"),
+		.stack = max_id(out, "stacks"),
+		.notebook = max_id(out, "notebooks"),
+		.host = max_id(out, "hosts"),
+	};
+	sqlite3_stmt *st;
+	int err;
+
+	s.dt = in->dt;
+	/* its own host after those it carries from an earlier merge */
+	s.host_id = s.host + (has_table(in->db, "hosts") ? max_id(in->db, "hosts") : 0) + 1;
+	if (sqlite3_prepare_v2(out,
+			       "INSERT INTO hosts(id, name, boot_id, clock_start_ns, wall_start_ns,"
+			       " shift_ns, profile) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			       -1, &st, NULL))
+		return ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
+	sqlite3_bind_int64(st, 1, s.host_id);
+	sqlite3_bind_text(st, 2, in->host, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, in->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, in->clock_start);
+	sqlite3_bind_int64(st, 5, in->wall_start);
+	sqlite3_bind_int64(st, 6, s.dt);
+	sqlite3_bind_text(st, 7, in->path, -1, SQLITE_STATIC);
+	err = sqlite3_step(st) == SQLITE_DONE ? 0 : ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
+	sqlite3_finalize(st);
+	if (err)
+		return err;
+	if (sqlite3_create_function(in->db, "ls_frames", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, in,
+				    sql_frames, NULL, NULL) ||
+	    sqlite3_create_function(in->db, "ls_map", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, in,
+				    sql_map, NULL, NULL))
+		return ls_err(-ENOMEM, "merge: %s", sqlite3_errmsg(in->db));
+	err = copy_sources(in, out) ?: copy_files(in, out) ?: copy_functions(in, out);
+	for (size_t i = 0; !err && i < sizeof(tables) / sizeof(tables[0]); i++)
+		err = copy_table(in, out, tables[i], &s);
+	if (err)
+		return err;
+	/* counters add up */
+	return copy_pairs(in, "SELECT key, value FROM stats", out,
+			  "INSERT INTO stats(key, value) VALUES (?, ?)"
+			  " ON CONFLICT(key) DO UPDATE SET value = value + excluded.value");
+}
+
+/* The wall clock at the input's clock start: wall_start_ns, else started_at to the second. */
+static int read_clock(struct input *in)
+{
+	char *at = meta_of(in->db, "started_at");
+	struct tm tm = {0};
+	const char *end;
+
+	in->clock_start = meta_int(in->db, "clock_start_ns", -1);
+	in->elapsed = meta_int(in->db, "elapsed_ns", 0);
+	in->wall_start = meta_int(in->db, "wall_start_ns", -1);
+	in->wall_exact = in->wall_start >= 0;
+	if (!in->wall_exact && at && (end = strptime(at, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end)
+		in->wall_start = (int64_t)timegm(&tm) * 1000000000LL;
+	free(at);
+	if (in->clock_start < 0 || in->wall_start < 0)
+		return ls_err(-EINVAL,
+			      "merge: %s does not say when it started (meta clock_start_ns,"
+			      " started_at)",
+			      in->path);
+	return 0;
+}
+
+static int open_input(struct input *in, const char *path)
+{
+	int err;
+
+	in->path = path;
+	ls_hashmap_init(&in->sources);
+	ls_hashmap_init(&in->files);
+	ls_hashmap_init(&in->funcs);
+	err = ls_store__open(path, &in->st);
+	if (err)
+		return err;
+	in->db = ls_store__db(in->st);
+	in->host = meta_of(in->db, "host");
+	in->boot_id = meta_of(in->db, "boot_id");
+	in->mode = meta_of(in->db, "mode");
+	return read_clock(in);
+}
+
+static void close_input(struct input *in)
+{
+	ls_store__free(in->st);
+	ls_hashmap_release(&in->sources);
+	ls_hashmap_release(&in->files);
+	ls_hashmap_release(&in->funcs);
+	free(in->host);
+	free(in->boot_id);
+	free(in->mode);
+}
+
+static int by_wall_start(const void *a, const void *b)
+{
+	const struct input *x = a, *y = b;
+
+	return (x->wall_start > y->wall_start) - (x->wall_start < y->wall_start);
+}
+
+/* The merged profile's meta: the earliest input's, with what describes them all. */
+static int write_meta(struct ls_store *st, struct input *in, int n)
+{
+	sqlite3 *out = ls_store__db(st);
+	char hosts[1024] = "", note[512];
+	int64_t end = 0;
+	size_t len = 0;
+	bool exact = true, one_boot = true;
+	int err;
+
+	err = run_sql(out, "DELETE FROM meta WHERE key IN ('writer_pid', 'writer_start')");
+	for (int i = 0; i < n; i++) {
+		bool seen = false;
+		int64_t e = in[i].dt + in[i].elapsed;
+
+		end = e > end ? e : end;
+		exact &= in[i].wall_exact;
+		one_boot &= same_boot(&in[i], &in[0]);
+		for (int j = 0; j < i; j++)
+			seen |= !strcmp(in[j].host ?: "?", in[i].host ?: "?");
+		if (!seen && len < sizeof(hosts))
+			len += snprintf(hosts + len, sizeof(hosts) - len, "%s%s", len ? ", " : "",
+					in[i].host ?: "?");
+	}
+	if (one_boot)
+		snprintf(note, sizeof(note), "one boot of one host: its clock, no shift");
+	else
+		snprintf(
+			note, sizeof(note),
+			"hosts' clocks aligned by the wall clock each read at its start: to within "
+			"their NTP offset%s",
+			exact ? "" : "; a profile without wall_start_ns to within a second");
+	/* a failed write fails the commit */
+	ls_store__put_meta(st, "host", hosts);
+	ls_store__put_meta_int(st, "elapsed_ns", end);
+	ls_store__put_meta_int(st, "merged_profiles", n);
+	ls_store__put_meta(st, "merge_clock", note);
+	return err;
+}
+
+int ls_merge__run(const char *const *paths, int n, const char *outpath, int uid, int gid)
+{
+	struct input *in = calloc(n, sizeof(*in));
+	struct ls_store *out = NULL;
+	int err = 0, k = 0;
+
+	if (!in)
+		return -ENOMEM;
+	for (; k < n && !err; k++) {
+		if (ls_outfile__same(paths[k], outpath))
+			err = ls_err(-EINVAL, "merge: %s is one of the inputs", outpath);
+		else
+			err = open_input(&in[k], paths[k]);
+	}
+	if (err)
+		goto done;
+	for (int i = 1; i < n; i++)
+		if (strcmp(in[i].mode ?: "wall", in[0].mode ?: "wall"))
+			err = ls_err(
+				-EINVAL,
+				"merge: %s was recorded in %s mode, %s in %s mode: their times do "
+				"not add up",
+				in[0].path, in[0].mode ?: "wall", in[i].path, in[i].mode ?: "wall");
+	if (err)
+		goto done;
+	qsort(in, n, sizeof(*in), by_wall_start);
+	for (int i = 0; i < n; i++)
+		in[i].dt = shift_of(&in[i], &in[0]);
+	err = ls_store__create(outpath, uid, gid, &out);
+	if (err)
+		goto done;
+	err = ls_store__begin(out);
+	/* the earliest profile's meta describes the run; write_meta() rewrites the rest */
+	if (!err)
+		err = copy_pairs(&in[0], "SELECT key, value FROM meta", ls_store__db(out),
+				 "INSERT INTO meta(key, value) VALUES (?, ?)");
+	/* for the lookups of files and functions by key; not kept in the profile */
+	if (!err)
+		err = run_sql(
+			ls_store__db(out),
+			"CREATE INDEX merge_files ON files(path);"
+			"CREATE INDEX merge_funcs ON functions(file_id, qualname, firstlineno);");
+	for (int i = 0; !err && i < n; i++)
+		err = merge_one(&in[i], ls_store__db(out));
+	if (!err)
+		err = run_sql(ls_store__db(out), "DROP INDEX merge_files; DROP INDEX merge_funcs;");
+	if (!err)
+		err = write_meta(out, in, n);
+	if (!err)
+		err = ls_store__commit(out);
+	else
+		ls_store__rollback(out);
+	if (!err)
+		err = ls_store__publish(out);
+done:
+	ls_store__free(out);
+	for (int i = 0; i < k; i++)
+		close_input(&in[i]);
+	free(in);
+	return err;
+}
