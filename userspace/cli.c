@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cli.h"
 #include "outfile.h"
+#include "push.h"
 
 const char *argp_program_version = "linescope-bpf " LS_VERSION;
 
@@ -82,6 +83,8 @@ enum {
 	OPT_TOP,
 	OPT_WEIGHT,
 	OPT_DIFF,
+	OPT_PUSH,
+	OPT_NAME,
 };
 
 static const struct argp_option record_opts[] = {
@@ -98,6 +101,11 @@ static const struct argp_option record_opts[] = {
 	{"mode", OPT_MODE, "cpu|wall", 0, "Time to attribute: on-CPU only, or wall (default)", 0},
 	{"memory", OPT_MEMORY, NULL, 0, "Attribute resident memory growth to lines", 0},
 	{"trace", OPT_TRACE, NULL, 0, "Exact line hits and per-hit time (python-usdt)", 0},
+	{"push", OPT_PUSH, "URL", 0,
+	 "At the end, also send the profile as pprof to this Pyroscope-compatible server "
+	 "(POST URL/ingest; docs/distributed.md)",
+	 0},
+	{"name", OPT_NAME, "APP", 0, "--push: the application name (default linescope)", 0},
 	{"sample", OPT_SAMPLE, NULL, 0, "With --trace: keep sampling too (mixed collection)", 0},
 	{"gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0},
 	{"timeline", OPT_TIMELINE, NULL, 0,
@@ -255,6 +263,16 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_TIMELINE:
 		o->timeline = true;
+		break;
+	case OPT_PUSH:
+		if (ls_push__check_url(arg))
+			usage_error(state,
+				    "invalid --push URL '%s' (http:// or https:// and a host)",
+				    arg);
+		o->push = arg;
+		break;
+	case OPT_NAME:
+		o->name = arg;
 		break;
 	case 'q':
 		o->quiet = true;

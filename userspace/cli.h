@@ -14,6 +14,7 @@
 
 #define LS_EXIT_USAGE 64
 #define LS_EXIT_REPORT 74 /* EX_IOERR: the report of a recording could not be written */
+#define LS_EXIT_PUSH   75 /* EX_TEMPFAIL: --push could not deliver the profile */
 
 enum ls_weight { LS_WEIGHT_DEFAULT, LS_WEIGHT_SAMPLES, LS_WEIGHT_TIME };
 enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };
@@ -38,6 +39,8 @@ struct ls_opts {
 	enum ls_time_mode mode;
 	bool memory, trace, sample, gpu;
 	bool timeline; /* --timeline: when each sample happened, too */
+	const char *push; /* --push URL: a Pyroscope-compatible server */
+	const char *name; /* --name APP, for --push */
 	bool quiet;
 	int verbose;
 	int top; /* text report: lines shown */

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "merge.h"
 #include "outfile.h"
+#include "push.h"
 #include "render.h"
 #include "session.h"
 
@@ -50,6 +51,10 @@ int main(int argc, char **argv)
 		rc = ls_session__run(&opts, argc, argv, &res);
 		if (res.recorded)
 			rc = render_recorded(&opts, &res, rc);
+		/* sampling is over: a slow server delays nothing but the exit */
+		if (res.recorded && opts.push && ls_push__run(opts.profile, opts.push, opts.name) &&
+		    !rc)
+			rc = LS_EXIT_PUSH;
 	}
 	ls_cli__release(&opts);
 	return rc;

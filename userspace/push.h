@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --push URL: a recorded profile sent as pprof to a Pyroscope-compatible ingest endpoint
+ * (POST URL/ingest?name=APP{host=...}&from=&until=&format=pprof, the profile as the multipart
+ * field "profile"), with retries and back-off. Runs once sampling has stopped.
+ */
+#ifndef LS_PUSH_H
+#define LS_PUSH_H
+
+/* Whether url is one --push takes (http:// or https://, a host, no spaces): 0 or -EINVAL. */
+int ls_push__check_url(const char *url);
+
+/*
+ * Sends profile to url under app (NULL: "linescope"). 0 once the endpoint accepted it, else
+ * -errno after one line saying why (the endpoint's answer, or the last try's failure).
+ */
+int ls_push__run(const char *profile, const char *url, const char *app);
+
+#endif
