@@ -29,7 +29,7 @@ struct input {
 	sqlite3 *db;
 	int64_t clock_start; /* meta clock_start_ns */
 	int64_t wall_start;  /* the wall clock at clock_start, ns since the epoch */
-	int64_t elapsed;     /* meta elapsed_ns */
+	int64_t elapsed;     /* meta elapsed_ns, after interval_start_ns (--rotate) */
 	int64_t dt;	     /* added to its times (relative to its start) to be on the first's */
 	bool wall_exact;     /* wall_start_ns recorded (else started_at, to the second) */
 	char *host, *boot_id, *mode;
@@ -423,8 +423,9 @@ static bool same_boot(const struct input *a, const struct input *b)
  */
 static int64_t shift_of(const struct input *in, const struct input *base)
 {
-	return same_boot(in, base) ? in->clock_start - base->clock_start
-				   : in->wall_start - base->wall_start;
+	if (same_boot(in, base) && in->clock_start >= 0 && base->clock_start >= 0)
+		return in->clock_start - base->clock_start;
+	return in->wall_start >= 0 && base->wall_start >= 0 ? in->wall_start - base->wall_start : 0;
 }
 
 /* Adds input in to out: its host row, then every table, then its stats. */
@@ -482,17 +483,15 @@ static int read_clock(struct input *in)
 	const char *end;
 
 	in->clock_start = meta_int(in->db, "clock_start_ns", -1);
-	in->elapsed = meta_int(in->db, "elapsed_ns", 0);
+	in->elapsed = meta_int(in->db, "interval_start_ns", 0) + meta_int(in->db, "elapsed_ns", 0);
 	in->wall_start = meta_int(in->db, "wall_start_ns", -1);
 	in->wall_exact = in->wall_start >= 0;
 	if (!in->wall_exact && at && (end = strptime(at, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end)
 		in->wall_start = (int64_t)timegm(&tm) * 1000000000LL;
 	free(at);
-	if (in->clock_start < 0 || in->wall_start < 0)
-		return ls_err(-EINVAL,
-			      "merge: %s does not say when it started (meta clock_start_ns,"
-			      " started_at)",
-			      in->path);
+	if (in->wall_start < 0)
+		ls_warn(0, "merge: %s does not say when it started; its times are not moved",
+			in->path);
 	return 0;
 }
 
@@ -539,16 +538,19 @@ static int write_meta(struct ls_store *st, struct input *in, int n)
 	char hosts[1024] = "", note[512];
 	int64_t end = 0;
 	size_t len = 0;
-	bool exact = true, one_boot = true;
+	bool exact = true, one_boot = true, untimed = false;
 	int err;
 
-	err = run_sql(out, "DELETE FROM meta WHERE key IN ('writer_pid', 'writer_start')");
+	/* the writer's, and an interval's: the merged profile's times count from its clock start */
+	err = run_sql(out, "DELETE FROM meta WHERE key IN ('writer_pid', 'writer_start',"
+			   " 'interval_start_ns', 'rotate_s')");
 	for (int i = 0; i < n; i++) {
 		bool seen = false;
 		int64_t e = in[i].dt + in[i].elapsed;
 
 		end = e > end ? e : end;
 		exact &= in[i].wall_exact;
+		untimed |= in[i].wall_start < 0;
 		one_boot &= same_boot(&in[i], &in[0]);
 		for (int j = 0; j < i; j++)
 			seen |= !strcmp(in[j].host ?: "?", in[i].host ?: "?");
@@ -556,8 +558,11 @@ static int write_meta(struct ls_store *st, struct input *in, int n)
 			len += snprintf(hosts + len, sizeof(hosts) - len, "%s%s", len ? ", " : "",
 					in[i].host ?: "?");
 	}
-	if (one_boot)
-		snprintf(note, sizeof(note), "one boot of one host: its clock, no shift");
+	if (untimed)
+		snprintf(note, sizeof(note),
+			 "a profile that does not say when it started: not moved");
+	else if (one_boot)
+		snprintf(note, sizeof(note), "one boot of one host: its clock, exact");
 	else
 		snprintf(
 			note, sizeof(note),

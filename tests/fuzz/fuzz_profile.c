@@ -3,7 +3,8 @@
  * Profile reader (report/model*.c through store.c): the input is a whole .lsprof file, loaded and
  * rendered as the report's JSON and as text, compared with itself (`report --diff`) in every
  * diff format, and loaded with its stacks and timeline and exported as pprof, folded stacks,
- * speedscope and a Chrome trace, as `linescope-bpf report` would.
+ * speedscope and a Chrome trace, as `linescope-bpf report` would; then merged with a real profile
+ * (`linescope-bpf merge`) and the merged profile loaded and rendered.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "json.h"
 #include "json_diff.h"
 #include "log.h"
+#include "merge.h"
 #include "model.h"
 #include "text.h"
 #include "text_diff.h"
@@ -37,12 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* the other side of the diffs: a real profile, so that lines move, appear and vanish */
 	static struct ls_model *base;
-	static char path[64];
+	static char path[64], merged[64];
 	struct ls_model *m;
 	FILE *f;
 
 	if (!path[0]) {
 		snprintf(path, sizeof(path), "/tmp/ls-fuzz-profile-%d.lsprof", getpid());
+		snprintf(merged, sizeof(merged), "/tmp/ls-fuzz-merged-%d.lsprof", getpid());
 		ls_log_set_level(LS_LOG_QUIET - 1);
 		if (ls_model__load_flags("tests/fuzz/corpus/profile/wall.lsprof", LS_MODEL_STACKS,
 					 &base))
@@ -87,6 +90,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fclose(null);
 		}
 		ls_model__free(m);
+	}
+	{
+		const char *in[] = {path, "tests/fuzz/corpus/profile/wall.lsprof"};
+
+		if (!ls_merge__run(in, 2, merged, -1, -1) && !ls_model__load(merged, &m)) {
+			size_t len;
+
+			free(ls_json__report_text(m, &len));
+			ls_model__free(m);
+		}
+		unlink(merged);
 	}
 	unlink(path);
 	return 0;
