@@ -23,6 +23,7 @@ static const char record_doc[] =
 	"USAGE: linescope-bpf [OPTIONS] (-p PID,... | -c CGROUP | -- COMMAND ...)\n"
 	"       linescope-bpf report PROFILE [-o FILE] [--format FORMAT]\n"
 	"       linescope-bpf merge PROFILE... -o JOB.lsprof\n"
+	"       linescope-bpf push PROFILE URL [--name APP]\n"
 	"\n"
 	"Samples every thread of the target processes and their descendants, attributes time to "
 	"Python source lines, and writes a profile (--profile) and a self-contained HTML report (-o) "
@@ -71,6 +72,14 @@ static const char merge_doc[] =
 	"  linescope-bpf merge node0.lsprof node1.lsprof -o job.lsprof\n"
 	"  linescope-bpf report job.lsprof -o job.html\n";
 
+static const char push_doc[] =
+	"Send a stored profile as pprof to a Pyroscope-compatible server (docs/distributed.md).\n"
+	"\n"
+	"USAGE: linescope-bpf push PROFILE URL [--name APP]\n"
+	"\n"
+	"POSTs URL/ingest?name=APP{host=...}&from=&until=&format=pprof, as --push does at the end of "
+	"a recording; five tries with back-off. Exit status 75 when it could not be delivered.\n";
+
 enum {
 	OPT_PROFILE = 0x100,
 	OPT_MODE,
@@ -85,6 +94,8 @@ enum {
 	OPT_DIFF,
 	OPT_PUSH,
 	OPT_NAME,
+	OPT_ROTATE,
+	OPT_KEEP,
 };
 
 static const struct argp_option record_opts[] = {
@@ -106,6 +117,11 @@ static const struct argp_option record_opts[] = {
 	 "(POST URL/ingest; docs/distributed.md)",
 	 0},
 	{"name", OPT_NAME, "APP", 0, "--push: the application name (default linescope)", 0},
+	{"rotate", OPT_ROTATE, "SECONDS", 0,
+	 "A profile per interval: NAME-<UTC start>.lsprof beside --profile NAME (each pushed with "
+	 "--push)",
+	 0},
+	{"keep", OPT_KEEP, "N", 0, "--rotate: keep the newest N interval profiles only", 0},
 	{"sample", OPT_SAMPLE, NULL, 0, "With --trace: keep sampling too (mixed collection)", 0},
 	{"gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0},
 	{"timeline", OPT_TIMELINE, NULL, 0,
@@ -127,6 +143,13 @@ static const struct argp_option report_opts[] = {
 	 0},
 	{"diff", OPT_DIFF, "BASE", 0,
 	 "Compare with the profile BASE: each line's, function's and file's change in Time", 0},
+	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
+	{"quiet", 'q', NULL, 0, "Errors only", 0},
+	{},
+};
+
+static const struct argp_option push_opts[] = {
+	{"name", OPT_NAME, "APP", 0, "The application name (default linescope)", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
 	{"quiet", 'q', NULL, 0, "Errors only", 0},
 	{},
@@ -274,6 +297,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_NAME:
 		o->name = arg;
 		break;
+	case OPT_ROTATE:
+		o->rotate = parse_long(state, arg, 1, 10000000, "--rotate interval");
+		break;
+	case OPT_KEEP:
+		o->keep = parse_long(state, arg, 1, 1000000, "--keep count");
+		break;
 	case 'q':
 		o->quiet = true;
 		break;
@@ -294,6 +323,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "-p, -c and -- COMMAND are exclusive; choose one");
 		if (o->sample && !o->trace)
 			usage_error(state, "--sample only makes sense with --trace");
+		if (o->keep && !o->rotate)
+			usage_error(state, "--keep only makes sense with --rotate");
+		if (o->rotate && (o->gpu || o->trace))
+			usage_error(state, "--rotate does not combine with --gpu or --trace yet");
 		break;
 	}
 	default:
@@ -409,6 +442,43 @@ static error_t merge_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static error_t push_parse(int key, char *arg, struct argp_state *state)
+{
+	struct ls_opts *o = state->input;
+
+	switch (key) {
+	case OPT_NAME:
+		o->name = arg;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (!o->profile) {
+			o->profile = arg;
+		} else if (!o->push) {
+			if (ls_push__check_url(arg))
+				usage_error(state,
+					    "invalid URL '%s' (http:// or https:// and a host)",
+					    arg);
+			o->push = arg;
+		} else {
+			usage_error(state, "unexpected argument '%s'", arg);
+		}
+		break;
+	case ARGP_KEY_END:
+		if (!o->push)
+			usage_error(state, "missing %s", o->profile ? "URL" : "PROFILE and URL");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 {
 	static const struct argp record_argp = {
@@ -441,6 +511,19 @@ void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 		o->merge = true;
 		argv[1] = argv[0];
 		argp_parse(&merge_argp, argc - 1, argv + 1, 0, NULL, o);
+		return;
+	}
+	if (argc > 1 && !strcmp(argv[1], "push")) {
+		static const struct argp push_argp = {
+			.options = push_opts,
+			.parser = push_parse,
+			.args_doc = "PROFILE URL",
+			.doc = push_doc,
+		};
+
+		o->push_only = true;
+		argv[1] = argv[0];
+		argp_parse(&push_argp, argc - 1, argv + 1, 0, NULL, o);
 		return;
 	}
 	if (argc > 1 && !strcmp(argv[1], "report")) {

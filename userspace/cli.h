@@ -22,6 +22,7 @@ enum ls_time_mode { LS_TIME_WALL, LS_TIME_CPU };
 struct ls_opts {
 	bool report;	     /* the `report` subcommand */
 	bool merge;	     /* the `merge` subcommand */
+	bool push_only;	     /* the `push` subcommand: profile to push */
 	const char **inputs; /* merge's profiles */
 	int ninputs;
 	const char *profile; /* --profile FILE.lsprof, or report's PROFILE */
@@ -41,6 +42,8 @@ struct ls_opts {
 	bool timeline; /* --timeline: when each sample happened, too */
 	const char *push; /* --push URL: a Pyroscope-compatible server */
 	const char *name; /* --name APP, for --push */
+	unsigned rotate;  /* --rotate SECONDS: a profile per interval (0: one profile) */
+	unsigned keep;	  /* --keep N interval profiles (0: all) */
 	bool quiet;
 	int verbose;
 	int top; /* text report: lines shown */

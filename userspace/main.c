@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* linescope-bpf: parse the command line, then record and render, or render. No logic of its own. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,14 +15,14 @@
 /* The report of a recording, then the one-line summary; rc is the recording's exit status. */
 static int render_recorded(const struct ls_opts *o, const struct ls_session_result *r, int rc)
 {
-	if (ls_render__file(o->profile, o->output, LS_FMT_HTML, 0, r->uid, r->gid))
+	if (ls_render__file(r->profile, o->output, LS_FMT_HTML, 0, r->uid, r->gid))
 		return r->command_failed ? rc : LS_EXIT_REPORT;
 	if (!o->quiet)
 		fprintf(stderr,
 			"linescope-bpf: %llu samples from %u process%s in %.1fs; profile %s, report "
 			"%s\n",
 			(unsigned long long)r->samples, r->processes, r->processes == 1 ? "" : "es",
-			r->elapsed_s, o->profile, o->output);
+			r->elapsed_s, r->profile, o->output);
 	return rc;
 }
 
@@ -32,7 +33,10 @@ int main(int argc, char **argv)
 
 	ls_cli__parse(argc, argv, &opts);
 	ls_log_set_level(opts.quiet ? LS_LOG_QUIET : opts.verbose);
-	if (opts.merge) {
+	if (opts.push_only) {
+		rc = ls_push__run(opts.profile, opts.push, opts.name);
+		rc = rc == -ECOMM ? LS_EXIT_PUSH : rc ? 1 : 0;
+	} else if (opts.merge) {
 		int uid, gid;
 
 		ls_outfile__owner(&uid, &gid);
@@ -52,8 +56,10 @@ int main(int argc, char **argv)
 		if (res.recorded)
 			rc = render_recorded(&opts, &res, rc);
 		/* sampling is over: a slow server delays nothing but the exit */
-		if (res.recorded && opts.push && ls_push__run(opts.profile, opts.push, opts.name) &&
-		    !rc)
+		if (res.recorded && opts.push && !res.pushed &&
+		    ls_push__run(res.profile, opts.push, opts.name))
+			res.push_failed++;
+		if (res.push_failed && !rc)
 			rc = LS_EXIT_PUSH;
 	}
 	ls_cli__release(&opts);

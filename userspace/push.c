@@ -83,6 +83,8 @@ static char *ingest_url(CURL *c, const char *url, const char *app, const struct 
 
 	if (wall < 0) /* a profile older than wall_start_ns: started_at is not worth parsing */
 		wall = (int64_t)time(NULL) * 1000000000LL - elapsed;
+	else /* --rotate: the interval's start, after the run's */
+		wall += meta_num(m, "interval_start_ns", 0);
 	from = wall / 1000000000LL;
 	until = (wall + elapsed + 999999999LL) / 1000000000LL;
 	if (until <= from)
@@ -217,13 +219,13 @@ int ls_push__run(const char *profile, const char *url, const char *app)
 				nanosleep(&ts, NULL);
 			}
 		}
-		if (!err && ls_log_level() >= LS_LOG_WARN)
+		if (err)
+			err = ls_err(-ECOMM, "push to %s failed after %d tr%s: %s", url, tries,
+				     tries == 1 ? "y" : "ies", msg);
+		else if (ls_log_level() >= LS_LOG_WARN)
 			fprintf(stderr,
 				"linescope-bpf: pushed %s (%zu bytes of pprof) to %s after %d tr%s\n",
 				profile, len, url, tries, tries == 1 ? "y" : "ies");
-		else
-			ls_err(err, "push to %s failed after %d tr%s: %s", url, tries,
-			       tries == 1 ? "y" : "ies", msg);
 	}
 	free(target);
 	if (c)

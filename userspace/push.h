@@ -11,8 +11,9 @@
 int ls_push__check_url(const char *url);
 
 /*
- * Sends profile to url under app (NULL: "linescope"). 0 once the endpoint accepted it, else
- * -errno after one line saying why (the endpoint's answer, or the last try's failure).
+ * Sends profile to url under app (NULL: "linescope"). 0 once the endpoint accepted it; -ECOMM
+ * when it did not (refused, or unreachable after every try), another -errno when the profile
+ * could not be read; one line says why.
  */
 int ls_push__run(const char *profile, const char *url, const char *app);
 

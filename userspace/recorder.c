@@ -172,6 +172,11 @@ void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *s
 		st->timeline_lost += ls_gpurec__spans_lost(r->gpu);
 }
 
+void ls_recorder__interval_base(const struct ls_recorder *r, struct ls_recorder_stats *st)
+{
+	*st = r->st_base;
+}
+
 void ls_recorder__enable_timeline(struct ls_recorder *r, uint64_t min_wait_ns)
 {
 	r->timeline = true;

@@ -69,6 +69,17 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
  * --timeline: keep when each sample and each off-CPU interval longer than min_wait_ns happened
  * (the profile's timeline table), from whole records and from LS_REC_TICK records.
  */
+/*
+ * --rotate: ls_recorder__cut() ends the interval for each thread still running (its CPU time so
+ * far), before the last flush into the interval's profile; ls_recorder__rotate() then makes store
+ * the profile of the next one: counts start again at zero, and every process, thread, source,
+ * file, function and stack is written into it again.
+ */
+void ls_recorder__cut(struct ls_recorder *r);
+/* The counters as they were when the interval began (all zero without --rotate). */
+void ls_recorder__interval_base(const struct ls_recorder *r, struct ls_recorder_stats *st);
+void ls_recorder__rotate(struct ls_recorder *r, struct ls_store *store);
+
 void ls_recorder__enable_timeline(struct ls_recorder *r, uint64_t min_wait_ns);
 
 /* ring_buffer__new() callback shape; ctx is the recorder. */

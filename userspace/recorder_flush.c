@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "gpurec.h"
 #include "log.h"
+#include "procfs.h"
 #include "recorder_int.h"
 #include "tracerec.h"
 
@@ -149,10 +150,17 @@ static int put_stats(struct ls_recorder *r)
 		{"after_exit", r->st.after_exit},
 		{"ringbuf_bytes", r->st.ringbuf_bytes},
 	};
+	const struct ls_recorder_stats *b = &r->st_base;
+	/* counted since the interval began: the whole run unless --rotate cut it */
+	const uint64_t since[] = {
+		b->unresolved, b->bad_records,	0, /* unresolved_samples: of the images' counts */
+		b->samples,    b->images_known, b->healed, b->after_exit, b->ringbuf_bytes,
+	};
 	int err = 0;
 
 	for (size_t i = 0; !err && i < sizeof(stats) / sizeof(stats[0]); i++)
-		err = ls_store__put_stat(r->store, stats[i].key, (int64_t)stats[i].value);
+		err = ls_store__put_stat(r->store, stats[i].key,
+					 (int64_t)(stats[i].value - since[i]));
 	if (!err && r->trace) {
 		struct ls_tracerec_stats ts;
 
@@ -201,6 +209,54 @@ static void unflush(struct ls_recorder *r, const size_t *marks)
 		ls_gpurec__unflush(r->gpu);
 	if (r->trace)
 		ls_tracerec__unflush(r->trace);
+}
+
+void ls_recorder__cut(struct ls_recorder *r)
+{
+	for (size_t k = 0; k < r->nthreads; k++) {
+		struct thread_row *t = &r->threads[k];
+		const struct rproc *p = r->procs[t->proc_id - 1];
+		uint64_t ns;
+
+		t->reopen = false;
+		if (t->cpu != TCPU_OPEN || p->exited || ls_procfs__thread_cpu(p->pid, t->tid, &ns))
+			continue;
+		lsr_thread_cpu_final(t, ns);
+		t->reopen = t->cpu == TCPU_DIRTY;
+		t->base_ns = ns; /* of the next interval, once this one's is stored */
+	}
+}
+
+void ls_recorder__rotate(struct ls_recorder *r, struct ls_store *store)
+{
+	static const size_t first[] = {0, 1, 1, 1, 1}; /* what ls_recorder__new() starts from */
+
+	r->store = store;
+	/* the new profile holds what happens from now: counts start again at zero */
+	for (size_t i = 0; i < r->naggs; i++) {
+		r->aggs[i].count = r->aggs[i].weight_ns = 0;
+		r->aggs[i].dirty = false;
+	}
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (size_t k = 0; k < r->procs[i]->nexecs; k++) {
+			struct rexec *x = &r->procs[i]->execs[k];
+
+			x->samples = x->cpu_ns = x->wait_ns = x->nopy = 0;
+		}
+	for (size_t k = 0; k < r->nthreads; k++) {
+		struct thread_row *t = &r->threads[k];
+
+		if (t->reopen)
+			t->cpu = TCPU_OPEN;
+		else if (t->cpu == TCPU_STORED || t->cpu == TCPU_DIRTY)
+			t->cpu = TCPU_DIRTY; /* ended before: no CPU in this interval */
+		t->cpu_ns = 0;
+	}
+	r->st_base = r->st;
+	/* and every row it refers to is written into it again (unflush() marks them all) */
+	unflush(r, first);
+	for (size_t i = 0; i < r->naggs; i++)
+		r->aggs[i].dirty = false;
 }
 
 /* Notebooks and cells that changed; after the files they name */

@@ -119,6 +119,7 @@ struct thread_row {
 	uint64_t cpu_ns;
 	char name[LS_COMM_LEN + 1];
 	bool renamed; /* its name changed after it was stored */
+	bool reopen;  /* --rotate: running at the cut, counted again from base_ns after it */
 };
 
 struct ls_recorder {
@@ -161,6 +162,7 @@ struct ls_recorder {
 	struct ls_images images;
 
 	struct ls_recorder_stats st;
+	struct ls_recorder_stats st_base; /* st when the interval began (--rotate), else zero */
 	struct ls_gpurec *gpu;	   /* NULL without --gpu */
 	struct ls_tracerec *trace; /* NULL without --trace */
 	uint32_t frames[2 * LS_MAX_FRAMES];

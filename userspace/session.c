@@ -27,6 +27,7 @@
 #include "remote_exec.h"
 #include "recorder.h"
 #include "render.h"
+#include "rotate.h"
 #include "session.h"
 #include "status.h"
 #include "store.h"
@@ -66,6 +67,9 @@ static uint64_t mono_ns(void)
 struct cost_sum {
 	struct ls_store *store; /* NULL: only sum */
 	uint64_t runs, ns;
+	/* --rotate: subtracted per program (NULL: none), and the counts now kept in last */
+	uint64_t *base_runs, *base_ns, *last_runs, *last_ns;
+	unsigned nprogs;
 };
 
 struct session {
@@ -89,6 +93,19 @@ struct session {
 	uint64_t attached_ns; /* when threads already blocked began to count, after t0 (0: none) */
 	uint64_t setup_cpu_ns; /* our CPU time before the recording: loading and verifying BPF */
 	int uid, gid;
+	int argc;
+	char **argv;
+	char path[PATH_MAX]; /* the profile being written: --profile, or its interval's */
+	/* --rotate: the interval's start, and the counters as they were then */
+	struct ls_rotate rot;
+	uint64_t interval_start; /* CLOCK_MONOTONIC; t0 without --rotate */
+	struct ls_stats bs_base;
+	uint64_t cpu_base; /* our CPU time then */
+	uint64_t prog_runs_base[64], prog_ns_base[64];
+	/* the same, as the last flush stored them: the next interval's base */
+	struct ls_stats bs_last;
+	uint64_t cpu_last;
+	uint64_t prog_runs_last[64], prog_ns_last[64];
 };
 
 static int rec_set_proc(void *ctx, pid_t pid, const struct ls_proc *p)
@@ -222,6 +239,11 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
 	/* CLOCK_MONOTONIC at the start, the clock of every *_ns time in the profile */
 	ls_store__put_meta_int(s->store, "clock_start_ns", (int64_t)s->t0);
+	if (o->rotate) { /* times count from the run's start, this profile from its interval's */
+		ls_store__put_meta_int(s->store, "rotate_s", o->rotate);
+		ls_store__put_meta_int(s->store, "interval_start_ns",
+				       (int64_t)(s->interval_start - s->t0));
+	}
 	/* and the wall clock then, which puts profiles of several hosts on one clock (merge) */
 	ls_store__put_meta_int(s->store, "wall_start_ns", wall_at(s->t0));
 	f = fopen("/proc/sys/kernel/random/boot_id", "re");
@@ -271,6 +293,16 @@ static void put_prog_cost(void *ctx, const char *prog, uint64_t runs, uint64_t r
 	struct cost_sum *c = ctx;
 	char key[96];
 
+	/* the programs come in the object's order: the interval's share is past their base */
+	if (c->base_runs && c->nprogs < 64) {
+		uint64_t r0 = c->base_runs[c->nprogs], n0 = c->base_ns[c->nprogs];
+
+		c->last_runs[c->nprogs] = runs;
+		c->last_ns[c->nprogs] = run_ns;
+		runs -= runs >= r0 ? r0 : runs;
+		run_ns -= run_ns >= n0 ? n0 : run_ns;
+	}
+	c->nprogs++;
 	c->runs += runs;
 	c->ns += run_ns;
 	if (!c->store)
@@ -281,15 +313,38 @@ static void put_prog_cost(void *ctx, const char *prog, uint64_t runs, uint64_t r
 	ls_store__put_stat(c->store, key, (int64_t)run_ns);
 }
 
+/* The loader's counters since the interval began (all of them are counts). */
+static void interval_stats(struct session *s, struct ls_stats *bs)
+{
+	__u64 *v = (__u64 *)bs;
+	const __u64 *b = (const __u64 *)&s->bs_base;
+
+	ls_loader__stats(s->loader, bs);
+	s->bs_last = *bs;
+	for (size_t i = 0; i < sizeof(*bs) / sizeof(*v); i++)
+		v[i] -= v[i] >= b[i] ? b[i] : v[i];
+}
+
 static void write_progress(struct session *s, uint64_t now)
 {
 	struct cost_sum cost = {.store = s->store};
 	struct ls_stats bs;
-	struct ls_recorder_stats rs;
+	struct ls_recorder_stats rs, base;
 
-	ls_loader__stats(s->loader, &bs);
+	if (s->o->rotate) {
+		cost.base_runs = s->prog_runs_base;
+		cost.base_ns = s->prog_ns_base;
+		cost.last_runs = s->prog_runs_last;
+		cost.last_ns = s->prog_ns_last;
+	}
+	interval_stats(s, &bs);
 	ls_recorder__stats(s->rec, &rs);
-	ls_store__put_meta_int(s->store, "elapsed_ns", now - s->t0);
+	ls_recorder__interval_base(s->rec, &base);
+	rs.read_fail -= base.read_fail;
+	rs.truncated -= base.truncated;
+	rs.agg_orphans -= base.agg_orphans;
+	rs.timeline_lost -= base.timeline_lost;
+	ls_store__put_meta_int(s->store, "elapsed_ns", now - s->interval_start);
 	if (s->attached_ns)
 		ls_store__put_meta_int(s->store, "attached_ns", s->attached_ns);
 	ls_store__put_stat(s->store, "bpf_samples", bs.samples);
@@ -317,14 +372,16 @@ static void write_progress(struct session *s, uint64_t now)
 		ls_store__put_stat(s->store, "timeline_lost", rs.timeline_lost);
 	}
 	ls_store__put_stat(s->store, "collector_setup_cpu_ns", (int64_t)s->setup_cpu_ns);
-	ls_store__put_stat(s->store, "collector_cpu_ns", (int64_t)(self_cpu_ns() - s->setup_cpu_ns));
+	s->cpu_last = self_cpu_ns();
+	ls_store__put_stat(s->store, "collector_cpu_ns", (int64_t)(s->cpu_last - s->cpu_base));
 	s->costed = !ls_loader__cost(s->loader, put_prog_cost, &cost);
 	s->cost = cost;
 	ls_store__put_stat(s->store, "code_records", bs.code_records);
 	ls_store__put_stat(s->store, "rss_events", bs.rss_events);
 }
 
-static int flush(struct session *s, uint64_t now)
+/* cut: the interval ends here (--rotate): each running thread's CPU time so far goes with it */
+static int flush_cut(struct session *s, uint64_t now, bool cut)
 {
 	int err;
 
@@ -348,6 +405,8 @@ static int flush(struct session *s, uint64_t now)
 	for (int i = 0; i < s->nnative; i++)
 		ls_loader__native_drain(s->loader, s->native_pids[i], ls_recorder__native_count,
 					s->rec);
+	if (cut)
+		ls_recorder__cut(s->rec);
 	err = ls_recorder__flush(s->rec);
 
 	if (err)
@@ -358,6 +417,11 @@ static int flush(struct session *s, uint64_t now)
 		return err;
 	write_progress(s, now);
 	return ls_store__commit(s->store);
+}
+
+static int flush(struct session *s, uint64_t now)
+{
+	return flush_cut(s, now, false);
 }
 
 static uint64_t lost_count(struct session *s)
@@ -663,8 +727,53 @@ static void finish_meta(struct session *s, uint64_t end)
 	ls_store__put_meta(s->store, "status", status);
 	if (detail[0])
 		ls_store__put_meta(s->store, "status_detail", detail);
-	ls_store__put_meta_int(s->store, "elapsed_ns", end - s->t0);
+	ls_store__put_meta_int(s->store, "elapsed_ns", end - s->interval_start);
 	ls_store__put_meta(s->store, "finished", "1");
+}
+
+/*
+ * --rotate: the interval's profile is finished and closed, and the next one begins. Its file is
+ * made first: when it cannot be, the current one goes on (and the next interval tries again).
+ */
+static void rotate_now(struct session *s, uint64_t now)
+{
+	struct ls_store *next = NULL;
+	char path[PATH_MAX];
+	int err;
+
+	if (ls_rotate__path(&s->rot, path, sizeof(path)) ||
+	    ls_store__create(path, s->uid, s->gid, &next)) {
+		ls_warn(0, "--rotate: %s goes on into the next interval", s->path);
+		return;
+	}
+	err = flush_cut(s, now, true);
+	if (!err && !(err = ls_store__begin(s->store))) {
+		ls_store__put_meta(s->store, "status", "Success");
+		ls_store__put_meta(s->store, "status_detail", "an interval of a rotated recording");
+		ls_store__put_meta_int(s->store, "elapsed_ns", now - s->interval_start);
+		ls_store__put_meta(s->store, "finished", "1");
+		err = ls_store__commit(s->store);
+	}
+	if (err)
+		ls_warn(0, "--rotate: the end of %s could not be written", s->path);
+	ls_store__free(s->store);
+	ls_rotate__closed(&s->rot, s->path);
+	s->store = next;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	s->interval_start = now;
+	/*
+	 * From what the last flush stored on, the counters count for the new profile: what the
+	 * kernel counted after it, with its samples, is the new interval's.
+	 */
+	s->bs_base = s->bs_last;
+	s->cpu_base = s->cpu_last;
+	memcpy(s->prog_runs_base, s->prog_runs_last, sizeof(s->prog_runs_base));
+	memcpy(s->prog_ns_base, s->prog_ns_last, sizeof(s->prog_ns_base));
+	ls_recorder__rotate(s->rec, s->store);
+	if (!ls_store__begin(s->store)) {
+		write_meta(s, s->argc, s->argv);
+		ls_store__commit(s->store);
+	}
 }
 
 /* The command's status; else 128 + the signal that stopped us (SIGHUP 129, SIGINT 130). */
@@ -701,6 +810,8 @@ static void cleanup(struct session *s)
 	ls_loader__free(s->loader);
 	ls_store__free(s->store);
 	ls_cgroup__close(&s->cg);
+	ls_rotate__reap(&s->rot, true);
+	ls_rotate__release(&s->rot);
 	remove_loaders(s);
 	if (s->launched && s->launch.go_fd >= 0) {
 		/* never started: let the child run into exec failure-free exit */
@@ -779,11 +890,19 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 	err = ls_loader__new(&lo, &s.loader);
 	if (err)
 		goto out;
-	err = ls_store__create(o->profile, s.uid, s.gid, &s.store);
-	if (err)
+	s.argc = argc;
+	s.argv = argv;
+	ls_rotate__init(&s.rot, o->profile, o->push, o->name, o->keep);
+	if (o->rotate)
+		err = ls_rotate__path(&s.rot, s.path, sizeof(s.path));
+	else
+		err = snprintf(s.path, sizeof(s.path), "%s", o->profile) >= (int)sizeof(s.path)
+			      ? ls_err(-ENAMETOOLONG, "--profile %s: name too long", o->profile)
+			      : 0;
+	if (err || (err = ls_store__create(s.path, s.uid, s.gid, &s.store)))
 		goto out;
-	s.t0 = mono_ns();
-	s.setup_cpu_ns = self_cpu_ns();
+	s.t0 = s.interval_start = mono_ns();
+	s.setup_cpu_ns = s.cpu_base = self_cpu_ns();
 	err = ls_recorder__new(s.store, &rec_ops, s.loader, s.t0, &s.rec);
 	if (err)
 		goto out;
@@ -886,6 +1005,12 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 			ls_recorder__reap(s.rec, now);
 			last_reap = now;
 		}
+		if (o->rotate && !stopping && now - s.interval_start >= o->rotate * 1000000000ULL) {
+			rotate_now(&s, now);
+			last_flush = now;
+		}
+		if (o->rotate)
+			ls_rotate__reap(&s.rot, false);
 		if (now - last_flush >= FLUSH_NS) {
 			if (flush(&s, now))
 				ls_warn(0, "could not write the profile; will retry");
@@ -959,6 +1084,17 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		ls_recorder__stats(s.rec, &rs);
 		ls_store__free(s.store);
 		s.store = NULL;
+		if (o->rotate) {
+			/* the last interval is pushed and kept like the others */
+			ls_rotate__closed(&s.rot, s.path);
+			ls_rotate__reap(&s.rot, true);
+			if (s.rot.push_failed)
+				ls_warn(0, "--push: %u of %u interval profiles not delivered",
+					s.rot.push_failed, s.rot.push_failed + s.rot.pushed);
+			if (s.rot.removed)
+				ls_info("--keep %u: %u older interval profiles removed", o->keep,
+					s.rot.removed);
+		}
 		warn_lost(&s);
 		/* detached before rendering: nothing of ours runs in the machine's tasks any more */
 		ls_loader__free(s.loader);
@@ -981,7 +1117,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 			.samples = rs.samples,
 			.processes = rs.processes,
 			.elapsed_s = el,
+			.push_failed = o->rotate ? s.rot.push_failed : 0,
+			.pushed = o->rotate,
 		};
+		snprintf(res->profile, sizeof(res->profile), "%s", s.path);
 	}
 	rc = exit_status(&s);
 out:

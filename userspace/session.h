@@ -8,6 +8,7 @@
 
 #include "cli.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,6 +20,9 @@ struct ls_session_result {
 	uint64_t samples;
 	unsigned processes;
 	double elapsed_s;
+	char profile[PATH_MAX]; /* the profile written (--rotate: the last interval's) */
+	bool pushed;		/* --push is done (--rotate pushed every interval) */
+	unsigned push_failed;	/* of those, not delivered */
 };
 
 /*

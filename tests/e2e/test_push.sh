@@ -6,7 +6,8 @@
 # run, format, sample rate); the body is byte for byte `report --format pprof` and go tool pprof
 # reads it; an --name that tries to add labels is reduced to one label value; a 400 fails at
 # once, a server that is not there after five tries, both with one line and exit 75 while the
-# profile and report are still written; a URL that is not http(s) is a usage error.
+# profile and report are still written; `push PROFILE URL` sends a stored one; a URL that is not
+# http(s) is a usage error.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 srv=
@@ -60,6 +61,14 @@ if go tool pprof -top -lines -sample_index=samples "$WORK/a/profile-2.pprof" >"$
 else
 	fail "go tool pprof: $(head -2 "$WORK/top.err")"
 fi
+
+# `push PROFILE URL`: a stored profile, the same body
+serve ok "$WORK/s"
+"$LS" push -q "$WORK/a.lsprof" "http://127.0.0.1:$port/ingest" --name stored || fail "push PROFILE URL exited $?"
+kill "$srv"; wait "$srv" 2>/dev/null; srv=
+n=$(grep -c '"/ingest"' "$WORK/s/requests.jsonl" 2>/dev/null)
+[ "$n" = 1 ] && cmp -s "$WORK/s/profile-1.pprof" "$WORK/a.pb.gz" && grep -q '"stored{host=' "$WORK/s/requests.jsonl" &&
+	pass "push PROFILE URL: one request to /ingest, the same pprof" || fail "push PROFILE URL: $(cat "$WORK/s/requests.jsonl" 2>/dev/null)"
 
 # refused: one try, one line, exit 75; the profile and report are there anyway
 serve refuse "$WORK/b"

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# --rotate: a 3.4 s job cut into 1 s profiles. Checked: the names and how many; each a whole
+# profile of its own interval (status, elapsed, intervals end to end); no sample lost or counted
+# twice at the seams (the samples stored in all of them are exactly the samples the kernel took
+# in all of them); the work() CPU of all of them is what the job measured itself (each interval's
+# thread CPU is cut at the seam); they merge into one; --keep 2 leaves the newest two; with
+# --push every interval is pushed once, from/until end to end; and the usage errors.
+source "$(dirname "$0")/lib.sh"
+need_python "$DEB_PY"
+srv=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
+
+mkdir -p "$WORK/a"
+"$LS" -q --rotate 1 --profile "$WORK/a/r.lsprof" -o "$WORK/a/r.html" -- \
+	"$DEB_PY" "$FIX/busy_naps.py" "$WORK/a/truth.json" 3.4 || fail "rotated run exited $?"
+for f in "$WORK"/a/r-*.lsprof; do json_of "$f" >/dev/null || fail "json report of $f"; done
+"$PYQ" - "$WORK/a" "$WORK" <<'PYEOF' | check_lines
+import glob, json, math, os, re, sqlite3, sys
+d, work = sys.argv[1], sys.argv[2]
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+files = sorted(glob.glob(d + "/r-*.lsprof"))
+names = [os.path.basename(f) for f in files]
+say(len(files) >= 3 and all(re.fullmatch(r"r-\d{8}T\d{6}Z\.lsprof", n) for n in names),
+    "%d interval profiles: %s" % (len(files), ", ".join(names)))
+truth = json.load(open(d + "/truth.json"))["cpu_s"]
+rows = taken = 0
+cpu = 0.0
+prev_end = 0
+for f in files:
+    db = sqlite3.connect(f)
+    meta = dict(db.execute("SELECT key, value FROM meta"))
+    st = dict(db.execute("SELECT key, value FROM stats"))
+    r = db.execute("SELECT COALESCE(SUM(count), 0) FROM samples WHERE kind = 0").fetchone()[0]
+    j = json.load(open("%s/%s.json" % (work, os.path.basename(f)[:-7])))
+    c = sum(l["cpu_time_s"] or 0 for l in j["lines"] if l["function"] == "work")
+    start, el = int(meta["interval_start_ns"]), int(meta["elapsed_ns"])
+    say(meta.get("finished") == "1" and meta.get("status") == "Success" and start == prev_end,
+        "%s: %s, interval %.3f s + %.3f s, %d samples (%d taken), work() %.3f s CPU" % (
+            os.path.basename(f), meta.get("status"), start / 1e9, el / 1e9, r, st["taken"], c))
+    prev_end = start + el
+    rows += r; taken += st["taken"]; cpu += c
+say(rows == taken, "seams: %d samples stored in all, %d taken in all" % (rows, taken))
+say(abs(cpu / truth - 1) <= 0.03, "work(): %.4f s CPU in all, measured %.4f s" % (cpu, truth))
+PYEOF
+"$LS" merge "$WORK"/a/r-*.lsprof -o "$WORK/a.lsprof" && j=$(json_of "$WORK/a.lsprof") &&
+	c=$(pyq "$j" "round(sum(l['cpu_time_s'] or 0 for l in d['lines'] if l['function'] == 'work'), 6)") &&
+	pass "merged: work() $c s CPU" || fail "merging the intervals"
+[ -s "$WORK/a/r.html" ] && grep -q "r-.*\.lsprof" <(ls "$WORK/a") && pass "the report is the last interval's" ||
+	fail "no report"
+
+# --keep 2: the newest two
+mkdir -p "$WORK/k"
+"$LS" -q --rotate 1 --keep 2 --profile "$WORK/k/r.lsprof" -o /dev/null -- \
+	"$DEB_PY" "$FIX/busy_naps.py" "$WORK/k/truth.json" 3.4 || fail "--keep run exited $?"
+n=$(ls "$WORK"/k/r-*.lsprof 2>/dev/null | wc -l)
+[ "$n" = 2 ] && pass "--keep 2: $(cd "$WORK/k" && echo r-*.lsprof)" || fail "--keep 2: $n profiles left"
+
+# --push: each interval once
+mkdir -p "$WORK/p"
+"$DEB_PY" "$FIX/ingest_server.py" "$WORK/p" ok &
+srv=$!
+wait_log "$WORK/p/port" "[0-9]" || fail "the ingest stand-in did not start"
+"$LS" -q --rotate 1 --push "http://127.0.0.1:$(cat "$WORK/p/port")" --profile "$WORK/p/r.lsprof" -o /dev/null -- \
+	"$DEB_PY" "$FIX/busy_naps.py" "$WORK/p/truth.json" 2.4 || fail "--push run exited $?"
+kill "$srv"; wait "$srv" 2>/dev/null; srv=
+"$PYQ" - "$WORK/p" <<'PYEOF' | check_lines
+import glob, json, sys
+d = sys.argv[1]
+reqs = [json.loads(l) for l in open(d + "/requests.jsonl")]
+files = glob.glob(d + "/r-*.lsprof")
+spans = sorted((int(r["query"]["from"][0]), int(r["query"]["until"][0])) for r in reqs)
+ok = len(reqs) == len(files) and all(a[1] <= b[0] + 1 for a, b in zip(spans, spans[1:]))
+print("%s --push: %d requests for %d interval profiles, spans %s" % ("ok" if ok else "FAIL", len(reqs), len(files), spans))
+PYEOF
+
+for args in "--keep 2" "--rotate 0" "--rotate 1 --gpu"; do
+	"$LS" $args -- "$DEB_PY" -c pass 2>"$WORK/err"
+	rc=$?
+	[ $rc = 64 ] && pass "$args: $(cat "$WORK/err")" || fail "$args: exit $rc, $(cat "$WORK/err")"
+done
+finish
