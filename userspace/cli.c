@@ -479,6 +479,17 @@ static error_t push_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* Parses `linescope-bpf NAME ...` with a's options, when argv[1] is NAME. */
+static bool subcommand(int argc, char **argv, const char *name, const struct argp *a,
+		       struct ls_opts *o)
+{
+	if (argc < 2 || strcmp(argv[1], name))
+		return false;
+	argv[1] = argv[0];
+	argp_parse(a, argc - 1, argv + 1, 0, NULL, o);
+	return true;
+}
+
 void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 {
 	static const struct argp record_argp = {
@@ -492,6 +503,18 @@ void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 		.args_doc = "PROFILE",
 		.doc = report_doc,
 	};
+	static const struct argp merge_argp = {
+		.options = merge_opts,
+		.parser = merge_parse,
+		.args_doc = "PROFILE...",
+		.doc = merge_doc,
+	};
+	static const struct argp push_argp = {
+		.options = push_opts,
+		.parser = push_parse,
+		.args_doc = "PROFILE URL",
+		.doc = push_doc,
+	};
 	int n = argc;
 
 	memset(o, 0, sizeof(*o));
@@ -500,38 +523,10 @@ void ls_cli__parse(int argc, char **argv, struct ls_opts *o)
 	o->top = 40;
 	argp_err_exit_status = LS_EXIT_USAGE;
 
-	if (argc > 1 && !strcmp(argv[1], "merge")) {
-		static const struct argp merge_argp = {
-			.options = merge_opts,
-			.parser = merge_parse,
-			.args_doc = "PROFILE...",
-			.doc = merge_doc,
-		};
-
-		o->merge = true;
-		argv[1] = argv[0];
-		argp_parse(&merge_argp, argc - 1, argv + 1, 0, NULL, o);
+	if ((o->merge = subcommand(argc, argv, "merge", &merge_argp, o)) ||
+	    (o->push_only = subcommand(argc, argv, "push", &push_argp, o)) ||
+	    (o->report = subcommand(argc, argv, "report", &report_argp, o)))
 		return;
-	}
-	if (argc > 1 && !strcmp(argv[1], "push")) {
-		static const struct argp push_argp = {
-			.options = push_opts,
-			.parser = push_parse,
-			.args_doc = "PROFILE URL",
-			.doc = push_doc,
-		};
-
-		o->push_only = true;
-		argv[1] = argv[0];
-		argp_parse(&push_argp, argc - 1, argv + 1, 0, NULL, o);
-		return;
-	}
-	if (argc > 1 && !strcmp(argv[1], "report")) {
-		o->report = true;
-		argv[1] = argv[0];
-		argp_parse(&report_argp, argc - 1, argv + 1, 0, NULL, o);
-		return;
-	}
 	/* everything after the first "--" is the command, untouched by option parsing */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
