@@ -595,6 +595,41 @@ static void forget_texts(struct ls_notebooks *n)
 	}
 }
 
+#define QUICK_TRIES 3
+#define QUICK_NS    100000000ULL /* 0.1 s, then 0.2 s */
+
+int ls_notebooks__retry_soon(struct ls_notebooks *n, struct ls_sources *s, uint64_t now)
+{
+	bool due = false;
+	int err = 0;
+
+	for (size_t i = 0; i < n->ncells && !due; i++) {
+		const struct ls_nbcell *c = &n->cells[i];
+
+		due = !c->how && c->tries < LS_NBCELL_TRIES && c->quick < QUICK_TRIES &&
+		      now >= c->next_ns;
+	}
+	if (!due)
+		return 0;
+	n->round++; /* the history and notebook are read again */
+	for (size_t i = 0; i < n->ncells && err >= 0; i++) {
+		struct ls_nbcell *c = &n->cells[i];
+
+		if (c->how || c->tries >= LS_NBCELL_TRIES || c->quick >= QUICK_TRIES ||
+		    now < c->next_ns)
+			continue;
+		c->quick++;
+		c->next_ns = now + (QUICK_NS << (c->quick - 1));
+		if (!ls_procfs__alive(n->nbs[c->notebook].pid))
+			continue; /* the flush's retry says so */
+		err = resolve(n, s, c);
+		if (err != 0)
+			c->dirty = true;
+	}
+	forget_texts(n);
+	return err < 0 ? err : 0;
+}
+
 int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 {
 	int err = 0;

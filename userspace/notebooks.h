@@ -34,6 +34,8 @@ struct ls_nbcell {
 	const char *how; /* "history", "notebook", or NULL when not verified */
 	uint32_t hash;
 	int tries;
+	int quick;	  /* ls_notebooks__retry_soon() tries so far */
+	uint64_t next_ns; /* ... and when the next may be */
 	bool dirty;
 };
 
@@ -80,6 +82,12 @@ int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t p
 			   const char *path);
 /* Looks again for the cells not found yet (once per flush). 0 or -ENOMEM. */
 int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s);
+/*
+ * Between flushes (now: CLOCK_MONOTONIC): a cell just seen is looked for again soon, three times
+ * in its first ~0.3 s, because a kernel writes its history a moment after a cell starts and may
+ * be gone (with the rights to read its files) before the next flush.
+ */
+int ls_notebooks__retry_soon(struct ls_notebooks *n, struct ls_sources *s, uint64_t now);
 /* Marks everything to be written again (a flush that failed). */
 void ls_notebooks__unflush(struct ls_notebooks *n);
 

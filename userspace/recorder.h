@@ -92,7 +92,7 @@ int ls_recorder__handle(void *ctx, void *data, size_t len);
  */
 void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v);
 
-/* Re-checks how the BPF side finds the thread states of known interpreters. */
+/* Every 20 ms: re-checks how BPF finds known interpreters' thread states; looks for new cells. */
 void ls_recorder__tick(struct ls_recorder *r);
 
 /*

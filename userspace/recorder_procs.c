@@ -640,6 +640,7 @@ void ls_recorder__tick(struct ls_recorder *r)
 			push_proc(r, p);
 		learn_image(r, &p->py);
 	}
+	ls_notebooks__retry_soon(&r->notebooks, &r->sources, now_mono());
 }
 
 uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns)
