@@ -59,7 +59,8 @@ static int one_rank(const struct ls_model *m)
 	return rank;
 }
 
-static int64_t meta_num(const struct ls_model *m, const char *key, int64_t dflt)
+/* untrusted: in [0, max], so that the sums below stay within int64_t (see merge.c) */
+static int64_t meta_num(const struct ls_model *m, const char *key, int64_t dflt, int64_t max)
 {
 	const char *v = ls_model__meta(m, key);
 	char *end;
@@ -69,14 +70,15 @@ static int64_t meta_num(const struct ls_model *m, const char *key, int64_t dflt)
 		return dflt;
 	errno = 0;
 	x = strtoll(v, &end, 10);
-	return errno || end == v || *end ? dflt : x;
+	return errno || end == v || *end || x < 0 || x > max ? dflt : x;
 }
 
 /* The ingest URL with its query: name APP{host=...[,rank=N]}, from, until, format, rate. */
 static char *ingest_url(CURL *c, const char *url, const char *app, const struct ls_model *m)
 {
 	char host[128], name[384], appv[128], *esc, *out = NULL;
-	int64_t wall = meta_num(m, "wall_start_ns", -1), elapsed = meta_num(m, "elapsed_ns", 0);
+	int64_t wall = meta_num(m, "wall_start_ns", -1, 1LL << 62),
+		elapsed = meta_num(m, "elapsed_ns", 0, 1LL << 60);
 	long long from, until;
 	size_t ul = strlen(url);
 	int rank = one_rank(m), n;
@@ -84,7 +86,7 @@ static char *ingest_url(CURL *c, const char *url, const char *app, const struct 
 	if (wall < 0) /* a profile older than wall_start_ns: started_at is not worth parsing */
 		wall = (int64_t)time(NULL) * 1000000000LL - elapsed;
 	else /* --rotate: the interval's start, after the run's */
-		wall += meta_num(m, "interval_start_ns", 0);
+		wall += meta_num(m, "interval_start_ns", 0, 1LL << 60);
 	from = wall / 1000000000LL;
 	until = (wall + elapsed + 999999999LL) / 1000000000LL;
 	if (until <= from)
@@ -105,7 +107,7 @@ static char *ingest_url(CURL *c, const char *url, const char *app, const struct 
 		     "%.*s%s?name=%s&from=%lld&until=%lld&format=pprof&sampleRate=%lld"
 		     "&spyName=linescope-bpf",
 		     (int)ul, url, n ? "" : "/ingest", esc, from, until,
-		     (long long)meta_num(m, "frequency_hz", 999)) < 0)
+		     (long long)meta_num(m, "frequency_hz", 999, 1000000)) < 0)
 		out = NULL;
 	curl_free(esc);
 	return out;
