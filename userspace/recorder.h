@@ -76,6 +76,8 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
  * file, function and stack is written into it again.
  */
 void ls_recorder__cut(struct ls_recorder *r);
+/* The cut's flush failed: the interval goes on, its threads counted as before the cut. */
+void ls_recorder__uncut(struct ls_recorder *r);
 /* The counters as they were when the interval began (all zero without --rotate). */
 void ls_recorder__interval_base(const struct ls_recorder *r, struct ls_recorder_stats *st);
 void ls_recorder__rotate(struct ls_recorder *r, struct ls_store *store);

@@ -221,9 +221,24 @@ void ls_recorder__cut(struct ls_recorder *r)
 		t->reopen = false;
 		if (t->cpu != TCPU_OPEN || p->exited || ls_procfs__thread_cpu(p->pid, t->tid, &ns))
 			continue;
+		t->cut_from = t->base_ns;
 		lsr_thread_cpu_final(t, ns);
 		t->reopen = t->cpu == TCPU_DIRTY;
 		t->base_ns = ns; /* of the next interval, once this one's is stored */
+	}
+}
+
+void ls_recorder__uncut(struct ls_recorder *r)
+{
+	for (size_t k = 0; k < r->nthreads; k++) {
+		struct thread_row *t = &r->threads[k];
+
+		if (!t->reopen)
+			continue;
+		t->reopen = false;
+		t->cpu = TCPU_OPEN;
+		t->base_ns = t->cut_from;
+		t->cpu_ns = 0;
 	}
 }
 
@@ -250,6 +265,7 @@ void ls_recorder__rotate(struct ls_recorder *r, struct ls_store *store)
 			t->cpu = TCPU_OPEN;
 		else if (t->cpu == TCPU_STORED || t->cpu == TCPU_DIRTY)
 			t->cpu = TCPU_DIRTY; /* ended before: no CPU in this interval */
+		t->reopen = false;
 		t->cpu_ns = 0;
 	}
 	r->st_base = r->st;
@@ -322,7 +338,8 @@ int ls_recorder__flush(struct ls_recorder *r)
 	for (size_t i = 0; !err && i < marks[0]; i++) {
 		struct thread_row *t = &r->threads[i];
 
-		if (t->renamed && !(err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name)))
+		if (t->renamed &&
+		    !(err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name)))
 			t->renamed = false;
 	}
 	for (size_t i = 0; !err && i < r->threads_flushed; i++) {

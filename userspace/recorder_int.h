@@ -120,6 +120,7 @@ struct thread_row {
 	char name[LS_COMM_LEN + 1];
 	bool renamed; /* its name changed after it was stored */
 	bool reopen;  /* --rotate: running at the cut, counted again from base_ns after it */
+	uint64_t cut_from; /* base_ns before the cut, should the interval go on (uncut) */
 };
 
 struct ls_recorder {

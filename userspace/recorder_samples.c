@@ -125,12 +125,11 @@ static void note_thread(struct ls_recorder *r, struct rproc *p, int tid, const c
 	r->threads = v;
 	t = &r->threads[r->nthreads++];
 	*seen = r->nthreads;
+	memset(t, 0, sizeof(*t));
 	t->proc_id = p->id;
 	t->tid = tid;
 	t->cpu = p->cpu_tracked ? TCPU_OPEN : TCPU_UNKNOWN;
 	t->base_ns = ls_hashmap__get(&p->cpu_base, tid, &base) ? base - 1 : 0;
-	t->cpu_ns = 0;
-	t->renamed = false;
 	snprintf(t->name, sizeof(t->name), "%.*s", LS_COMM_LEN, comm);
 	r->st.threads++;
 }

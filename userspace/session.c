@@ -53,8 +53,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	stop_count++;
 }
 
-#define GRACE_NS    3000000000ULL /* for a launched command to exit once asked */
-#define KILLED_NS   1000000000ULL /* for its killed tree to be reaped */
+#define GRACE_NS  3000000000ULL /* for a launched command to exit once asked */
+#define KILLED_NS 1000000000ULL /* for its killed tree to be reaped */
 
 static uint64_t mono_ns(void)
 {
@@ -90,7 +90,7 @@ struct session {
 	bool timed_out; /* -d ran out (a launched command was asked to stop) */
 	int child_status;
 	uint64_t t0;
-	uint64_t attached_ns; /* when threads already blocked began to count, after t0 (0: none) */
+	uint64_t attached_ns;  /* when threads already blocked began to count, after t0 (0: none) */
 	uint64_t setup_cpu_ns; /* our CPU time before the recording: loading and verifying BPF */
 	int uid, gid;
 	int argc;
@@ -99,6 +99,7 @@ struct session {
 	/* --rotate: the interval's start, and the counters as they were then */
 	struct ls_rotate rot;
 	uint64_t interval_start; /* CLOCK_MONOTONIC; t0 without --rotate */
+	uint64_t next_rotate;	 /* when the interval is due to end */
 	struct ls_stats bs_base;
 	uint64_t cpu_base; /* our CPU time then */
 	uint64_t prog_runs_base[64], prog_ns_base[64];
@@ -224,11 +225,13 @@ static void write_meta(struct session *s, int argc, char **argv)
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	ls_store__put_meta(s->store, "started_at", buf);
 	ls_store__put_meta(s->store, "method",
-			   !o->trace ? "Sampling" : o->sample ? "Mixed collection" : "Tracing");
+			   !o->trace   ? "Sampling"
+			   : o->sample ? "Mixed collection"
+				       : "Tracing");
 	ls_store__put_meta(s->store, "collector",
-			   !o->trace ? "bpf-sampling" :
-			   o->sample ? "bpf-sampling+usdt-tracing" :
-				       "usdt-tracing");
+			   !o->trace   ? "bpf-sampling"
+			   : o->sample ? "bpf-sampling+usdt-tracing"
+				       : "usdt-tracing");
 	ls_store__put_meta(s->store, "trace", o->trace ? "1" : "0");
 	ls_store__put_meta(s->store, "mode", o->mode == LS_TIME_WALL ? "wall" : "cpu");
 	ls_store__put_meta(s->store, "memory", o->memory ? "1" : "0");
@@ -669,9 +672,10 @@ static void trace_running(struct session *s, pid_t pid)
 			err = ls_remote_exec__send(pid, script);
 		if (!err)
 			return; /* its state message says whether it took */
-		snprintf(note, sizeof(note),
-			 "exact line tracing unavailable: remote loading into CPython %s failed (%s)",
-			 pi->version, strerror(err < 0 ? -err : EIO));
+		snprintf(
+			note, sizeof(note),
+			"exact line tracing unavailable: remote loading into CPython %s failed (%s)",
+			pi->version, strerror(err < 0 ? -err : EIO));
 	} else if (pi->usdt && s->nnative < (int)(sizeof(s->native_pids) / sizeof(pid_t))) {
 		ls_procfs__resolve(pid, pi->path, path, sizeof(path));
 		if (!ls_loader__attach_native_trace(s->loader, pid, path)) {
@@ -679,8 +683,9 @@ static void trace_running(struct session *s, pid_t pid)
 			ls_info("pid %d: exact line counts from CPython's own probes (slow)", pid);
 			return;
 		}
-		snprintf(note, sizeof(note), "exact line tracing unavailable: cannot attach to "
-					     "CPython's probes");
+		snprintf(note, sizeof(note),
+			 "exact line tracing unavailable: cannot attach to "
+			 "CPython's probes");
 	} else {
 		snprintf(note, sizeof(note),
 			 "exact line tracing unavailable for a running CPython %s without SDT "
@@ -741,12 +746,19 @@ static void rotate_now(struct session *s, uint64_t now)
 	char path[PATH_MAX];
 	int err;
 
+	s->next_rotate = now + s->o->rotate * 1000000000ULL;
 	if (ls_rotate__path(&s->rot, path, sizeof(path)) ||
 	    ls_store__create(path, s->uid, s->gid, &next)) {
 		ls_warn(0, "--rotate: %s goes on into the next interval", s->path);
 		return;
 	}
-	err = flush_cut(s, now, true);
+	/*
+	 * Everything up to now first, then the cut (the threads' CPU time, read now) in a second,
+	 * small flush: a failure of either leaves the interval going on, nothing lost
+	 */
+	err = flush(s, now);
+	if (!err)
+		err = flush_cut(s, now, true);
 	if (!err && !(err = ls_store__begin(s->store))) {
 		ls_store__put_meta(s->store, "status", "Success");
 		ls_store__put_meta(s->store, "status_detail", "an interval of a rotated recording");
@@ -754,8 +766,13 @@ static void rotate_now(struct session *s, uint64_t now)
 		ls_store__put_meta(s->store, "finished", "1");
 		err = ls_store__commit(s->store);
 	}
-	if (err)
-		ls_warn(0, "--rotate: the end of %s could not be written", s->path);
+	if (err) {
+		ls_recorder__uncut(s->rec);
+		ls_warn(0, "--rotate: %s could not be finished; it goes on into the next interval",
+			s->path);
+		ls_store__free(next); /* never published: nothing left behind */
+		return;
+	}
 	ls_store__free(s->store);
 	ls_rotate__closed(&s->rot, s->path);
 	s->store = next;
@@ -902,6 +919,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 	if (err || (err = ls_store__create(s.path, s.uid, s.gid, &s.store)))
 		goto out;
 	s.t0 = s.interval_start = mono_ns();
+	s.next_rotate = s.t0 + o->rotate * 1000000000ULL;
 	s.setup_cpu_ns = s.cpu_base = self_cpu_ns();
 	err = ls_recorder__new(s.store, &rec_ops, s.loader, s.t0, &s.rec);
 	if (err)
@@ -1005,7 +1023,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 			ls_recorder__reap(s.rec, now);
 			last_reap = now;
 		}
-		if (o->rotate && !stopping && now - s.interval_start >= o->rotate * 1000000000ULL) {
+		if (o->rotate && !stopping && now >= s.next_rotate) {
 			rotate_now(&s, now);
 			last_flush = now;
 		}
@@ -1096,7 +1114,8 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 					s.rot.removed);
 		}
 		warn_lost(&s);
-		/* detached before rendering: nothing of ours runs in the machine's tasks any more */
+		/* detached before rendering: nothing of ours runs in the machine's tasks any more
+		 */
 		ls_loader__free(s.loader);
 		s.loader = NULL;
 		if (s.costed) {

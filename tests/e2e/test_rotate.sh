@@ -4,7 +4,8 @@
 # profile of its own interval (status, elapsed, intervals end to end); no sample lost or counted
 # twice at the seams (the samples stored in all of them are exactly the samples the kernel took
 # in all of them); the work() CPU of all of them is what the job measured itself (each interval's
-# thread CPU is cut at the seam); they merge into one; --keep 2 leaves the newest two; with
+# thread CPU is cut at the seam); a write that fails at a seam loses nothing (the interval goes
+# on); they merge into one; --keep 2 leaves the newest two; with
 # --push every interval is pushed once, from/until end to end; and the usage errors.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
@@ -49,6 +50,33 @@ PYEOF
 	pass "merged: work() $c s CPU" || fail "merging the intervals"
 [ -s "$WORK/a/r.html" ] && grep -q "r-.*\.lsprof" <(ls "$WORK/a") && pass "the report is the last interval's" ||
 	fail "no report"
+
+# a write that fails at the seams (the third transaction of every profile): the interval goes on
+# into the next, and still nothing is lost, counted twice or left without its thread's CPU time
+mkdir -p "$WORK/f"
+LINESCOPE_FAULT_STORE=3:2 "$LS" --rotate 1 --profile "$WORK/f/r.lsprof" -o /dev/null -- \
+	"$DEB_PY" "$FIX/busy_naps.py" "$WORK/f/truth.json" 3.4 2>"$WORK/f/log" >/dev/null ||
+	fail "run with failing writes exited $?"
+grep -q "goes on into the next interval" "$WORK/f/log" && pass "a failed seam: $(grep -m1 'goes on' "$WORK/f/log")" ||
+	fail "no failed seam reported: $(head -3 "$WORK/f/log")"
+for f in "$WORK"/f/r-*.lsprof; do json_of "$f" >/dev/null || fail "json report of $f"; done
+"$PYQ" - "$WORK/f" "$WORK" <<'PYEOF' | check_lines
+import glob, json, os, sqlite3, sys
+d, work = sys.argv[1], sys.argv[2]
+rows = taken = nulls = 0
+cpu = 0.0
+for f in glob.glob(d + "/r-*.lsprof"):
+    db = sqlite3.connect(f)
+    rows += db.execute("SELECT COALESCE(SUM(count), 0) FROM samples WHERE kind = 0").fetchone()[0]
+    taken += dict(db.execute("SELECT key, value FROM stats"))["taken"]
+    nulls += db.execute("SELECT count(*) FROM threads WHERE cpu_ns IS NULL").fetchone()[0]
+    j = json.load(open("%s/%s.json" % (work, os.path.basename(f)[:-7])))
+    cpu += sum(l["cpu_time_s"] or 0 for l in j["lines"] if l["function"] == "work")
+truth = json.load(open(d + "/truth.json"))["cpu_s"]
+ok = rows == taken and not nulls and abs(cpu / truth - 1) <= 0.03
+print("%s failed seams: %d samples stored, %d taken; %d threads without CPU time; work() %.4f s, measured %.4f s" % (
+    "ok" if ok else "FAIL", rows, taken, nulls, cpu, truth))
+PYEOF
 
 # --keep 2: the newest two
 mkdir -p "$WORK/k"
