@@ -18,14 +18,25 @@
 
 extern char **environ;
 
-void ls_rotate__init(struct ls_rotate *r, const char *base, const char *push, const char *name,
-		     unsigned keep)
+int ls_rotate__init(struct ls_rotate *r, const char *base, const char *push, const char *name,
+		    unsigned keep)
 {
+	char dir[PATH_MAX];
+	const char *slash = strrchr(base, '/');
+
 	memset(r, 0, sizeof(*r));
 	r->base = base;
 	r->push = push;
 	r->name = name;
 	r->keep = keep;
+	r->dirfd = -1;
+	if (!keep)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - base) + 1 : 1, slash ? base : ".");
+	r->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->dirfd < 0)
+		return ls_err(-errno, "--keep: cannot open %s: %s", dir, strerror(errno));
+	return 0;
 }
 
 int ls_rotate__path(const struct ls_rotate *r, char *buf, size_t len)
@@ -69,7 +80,11 @@ static pid_t spawn_push(const struct ls_rotate *r, const char *path)
 static void apply_keep(struct ls_rotate *r)
 {
 	while (r->keep && r->nfiles > r->keep && !r->files[0].pusher) {
-		if (unlink(r->files[0].path) && errno != ENOENT)
+		const char *name = strrchr(r->files[0].path, '/');
+
+		/* unlinkat never follows the name itself, and dirfd is the directory of the start
+		 */
+		if (unlinkat(r->dirfd, name ? name + 1 : r->files[0].path, 0) && errno != ENOENT)
 			ls_warn(0, "--keep: cannot remove %s: %s", r->files[0].path,
 				strerror(errno));
 		else
@@ -124,6 +139,9 @@ void ls_rotate__reap(struct ls_rotate *r, bool wait)
 
 void ls_rotate__release(struct ls_rotate *r)
 {
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	r->dirfd = -1;
 	free(r->files);
 	r->files = NULL;
 	r->nfiles = r->cap = 0;

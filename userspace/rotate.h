@@ -24,10 +24,12 @@ struct ls_rotate {
 	unsigned nfiles, cap;
 	unsigned pushed, push_failed; /* push children that delivered / did not */
 	unsigned removed;	      /* profiles removed for --keep */
+	int dirfd; /* their directory, opened once: a link swapped in later is not followed */
 };
 
-void ls_rotate__init(struct ls_rotate *r, const char *base, const char *push, const char *name,
-		     unsigned keep);
+/* 0, or -errno when --keep's directory cannot be opened (logged). */
+int ls_rotate__init(struct ls_rotate *r, const char *base, const char *push, const char *name,
+		    unsigned keep);
 /* The path of an interval starting now (wall clock): NAME-YYYYmmddTHHMMSSZ.lsprof into buf. */
 int ls_rotate__path(const struct ls_rotate *r, char *buf, size_t len);
 /* A profile of an interval is closed: push it (--push), then apply --keep. */

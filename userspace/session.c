@@ -840,7 +840,10 @@ static void cleanup(struct session *s)
 
 int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_session_result *res)
 {
-	struct session s = {.o = o, .cg = {.fd = -1}, .launch = {.go_fd = -1, .err_fd = -1}};
+	struct session s = {.o = o,
+			    .cg = {.fd = -1},
+			    .launch = {.go_fd = -1, .err_fd = -1},
+			    .rot = {.dirfd = -1}};
 	struct ls_loader_opts lo = {
 		.frequency_hz = o->frequency,
 		.cgroup_fd = -1,
@@ -909,7 +912,9 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		goto out;
 	s.argc = argc;
 	s.argv = argv;
-	ls_rotate__init(&s.rot, o->profile, o->push, o->name, o->keep);
+	err = ls_rotate__init(&s.rot, o->profile, o->push, o->name, o->keep);
+	if (err)
+		goto out;
 	if (o->rotate)
 		err = ls_rotate__path(&s.rot, s.path, sizeof(s.path));
 	else
