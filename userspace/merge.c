@@ -58,25 +58,12 @@ static char *meta_of(sqlite3 *db, const char *key)
 	return v;
 }
 
-/*
- * A time or count from a profile's meta, dflt when absent or outside [0, max]: a profile is
- * untrusted input. Wall-clock times stay below 2^62 ns (year 2116), clocks and durations below
- * 2^60 (36 years), so that the sums and differences below stay within int64_t.
- */
-#define WALL_MAX (1LL << 62)
-#define SPAN_MAX (1LL << 60)
-
+/* A time or count from a profile's meta, range-checked (ls_store__meta_num) */
 static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt, int64_t max)
 {
-	char *v = meta_of(db, key), *end;
-	long long x;
+	char *v = meta_of(db, key);
+	int64_t x = ls_store__meta_num(v, dflt, max);
 
-	if (!v)
-		return dflt;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	if (errno || end == v || *end || x < 0 || x > max)
-		x = dflt;
 	free(v);
 	return x;
 }
@@ -490,15 +477,15 @@ static int read_clock(struct input *in)
 	struct tm tm = {0};
 	const char *end;
 
-	in->clock_start = meta_int(in->db, "clock_start_ns", -1, SPAN_MAX);
-	in->elapsed = meta_int(in->db, "interval_start_ns", 0, SPAN_MAX) +
-		      meta_int(in->db, "elapsed_ns", 0, SPAN_MAX);
-	in->wall_start = meta_int(in->db, "wall_start_ns", -1, WALL_MAX);
+	in->clock_start = meta_int(in->db, "clock_start_ns", -1, LS_META_SPAN_MAX);
+	in->elapsed = meta_int(in->db, "interval_start_ns", 0, LS_META_SPAN_MAX) +
+		      meta_int(in->db, "elapsed_ns", 0, LS_META_SPAN_MAX);
+	in->wall_start = meta_int(in->db, "wall_start_ns", -1, LS_META_WALL_MAX);
 	in->wall_exact = in->wall_start >= 0;
 	if (!in->wall_exact && at && (end = strptime(at, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end) {
 		time_t t = timegm(&tm);
 
-		if (t >= 0 && t <= WALL_MAX / 1000000000LL)
+		if (t >= 0 && t <= LS_META_WALL_MAX / 1000000000LL)
 			in->wall_start = (int64_t)t * 1000000000LL;
 	}
 	free(at);

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "model.h"
 #include "push.h"
+#include "store.h"
 
 #define PUSH_TRIES	    5
 #define PUSH_FIRST_DELAY_MS 500
@@ -59,26 +60,17 @@ static int one_rank(const struct ls_model *m)
 	return rank;
 }
 
-/* untrusted: in [0, max], so that the sums below stay within int64_t (see merge.c) */
 static int64_t meta_num(const struct ls_model *m, const char *key, int64_t dflt, int64_t max)
 {
-	const char *v = ls_model__meta(m, key);
-	char *end;
-	long long x;
-
-	if (!v)
-		return dflt;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	return errno || end == v || *end || x < 0 || x > max ? dflt : x;
+	return ls_store__meta_num(ls_model__meta(m, key), dflt, max);
 }
 
 /* The ingest URL with its query: name APP{host=...[,rank=N]}, from, until, format, rate. */
 static char *ingest_url(CURL *c, const char *url, const char *app, const struct ls_model *m)
 {
 	char host[128], name[384], appv[128], *esc, *out = NULL;
-	int64_t wall = meta_num(m, "wall_start_ns", -1, 1LL << 62),
-		elapsed = meta_num(m, "elapsed_ns", 0, 1LL << 60);
+	int64_t wall = meta_num(m, "wall_start_ns", -1, LS_META_WALL_MAX),
+		elapsed = meta_num(m, "elapsed_ns", 0, LS_META_SPAN_MAX);
 	long long from, until;
 	size_t ul = strlen(url);
 	int rank = one_rank(m), n;
@@ -86,7 +78,7 @@ static char *ingest_url(CURL *c, const char *url, const char *app, const struct 
 	if (wall < 0) /* a profile older than wall_start_ns: started_at is not worth parsing */
 		wall = (int64_t)time(NULL) * 1000000000LL - elapsed;
 	else /* --rotate: the interval's start, after the run's */
-		wall += meta_num(m, "interval_start_ns", 0, 1LL << 60);
+		wall += meta_num(m, "interval_start_ns", 0, LS_META_SPAN_MAX);
 	from = wall / 1000000000LL;
 	until = (wall + elapsed + 999999999LL) / 1000000000LL;
 	if (until <= from)

@@ -411,6 +411,18 @@ static void bind_id(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_null(st, i);
 }
 
+int64_t ls_store__meta_num(const char *v, int64_t dflt, int64_t max)
+{
+	char *end;
+	long long x;
+
+	if (!v)
+		return dflt;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	return errno || end == v || *end || x < 0 || x > max ? dflt : x;
+}
+
 int ls_store__put_meta(struct ls_store *s, const char *key, const char *value)
 {
 	bind_text(s->st[ST_META], 1, key);

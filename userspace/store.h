@@ -50,6 +50,16 @@ int ls_store__commit(struct ls_store *s);
 /* Drops the open transaction's writes. */
 void ls_store__rollback(struct ls_store *s);
 
+/*
+ * A meta value read back as a number: dflt when v is NULL, not a plain decimal, or outside
+ * [0, max]. A profile is untrusted input: wall-clock times are kept below LS_META_WALL_MAX
+ * (2^62 ns, year 2116), clocks and durations below LS_META_SPAN_MAX (2^60 ns, 36 years), so that
+ * sums and differences of a few of them stay within int64_t.
+ */
+#define LS_META_WALL_MAX (1LL << 62)
+#define LS_META_SPAN_MAX (1LL << 60)
+int64_t ls_store__meta_num(const char *v, int64_t dflt, int64_t max);
+
 int ls_store__put_meta(struct ls_store *s, const char *key, const char *value);
 int ls_store__put_meta_int(struct ls_store *s, const char *key, int64_t value);
 int ls_store__put_stat(struct ls_store *s, const char *key, int64_t value);
