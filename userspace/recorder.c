@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include "gpurec.h"
 #include "log.h"
-#include "procfs.h"
 #include "recorder_int.h"
 #include "tracerec.h"
 
@@ -235,15 +234,12 @@ int ls_recorder__enable_gpu(struct ls_recorder *r)
 
 void ls_recorder__finish(struct ls_recorder *r)
 {
-	/* threads still running: their CPU time so far (process ids are their index + 1) */
+	/* threads still running: their CPU time so far */
 	for (size_t k = 0; k < r->nthreads; k++) {
-		struct thread_row *t = &r->threads[k];
-		const struct rproc *p = r->procs[t->proc_id - 1];
 		uint64_t ns;
 
-		if (t->cpu == TCPU_OPEN && !p->exited &&
-		    ls_procfs__thread_cpu(p->pid, t->tid, &ns) == 0)
-			lsr_thread_cpu_final(t, ns);
+		if (lsr_thread_cpu_now(r, &r->threads[k], &ns))
+			lsr_thread_cpu_final(&r->threads[k], ns);
 	}
 	if (r->gpu)
 		ls_gpurec__finish(r->gpu);

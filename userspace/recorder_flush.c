@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "gpurec.h"
 #include "log.h"
-#include "procfs.h"
 #include "recorder_int.h"
 #include "tracerec.h"
 
@@ -215,11 +214,10 @@ void ls_recorder__cut(struct ls_recorder *r)
 {
 	for (size_t k = 0; k < r->nthreads; k++) {
 		struct thread_row *t = &r->threads[k];
-		const struct rproc *p = r->procs[t->proc_id - 1];
 		uint64_t ns;
 
 		t->reopen = false;
-		if (t->cpu != TCPU_OPEN || p->exited || ls_procfs__thread_cpu(p->pid, t->tid, &ns))
+		if (!lsr_thread_cpu_now(r, t, &ns))
 			continue;
 		t->cut_from = t->base_ns;
 		lsr_thread_cpu_final(t, ns);

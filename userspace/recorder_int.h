@@ -195,6 +195,8 @@ void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now);
 void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *parent);
 void lsr_unwalked(struct ls_recorder *r, struct rproc *p);
 void lsr_thread_cpu_final(struct thread_row *t, uint64_t cpu_ns);
+/* A thread still counting (open, of a live process): its CPU time now into *ns. */
+bool lsr_thread_cpu_now(const struct ls_recorder *r, const struct thread_row *t, uint64_t *ns);
 void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e);
 void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e);
 

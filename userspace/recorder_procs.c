@@ -445,6 +445,13 @@ void lsr_thread_cpu_final(struct thread_row *t, uint64_t cpu_ns)
 	t->cpu = TCPU_DIRTY;
 }
 
+bool lsr_thread_cpu_now(const struct ls_recorder *r, const struct thread_row *t, uint64_t *ns)
+{
+	const struct rproc *p = r->procs[t->proc_id - 1]; /* process ids are their index + 1 */
+
+	return t->cpu == TCPU_OPEN && !p->exited && ls_procfs__thread_cpu(p->pid, t->tid, ns) == 0;
+}
+
 static void thread_ended(struct ls_recorder *r, struct rproc *p, pid_t tid, uint64_t cpu_ns)
 {
 	uint64_t idx;
