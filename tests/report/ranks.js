@@ -7,7 +7,7 @@
 
 const fs = require('fs');
 const path = require('path');
-const { Harness, assert, tableRows } = require('./lib');
+const { Harness, assert, eq, tableRows } = require('./lib');
 
 const html = path.resolve(process.argv[2]);
 const want = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
@@ -60,6 +60,52 @@ H.test('processes: host and rank columns, labels with the host', async (page) =>
 	const opts = await page.evaluate(() => Array.from(document.querySelectorAll('select option')).map((o) => o.textContent));
 	for (const p of want.processes)
 		assert(opts.some((o) => o.startsWith(p.host + ' ' + p.pid)), `no process label "${p.host} ${p.pid} ..." in ${opts}`);
+});
+
+// The hot-lines table's time on the STEP line, as shown.
+async function stepTime(page) {
+	const rows = await tableRows(page, 'table.hot');
+	const row = rows.find((r) => step.some((l) => new RegExp('rank_work\\.py:' + l.line + '\\b').test(r.cells.loc)));
+	assert(row, 'no STEP line in the hot lines: ' + rows.map((r) => r.cells.loc).join(', '));
+	return secs(row.cells.time);
+}
+
+H.test('selector: every process of one rank, of one host', async (page) => {
+	await H.open(page, file, '#overview');
+	const opts = await page.evaluate(() => Array.from(document.querySelectorAll('#proc-select optgroup')).map((g) => ({
+		label: g.label, opts: Array.from(g.children).map((o) => ({ v: o.value, t: o.textContent })) })));
+	const ranks = opts.find((g) => g.label === 'Ranks'), hosts = opts.find((g) => g.label === 'Hosts');
+	assert(ranks && hosts, 'optgroups: ' + JSON.stringify(opts));
+	const hostOf = (r) => want.processes.find((p) => p.rank === r).host;
+	for (const r of [0, 1]) {
+		const truth = step.filter((l) => rankOf(l) === r).reduce((a, l) => a + l.time_s, 0);
+		for (const [group, name] of [[ranks, 'rank ' + r], [hosts, 'host ' + hostOf(r)]]) {
+			const o = group.opts.find((x) => x.t.startsWith(name + ' ('));
+			assert(o, `no option "${name}" in ${JSON.stringify(group.opts)}`);
+			await page.selectOption('#proc-select', o.v);
+			await page.waitForFunction((g) => location.hash.endsWith('?g=' + g), String(-2 - Number(o.v)));
+			const got = await stepTime(page);
+			assert(Math.abs(got - truth) <= 0.01 * truth + 0.001, `${name}: ${got} s on the STEP line, ${truth} s in the JSON`);
+			const procs = await tableRows(page, '.index.procs');
+			const marked = procs.filter((x) => x.cls.includes('selected')).map((x) => x.cells.host + ' ' + x.cells.rank);
+			const mine = want.processes.filter((p) => (name.startsWith('rank') ? p.rank === r : p.host === hostOf(r)));
+			eq(marked.length, mine.length, `${name}: rows marked in the process table: ${marked}`);
+			assert((await page.textContent('#proc-info')).startsWith('combined'), `${name}: the header's note`);
+			const cards = await page.evaluate(() => Object.fromEntries(Array.from(document.querySelectorAll('.card')).map(
+				(c) => [c.querySelector('.clabel').textContent, c.querySelector('.cvalue').textContent])));
+			const samples = mine.reduce((a, p) => a + p.samples, 0);
+			eq(cards.Samples, samples.toLocaleString('en'), `${name}: the Samples card`);
+			eq(cards.Processes, String(mine.length), `${name}: the Processes card`);
+		}
+	}
+	// a permalink keeps the group, and the flame graph's top frame is named after it
+	const r1 = ranks.opts.find((x) => x.t.startsWith('rank 1 ('));
+	await H.open(page, file, '#flame?g=' + (-2 - Number(r1.v)));
+	eq(await page.$eval('#proc-select', (s) => s.value), r1.v, 'group from the permalink');
+	assert((await page.textContent('.content')).includes('in rank 1'), 'flame summary names the rank');
+	// a group beyond the list is all processes, not an error
+	await H.open(page, file, '#overview?g=99');
+	eq(await page.$eval('#proc-select', (s) => s.value), '-1', 'unknown group: all processes');
 });
 
 H.run().then((failed) => process.exit(failed ? 1 : 0), (e) => {

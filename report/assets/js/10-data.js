@@ -223,10 +223,111 @@ function procShort(p) {
 		  : "?";
 }
 
+// ---- groups: every process of one host or one rank (a merged profile) ------------------------
+
+var GROUPS = null;
+
+// Hosts when there is more than one; ranks when more than one is set. A process without a rank
+// of its own (a data-loader worker, a compiler helper) goes with its nearest ancestor's.
+function groups() {
+	if (GROUPS)
+		return GROUPS;
+	var P = D.processes, byKey = new Map(), out = [];
+	function add(kind, name, i) {
+		var k = kind + "\u0000" + name, g = byKey.get(k);
+		if (!g) {
+			g = {kind: kind, name: name, procs: [], mask: new Uint8Array(P.length)};
+			byKey.set(k, g);
+			out.push(g);
+		}
+		g.procs.push(i);
+		g.mask[i] = 1;
+	}
+	if (multiHost())
+		P.forEach(function (pr, i) {
+			add("host", pr && typeof pr.host === "string" ? pr.host : "", i);
+		});
+	var rank = inheritedRanks(), seen = [];
+	rank.forEach(function (r) {
+		if (isNum(r) && seen.indexOf(r) < 0)
+			seen.push(r);
+	});
+	if (seen.length > 1) {
+		seen.sort(function (a, b) {
+			return a - b;
+		});
+		seen.forEach(function (r) {
+			for (var i = 0; i < P.length; i++)
+				if (rank[i] === r)
+					add("rank", r, i);
+		});
+	}
+	GROUPS = out;
+	return out;
+}
+
+// Each process's rank, or its nearest ancestor's on the same host (null when none has one).
+function inheritedRanks() {
+	var P = D.processes, byPid = new Map(), out = [];
+	function key(pr, pid) {
+		return (pr && typeof pr.host === "string" ? pr.host : "") + "\u0000" + pid;
+	}
+	P.forEach(function (pr, i) {
+		if (pr && isNum(pr.pid) && !byPid.has(key(pr, pr.pid)))
+			byPid.set(key(pr, pr.pid), i);
+	});
+	for (var i = 0; i < P.length; i++) {
+		var j = i, r = null;
+		// bounded: a profile's ppids may form a loop
+		for (var hops = 0; j !== undefined && P[j] && hops < 64; hops++) {
+			if (isNum(P[j].rank)) {
+				r = P[j].rank;
+				break;
+			}
+			j = isNum(P[j].ppid) ? byPid.get(key(P[j], P[j].ppid)) : undefined;
+		}
+		out.push(r);
+	}
+	return out;
+}
+
+function groupLabel(g) {
+	return g.kind === "host" ? "host " + (g.name || "?") : "rank " + g.name;
+}
+
 // ---- the selection model -----------------------------------------------------------------
 
-var SEL = -1; // -1: all processes combined, else an index into D.processes
-var selCache = new Map();
+// -1: all processes combined; p >= 0: D.processes[p]; -2 - g: every process of groups()[g].
+var SEL = -1;
+var selCache = new Map(), maskCache = new Map();
+
+function validSel(key) {
+	return key === -1 || (key >= 0 && key < D.processes.length) ||
+	       (key <= -2 && -2 - key < groups().length);
+}
+
+// Which processes a selection holds: null for all, else a mask over D.processes.
+function selMask(key) {
+	if (key === -1 || !validSel(key))
+		return null;
+	var m = maskCache.get(key);
+	if (!m) {
+		if (key >= 0) {
+			m = new Uint8Array(D.processes.length);
+			m[key] = 1;
+		} else {
+			m = groups()[-2 - key].mask;
+		}
+		maskCache.set(key, m);
+	}
+	return m;
+}
+
+function selName(key) {
+	if (key >= 0)
+		return procShort(key);
+	return key <= -2 && validSel(key) ? groupLabel(groups()[-2 - key]) : "all processes";
+}
 
 function sel() {
 	var m = selCache.get(SEL);
@@ -238,7 +339,8 @@ function sel() {
 }
 
 function inSel(proc) {
-	return SEL < 0 || proc === SEL;
+	var want = selMask(SEL);
+	return !want || want[proc] === 1;
 }
 
 function buildSel(p) {
@@ -278,9 +380,9 @@ LineIndex.prototype.set = function (s, line, r) {
 
 function buildLines(m, p) {
 	var L = D.lines, srcA = list(L.src), lineA = list(L.line), procA = list(L.proc);
-	var N = srcA.length, dest = new Int32Array(N), map = new LineIndex(), n = 0;
+	var N = srcA.length, dest = new Int32Array(N), map = new LineIndex(), n = 0, want = selMask(p);
 	for (var i = 0; i < N; i++) {
-		if (p >= 0 && procA[i] !== p) {
+		if (want && want[procA[i]] !== 1) {
 			dest[i] = -1;
 			continue;
 		}
@@ -407,11 +509,11 @@ function fnOf(m) {
 function buildFunctions(m, p) {
 	var F = D.functions, srcA = list(F.src), N = srcA.length, map = new Map();
 	var f = {n: 0, src: [], name: [], def_line: [], end_line: [], lines: [], has: {}};
-	var cols = {};
+	var cols = {}, want = selMask(p);
 	for (var c = 0; c < FN_COLS.length; c++)
 		cols[FN_COLS[c]] = Array.isArray(F[FN_COLS[c]]) ? [] : null;
 	for (var i = 0; i < N; i++) {
-		if (p >= 0 && list(F.proc)[i] !== p)
+		if (want && want[list(F.proc)[i]] !== 1)
 			continue;
 		var name = list(F.name)[i] || "?", def = list(F.def_line)[i];
 		// numeric key first; a second name at the same definition line gets a string key
@@ -456,9 +558,9 @@ function buildFunctions(m, p) {
 // Edges run from a caller line to the called function (callee_src, callee_line = its def line).
 function buildEdges(m, p) {
 	var E = D.edges, srcA = list(E.src), N = srcA.length, map = new Map();
-	var e = {n: 0, src: [], line: [], csrc: [], cline: [], samples: []};
+	var e = {n: 0, src: [], line: [], csrc: [], cline: [], samples: []}, want = selMask(p);
 	for (var i = 0; i < N; i++) {
-		if (p >= 0 && list(E.proc)[i] !== p)
+		if (want && want[list(E.proc)[i]] !== 1)
 			continue;
 		var k = srcA[i] + ":" + E.line[i] + ":" + E.callee_src[i] + ":" + E.callee_line[i];
 		var j = map.get(k);
@@ -491,7 +593,7 @@ function buildEdges(m, p) {
 
 // Context links of a line: child invocations it started and Spark actions it triggered.
 function buildContext(m, p) {
-	var ctx = new Map(), srcs = new Set();
+	var ctx = new Map(), srcs = new Set(), want = selMask(p);
 	function add(s, line, item) {
 		if (!isNum(s) || !isNum(line))
 			return;
@@ -503,12 +605,12 @@ function buildContext(m, p) {
 	}
 	for (var i = 0; i < D.children.length; i++) {
 		var c = D.children[i];
-		if (c && (p < 0 || c.parent_proc === p))
+		if (c && (!want || want[c.parent_proc] === 1))
 			add(c.src, c.line, {kind: "child", i: i});
 	}
 	var acts = D.spark && list(D.spark.actions);
 	for (i = 0; acts && i < acts.length; i++)
-		if (acts[i] && (p < 0 || acts[i].proc === p))
+		if (acts[i] && (!want || want[acts[i].proc] === 1))
 			add(acts[i].src, acts[i].line, {kind: "spark", i: i});
 	m.ctx = ctx;
 	m.ctxSrcs = srcs;

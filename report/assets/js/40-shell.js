@@ -4,7 +4,8 @@
 //
 // Routes: #overview, #files, #functions, #flame, #memory, #gpu, #spark, #spark/I, #child/I,
 // #source/S and #source/S/LINE (a permalink; LINE counts lines of the source's text, which for a
-// notebook runs through its cells). "?p=I" selects process I (default: all processes combined).
+// notebook runs through its cells). "?p=I" selects process I, "?g=G" every process of
+// host or rank G (default: all processes combined).
 
 var UI = {
 	mode: "self",	     // Time shows own ("self") or inclusive ("total") time
@@ -24,14 +25,20 @@ function parseRoute(hash) {
 	var h = (hash || "").replace(/^#/, ""), q = h.indexOf("?");
 	var path = q >= 0 ? h.slice(0, q) : h, params = new URLSearchParams(q >= 0 ? h.slice(q + 1) : "");
 	var parts = path.split("/");
-	var p = params.get("p");
+	var p = params.get("p"), g = params.get("g");
 	return {view: parts[0] || "overview", a: parts[1], b: parts[2], path: path,
-		p: p !== null && /^\d+$/.test(p) ? Number(p) : -1};
+		p: p !== null && /^\d{1,9}$/.test(p) ? Number(p)
+		 : g !== null && /^\d{1,9}$/.test(g) ? -2 - Number(g) : -1};
+}
+
+// The route's query for a selection: ?p=N for one process, ?g=N for a host's or a rank's.
+function selQuery(key) {
+	return key >= 0 ? "?p=" + key : key <= -2 ? "?g=" + (-2 - key) : "";
 }
 
 // A link target inside the report, keeping the process selection.
 function href(path) {
-	return "#" + path + (SEL >= 0 ? "?p=" + SEL : "");
+	return "#" + path + selQuery(SEL);
 }
 
 function srcHref(s, line) {
@@ -131,9 +138,22 @@ function buildHeader() {
 
 	var select = el("select", {id: "proc-select", "aria-label": "Process"});
 	select.appendChild(el("option", {value: "-1"}, "All processes (" + D.processes.length + ")"));
-	D.processes.forEach(function (p, i) {
-		select.appendChild(el("option", {value: String(i)}, procLabel(i)));
+	["host", "rank"].forEach(function (kind) {
+		var og = el("optgroup", {label: kind === "host" ? "Hosts" : "Ranks"});
+		groups().forEach(function (g, k) {
+			if (g.kind === kind)
+				og.appendChild(el("option", {value: String(-2 - k)},
+						  groupLabel(g) + " (" + g.procs.length + ")"));
+		});
+		if (og.children.length)
+			select.appendChild(og);
 	});
+	var one = groups().length ? el("optgroup", {label: "Processes"}) : select;
+	D.processes.forEach(function (p, i) {
+		one.appendChild(el("option", {value: String(i)}, procLabel(i)));
+	});
+	if (one !== select)
+		select.appendChild(one);
 	select.addEventListener("change", function () {
 		setProcess(Number(select.value));
 	});
@@ -154,11 +174,14 @@ function updateProcInfo() {
 	sel.value = String(SEL);
 	clear(info);
 	if (SEL < 0) {
-		var py = D.processes.filter(function (p) {
+		var procs = SEL === -1 ? D.processes : groups()[-2 - SEL].procs.map(function (i) {
+			return D.processes[i];
+		});
+		var py = procs.filter(function (p) {
 			return p && p.python;
 		}).length;
-		info.textContent = D.processes.length > 1 ? "combined; " + py + " of " + D.processes.length +
-								   " ran Python" : "";
+		info.textContent = procs.length > 1 || SEL !== -1 ? "combined; " + py + " of " + procs.length +
+								     " ran Python" : "";
 		return;
 	}
 	var p = D.processes[SEL];
@@ -168,13 +191,13 @@ function updateProcInfo() {
 }
 
 function setProcess(p) {
-	if (!(p >= 0 && p < D.processes.length))
+	if (!validSel(p))
 		p = -1;
 	if (p === SEL)
 		return;
 	SEL = p;
 	var r = route();
-	history.replaceState(null, "", "#" + r.path + (SEL >= 0 ? "?p=" + SEL : ""));
+	history.replaceState(null, "", "#" + r.path + selQuery(SEL));
 	render();
 }
 
@@ -336,8 +359,8 @@ var appMain = null;
 function render() {
 	var r = route();
 	closeMenu();
-	if (r.p !== SEL && (r.p < 0 || r.p < D.processes.length))
-		SEL = r.p;
+	if (r.p !== SEL)
+		SEL = validSel(r.p) ? r.p : -1;
 	UI.route = r;
 	updateProcInfo();
 	updateSidebar(r);

@@ -103,11 +103,23 @@ function renderOverview(root, r) {
 			browsable++;
 	var cards = el("div", {class: "cards"});
 	cards.appendChild(card("Elapsed wall time", fmtTime(run.elapsed_s)));
-	if (run.capabilities.samples !== false || isNum(run.samples))
+	// a selection's own samples and processes, with the run's beside them
+	var mine = D.processes.filter(function (p, i) {
+		return p && inSel(i);
+	});
+	var selSamples = mine.reduce(function (a, p) {
+		return isNum(p.samples) && isNum(a) ? a + p.samples : NaN;
+	}, 0);
+	if (SEL !== -1 && (run.capabilities.samples !== false || isNum(run.samples)))
+		cards.appendChild(card("Samples", fmtCount(selSamples), "of " + fmtCount(run.samples) + " in the run"));
+	else if (run.capabilities.samples !== false || isNum(run.samples))
 		cards.appendChild(card("Samples", fmtCount(run.samples),
 				       "main process: " + fmtRate(run.samples_per_s)));
-	cards.appendChild(card("Processes", String(D.processes.length),
-			       isNum(run.threads) ? fmtCount(run.threads) + " threads observed" : null));
+	if (SEL !== -1)
+		cards.appendChild(card("Processes", String(mine.length), "of " + D.processes.length + " in the run"));
+	else
+		cards.appendChild(card("Processes", String(D.processes.length),
+				       isNum(run.threads) ? fmtCount(run.threads) + " threads observed" : null));
 	cards.appendChild(card("Source snapshots", fmtCount(browsable)));
 	cards.appendChild(card("Functions", fmtCount(fnOf(m).n)));
 	cards.appendChild(card("Measured lines", fmtCount(m.n),
@@ -136,7 +148,7 @@ function renderOverview(root, r) {
 	root.appendChild(t.root);
 	t.draw(true);
 
-	var ranks = SEL < 0 ? rankSection() : null;
+	var ranks = SEL === -1 ? rankSection() : null;
 	if (ranks)
 		root.appendChild(ranks);
 
@@ -213,7 +225,7 @@ function processTable() {
 		 title: "Process id (and the id inside its pid namespace, when different)",
 		 cell: function (td, i) {
 			 td.appendChild(el("a", {href: "#overview?p=" + i, title: "Show only this process",
-						 class: i === SEL ? "selected" : null}, String(P[i].pid)));
+						 class: SEL !== -1 && inSel(i) ? "selected" : null}, String(P[i].pid)));
 			 if (isNum(P[i].nspid) && P[i].nspid !== P[i].pid)
 				 td.appendChild(el("span", {class: "sub", title: "pid inside its namespace"}, " (" + P[i].nspid + ")"));
 		 }},
@@ -266,7 +278,7 @@ function processTable() {
 	]);
 	return new Table({columns: cols, rows: rows, sort: {id: "pid", dir: 1}, cls: "index procs",
 			  rowInit: function (tr, i) {
-				  if (i === SEL)
+				  if (SEL !== -1 && inSel(i))
 					  tr.classList.add("selected");
 			  }});
 }

@@ -109,7 +109,7 @@ function childStatus(c) {
 function childTable() {
 	var C = D.children, rows = [];
 	for (var i = 0; i < C.length; i++)
-		if (C[i] && (SEL < 0 || C[i].parent_proc === SEL || C[i].proc === SEL))
+		if (C[i] && (inSel(C[i].parent_proc) || inSel(C[i].proc)))
 			rows.push(i);
 	var cols = [
 		colTime("wait", "Wait", function (i) {

@@ -148,8 +148,9 @@ function flameTree(fd, metric, p) {
 	t.parent[top] = -1;
 	t.kind[top] = FL_KIND.top;
 	t.src[top] = -1;
+	var want = selMask(p);
 	for (i = 0; i < n; i++) {
-		var keep = p < 0 || fd.proc[i] === p;
+		var keep = !want || want[fd.proc[i]] === 1;
 		t.parent[i] = fd.parent[i] < 0 ? top : fd.parent[i];
 		t.src[i] = i;
 		t.self[i] = keep ? selfArr[i] : 0;
@@ -197,8 +198,9 @@ function flameTree(fd, metric, p) {
 			});
 	t.kidStart = cnt;
 	t.kids = kids;
-	// the top node stands for all processes; a selected process has its own root under it
+	// the top node stands for the selection; a selected process has its own root under it
 	t.root = top;
+	t.topName = p === -1 ? "All processes" : selName(p);
 	if (p >= 0)
 		for (k = cnt[top]; k < cnt[top + 1]; k++)
 			if (fd.proc[kids[k]] === p)
@@ -209,7 +211,7 @@ function flameTree(fd, metric, p) {
 function flameName(fd, t, v) {
 	var kd = t.kind[v];
 	if (kd === FL_KIND.top)
-		return "All processes";
+		return t.topName || "All processes";
 	if (kd !== FL_KIND.real)
 		return FL_KIND_NAME[kd];
 	var i = t.src[v], f = fd.func[i];
@@ -305,6 +307,7 @@ function renderFlame(root, r) {
 	if (!hasDiffFlame())
 		UI.flame.diff = false;
 	var fd = flameData(UI.flame.diff), selp = fd.diff ? -1 : SEL; // a diff merges the processes
+	var want = selMask(selp);
 	root.appendChild(viewHead("Flame graph", "Where does the time go, call path by call path?",
 				  helpLink("flame-graph", {class: "more"}, "Reading the flame graph \u2197")));
 	if (fd.error) {
@@ -415,7 +418,7 @@ function renderFlame(root, r) {
 							metricText(t.btot[t.root]) +
 							" (all processes)"
 					      : "Total " + metricText(t.tot[t.root]) +
-							(selp >= 0 ? " in " + procShort(selp) : "");
+							(selp !== -1 ? " in " + selName(selp) : "");
 		if (fd.diff)
 			summary.setAttribute("data-base-total", String(t.btot[t.root]));
 		summary.setAttribute("data-total", String(t.tot[t.root]));
@@ -670,7 +673,7 @@ function renderFlame(root, r) {
 			var todo = [v];
 			while (todo.length) {
 				var u = todo.pop();
-				if (u < fd.n && (selp < 0 || fd.proc[u] === selp)) {
+				if (u < fd.n && (!want || want[fd.proc[u]] === 1)) {
 					c.cpu += fd.cpu[u];
 					c.samples += fd.samples[u];
 				}

@@ -31,8 +31,8 @@ function renderMemory(root, r) {
 		return mp && inSel(mp.proc);
 	}) : [];
 	if (!procs.length)
-		root.appendChild(el("p", {class: "notice"}, SEL >= 0
-			? "No RSS timeline was recorded for this process."
+		root.appendChild(el("p", {class: "notice"}, SEL !== -1
+			? "No RSS timeline was recorded for " + (SEL >= 0 ? "this process." : selName(SEL) + ".")
 			: "No RSS timeline was recorded; the line measurements below come from the source tables."));
 	procs.forEach(function (mp) {
 		var pm = selOf(mp.proc), best = -1;

@@ -3,39 +3,27 @@
 // rank's own time on them, so that the rank that is slower on a line stands out. Ranks come from
 // the processes' RANK; a profile with no ranks but several hosts compares hosts instead.
 
-// {keys: [group key per process, or null], labels: [...]} or null when there is nothing to compare
+// {group: [index into labels per process, or -1], labels, sel: [the selection key of each],
+// byRank} over groups(): the ranks, or the hosts when no two ranks are set; null when fewer than two
 function rankGroups() {
-	var P = D.processes, byRank = P.some(function (p) {
-		return p && isNum(p.rank);
+	var all = groups(), byRank = all.some(function (g) {
+		return g.kind === "rank";
 	});
-	if (!byRank && !multiHost())
-		return null;
-	var idx = new Map(), keys = [], labels = [], order = [];
-	P.forEach(function (p, i) {
-		var k = !p ? null : byRank ? (isNum(p.rank) ? p.rank : null) : String(p.host || "?");
-		keys.push(k);
-		if (k === null || idx.has(k))
+	var G = {group: new Int32Array(D.processes.length).fill(-1), labels: [], sel: [], byRank: byRank};
+	all.forEach(function (g, k) {
+		if (g.kind !== (byRank ? "rank" : "host"))
 			return;
-		idx.set(k, order.length);
-		order.push(k);
+		var hosts = new Set(g.procs.map(function (i) {
+			return D.processes[i] && D.processes[i].host;
+		}));
+		var host = byRank && multiHost() && hosts.size === 1 ? " (" + Array.from(hosts)[0] + ")" : "";
+		g.procs.forEach(function (i) {
+			G.group[i] = G.labels.length;
+		});
+		G.labels.push(groupLabel(g) + host);
+		G.sel.push(-2 - k);
 	});
-	if (order.length < 2)
-		return null;
-	order.sort(function (a, b) {
-		return byRank ? a - b : COLLATOR.compare(a, b);
-	});
-	order.forEach(function (k, g) {
-		idx.set(k, g);
-		var host = "";
-		if (byRank && multiHost()) {
-			var p = P[keys.indexOf(k)];
-			host = p && p.host ? " (" + p.host + ")" : "";
-		}
-		labels.push(byRank ? "rank " + k + host : k);
-	});
-	return {group: keys.map(function (k) {
-		return k === null ? -1 : idx.get(k);
-	}), labels: labels, byRank: byRank};
+	return G.labels.length < 2 ? null : G;
 }
 
 // The n hottest (src, line) of all groups, each with its time per group; plus each group's total.
@@ -98,8 +86,10 @@ function rankSection() {
 		return null;
 	var R = rankRows(G, 15);
 	var head = el("tr", null, el("th", null, "Line"));
-	G.labels.forEach(function (l) {
-		head.appendChild(el("th", {class: "num"}, l));
+	G.labels.forEach(function (l, g) {
+		head.appendChild(el("th", {class: "num"},
+				    el("a", {href: "#overview" + selQuery(G.sel[g]),
+					     title: "Show only the processes of " + l}, l)));
 	});
 	head.appendChild(el("th", {class: "num", title: "The slowest " + (G.byRank ? "rank" : "host") +
 				  "'s time over the median's"}, "Slowest / median"));

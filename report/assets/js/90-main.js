@@ -21,7 +21,7 @@ function boot() {
 	}
 	measureFonts();
 	var r = parseRoute(location.hash);
-	if (r.p >= 0 && r.p < D.processes.length)
+	if (validSel(r.p))
 		SEL = r.p;
 	sel();
 	mark("ls-model");
