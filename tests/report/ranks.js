@@ -108,6 +108,30 @@ H.test('selector: every process of one rank, of one host', async (page) => {
 	eq(await page.$eval('#proc-select', (s) => s.value), '-1', 'unknown group: all processes');
 });
 
+// A copy of the report whose data has more processes: a rank's loader worker and its child (no
+// RANK of their own), a process on the other host whose ppid is that rank's pid there, and a ppid
+// loop. The selector's rank groups must count the first two with the rank, and nothing else.
+H.test('a process without a rank goes with its nearest ancestor\'s, on its own host', async (page) => {
+	const text = fs.readFileSync(html, 'utf8');
+	const m = /(<script type="application\/json" id="ls-data">)([\s\S]*?)(<\/script>)/.exec(text);
+	assert(m, 'no report data in ' + html);
+	const doc = JSON.parse(m[2]);
+	const r1 = doc.processes.find((p) => p.rank === 1), other = doc.processes.find((p) => p.host !== r1.host);
+	const add = (pid, ppid, host) => doc.processes.push({ pid, ppid, host, comm: 'extra', argv: 'extra', samples: 0 });
+	add(900001, r1.pid, r1.host);
+	add(900002, 900001, r1.host);
+	add(r1.pid + 1, r1.pid, other.host);
+	add(900003, 900004, r1.host);
+	add(900004, 900003, r1.host);
+	const body = JSON.stringify(doc).replace(/</g, '\\u003c');
+	const copy = 'inherit-' + file;
+	fs.writeFileSync(path.join(path.dirname(html), copy), text.slice(0, m.index) + m[1] + body + m[3] +
+			 text.slice(m.index + m[0].length));
+	await H.open(page, copy, '#overview');
+	const opts = await page.evaluate(() => Array.from(document.querySelectorAll('#proc-select optgroup[label="Ranks"] option')).map((o) => o.textContent));
+	eq(JSON.stringify(opts), JSON.stringify(['rank 0 (1)', 'rank 1 (3)']), 'rank groups with their processes');
+});
+
 H.run().then((failed) => process.exit(failed ? 1 : 0), (e) => {
 	console.error(e);
 	process.exit(1);
