@@ -325,8 +325,6 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "--sample only makes sense with --trace");
 		if (o->keep && !o->rotate)
 			usage_error(state, "--keep only makes sense with --rotate");
-		if (o->rotate && (o->gpu || o->trace))
-			usage_error(state, "--rotate does not combine with --gpu or --trace yet");
 		break;
 	}
 	default:

@@ -892,6 +892,17 @@ int ls_gpu_agg__proc_info(const struct ls_gpu_agg *a, __u32 index, struct ls_gpu
 	return 0;
 }
 
+void ls_gpu_agg__new_interval(struct ls_gpu_agg *a)
+{
+	for (__u32 i = 0; i < a->nprocs; i++) {
+		struct proc *p = a->procs[i];
+
+		/* what is held now is held in the next interval too */
+		p->peak_alloc = p->cur_alloc;
+		p->peak_nvml = p->nnev ? p->nev[p->nnev - 1].total : 0;
+	}
+}
+
 int ls_gpu_agg__mem_series(const struct ls_gpu_agg *a, __u32 pid, ls_gpu_mem_fn fn, void *ctx)
 {
 	const struct proc *p = find_proc(a, pid);

@@ -120,6 +120,9 @@ struct ls_gpu_proc_info {
 	__u64 gpu_ns, api_ns; /* totals over all contributions */
 };
 
+/* --rotate: the peaks count again from the levels held now. */
+void ls_gpu_agg__new_interval(struct ls_gpu_agg *agg);
+
 /* Processes seen so far; index is 0..count-1 in order of first record. */
 __u32 ls_gpu_agg__proc_count(const struct ls_gpu_agg *agg);
 int ls_gpu_agg__proc_info(const struct ls_gpu_agg *agg, __u32 index, struct ls_gpu_proc_info *out);

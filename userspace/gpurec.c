@@ -19,11 +19,18 @@ struct gpu_line {
 	bool dirty;
 };
 
+/* --rotate: a process's counters when the interval began */
+struct proc_base {
+	int64_t dropped, lost, launches, gpu_ns, api_ns;
+};
+
 struct ls_gpurec {
 	struct ls_gpu_agg *agg;
+	struct proc_base *base; /* by the join's process index; nbase of them */
+	uint32_t nbase;
 	struct gpu_line *lines;
 	size_t n, cap;
-	struct ls_hashmap index; /* cookie -> index */
+	struct ls_hashmap index;    /* cookie -> index */
 	struct ls_hashmap pid_proc; /* host pid -> process row */
 	/* --timeline: device work as it ran, not yet flushed (names owned) */
 	bool timeline;
@@ -92,7 +99,8 @@ static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 	struct gpu_line *l;
 
 	if (a->flags & LS_GPU_ATTR_NO_LAUNCH) {
-		/* the launch was never seen (attached later, sample lost): the process's own entry */
+		/* the launch was never seen (attached later, sample lost): the process's own entry
+		 */
 		if (!ls_hashmap__get(&g->pid_proc, a->pid, &proc))
 			return;
 		cookie = (proc << 32) | LS_GPU_STACK_UNSEEN;
@@ -118,7 +126,7 @@ static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 
 int ls_gpurec__new(struct ls_gpurec **out)
 {
-	struct ls_gpu_agg_opts opts = { .sz = sizeof(opts) };
+	struct ls_gpu_agg_opts opts = {.sz = sizeof(opts)};
 	struct ls_gpurec *g = calloc(1, sizeof(*g));
 	int err;
 
@@ -140,6 +148,7 @@ void ls_gpurec__free(struct ls_gpurec *g)
 	if (!g)
 		return;
 	ls_gpu_agg__free(g->agg);
+	free(g->base);
 	free(g->lines);
 	ls_gpurec__committed(g); /* frees the spans' names */
 	free(g->spans);
@@ -186,6 +195,16 @@ void ls_gpurec__finish(struct ls_gpurec *g)
 	ls_gpu_agg__finish(g->agg);
 }
 
+static void proc_counts(const struct ls_gpu_proc_info *pi, int64_t *dropped, int64_t *lost,
+			int64_t *launches, int64_t *gpu_ns, int64_t *api_ns)
+{
+	*dropped = pi->status ? (int64_t)pi->status->dropped : 0;
+	*lost = (int64_t)pi->lost_records;
+	*launches = (int64_t)pi->launches;
+	*gpu_ns = (int64_t)pi->gpu_ns;
+	*api_ns = (int64_t)pi->api_ns;
+}
+
 static int flush_procs(struct ls_gpurec *g, struct ls_store *store)
 {
 	uint32_t n = ls_gpu_agg__proc_count(g->agg);
@@ -205,13 +224,18 @@ static int flush_procs(struct ls_gpurec *g, struct ls_store *store)
 		row.message = pi.hello ? pi.hello->message : NULL;
 		row.cupti_version = pi.hello ? pi.hello->cupti_version : 0;
 		row.nvml_note = pi.status ? pi.status->nvml_note : NULL;
-		row.dropped = pi.status ? pi.status->dropped : 0;
-		row.lost = pi.lost_records;
 		row.peak_alloc = pi.peak_alloc;
 		row.peak_nvml = pi.peak_nvml;
-		row.launches = pi.launches;
-		row.gpu_ns = pi.gpu_ns;
-		row.api_ns = pi.api_ns;
+		proc_counts(&pi, &row.dropped, &row.lost, &row.launches, &row.gpu_ns, &row.api_ns);
+		if (i < g->nbase) {
+			const struct proc_base *b = &g->base[i];
+
+			row.dropped -= b->dropped;
+			row.lost -= b->lost;
+			row.launches -= b->launches;
+			row.gpu_ns -= b->gpu_ns;
+			row.api_ns -= b->api_ns;
+		}
 		err = ls_store__put_gpu_proc(store, &row);
 		for (uint32_t d = 0; !err && d < pi.ndevices; d++) {
 			const struct ls_gpu_device *dev = &pi.devices[d];
@@ -262,6 +286,33 @@ int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store)
 			return err;
 	}
 	return flush_procs(g, store);
+}
+
+int ls_gpurec__rotate(struct ls_gpurec *g)
+{
+	uint32_t n = ls_gpu_agg__proc_count(g->agg);
+	struct proc_base *b = n ? calloc(n, sizeof(*b)) : NULL;
+
+	if (n && !b)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ls_gpu_proc_info pi;
+
+		if (!ls_gpu_agg__proc_info(g->agg, i, &pi))
+			proc_counts(&pi, &b[i].dropped, &b[i].lost, &b[i].launches, &b[i].gpu_ns,
+				    &b[i].api_ns);
+	}
+	free(g->base);
+	g->base = b;
+	g->nbase = n;
+	for (size_t i = 0; i < g->n; i++) {
+		struct gpu_line *l = &g->lines[i];
+
+		memset(&l->v, 0, sizeof(l->v));
+		l->dirty = false;
+	}
+	ls_gpu_agg__new_interval(g->agg);
+	return 0;
 }
 
 void ls_gpurec__committed(struct ls_gpurec *g)

@@ -41,5 +41,10 @@ int ls_gpurec__flush(struct ls_gpurec *g, struct ls_store *store);
 void ls_gpurec__unflush(struct ls_gpurec *g);
 /* It was committed: the spans it wrote are forgotten. */
 void ls_gpurec__committed(struct ls_gpurec *g);
+/*
+ * --rotate: the next profile begins, after the last flush of the one before: lines count from
+ * zero, process counters from their values now, peaks from the levels held now.
+ */
+int ls_gpurec__rotate(struct ls_gpurec *g);
 
 #endif

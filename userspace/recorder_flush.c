@@ -266,11 +266,17 @@ void ls_recorder__rotate(struct ls_recorder *r, struct ls_store *store)
 		t->reopen = false;
 		t->cpu_ns = 0;
 	}
-	r->st_base = r->st;
+	ls_recorder__stats(r, &r->st_base);
 	/* and every row it refers to is written into it again (unflush() marks them all) */
 	unflush(r, first);
 	for (size_t i = 0; i < r->naggs; i++)
 		r->aggs[i].dirty = false;
+	if (r->trace)
+		ls_tracerec__rotate(r->trace);
+	if (r->gpu && ls_gpurec__rotate(r->gpu))
+		ls_warn(0,
+			"--rotate: out of memory: the GPU counters of the next profile count from "
+			"the run's start");
 }
 
 /* Notebooks and cells that changed; after the files they name */

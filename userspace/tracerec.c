@@ -13,7 +13,8 @@
 #include "tracerec.h"
 
 struct row {
-	struct ls_store_trace v;
+	struct ls_store_trace v;		 /* totals of the run */
+	int64_t base_hits, base_own, base_total; /* --rotate: the totals when the interval began */
 	int entry_line; /* native calls rows: the entry line these counts are from */
 	bool dirty;
 };
@@ -33,7 +34,7 @@ struct ls_tracerec {
 	struct ls_hashmap index; /* hash of (proc, tid, func, line) -> row */
 	struct pstate **procs;
 	size_t nprocs;
-	struct ls_tracerec_stats st;
+	struct ls_tracerec_stats st, st_base; /* st_base: st when the interval began */
 };
 
 int ls_tracerec__new(ls_tracerec_name_fn name, void *ctx, struct ls_tracerec **out)
@@ -242,8 +243,8 @@ void ls_tracerec__record(struct ls_tracerec *t, int64_t proc_id, const void *dat
 	}
 }
 
-void ls_tracerec__native(struct ls_tracerec *t, int64_t proc_id, int tid, int64_t func_id,
-			 int line, uint64_t hits, uint64_t own_ns, int entry_line)
+void ls_tracerec__native(struct ls_tracerec *t, int64_t proc_id, int tid, int64_t func_id, int line,
+			 uint64_t hits, uint64_t own_ns, int entry_line)
 {
 	struct row *r = row_of(t, proc_id, tid, func_id, line);
 
@@ -278,7 +279,26 @@ const char *ls_tracerec__state(const struct ls_tracerec *t, int64_t proc_id)
 
 void ls_tracerec__stats(const struct ls_tracerec *t, struct ls_tracerec_stats *st)
 {
-	*st = t->st;
+	st->batches = t->st.batches - t->st_base.batches;
+	st->lost_batches = t->st.lost_batches - t->st_base.lost_batches;
+	st->bad = t->st.bad - t->st_base.bad;
+}
+
+/*
+ * Rows keep the run's totals (native rows are set from cumulative counters); a profile gets what
+ * they gained since its interval began.
+ */
+void ls_tracerec__rotate(struct ls_tracerec *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct row *r = &t->rows[i];
+
+		r->base_hits = r->v.hits;
+		r->base_own = r->v.own_ns;
+		r->base_total = r->v.total_ns;
+		r->dirty = false;
+	}
+	t->st_base = t->st;
 }
 
 void ls_tracerec__unflush(struct ls_tracerec *t)
@@ -290,14 +310,24 @@ void ls_tracerec__unflush(struct ls_tracerec *t)
 int ls_tracerec__flush(struct ls_tracerec *t, struct ls_store *store)
 {
 	for (size_t i = 0; i < t->n; i++) {
+		struct row *r = &t->rows[i];
+		struct ls_store_trace v = r->v;
 		int err;
 
-		if (!t->rows[i].dirty)
+		if (!r->dirty)
 			continue;
-		err = ls_store__put_trace(store, &t->rows[i].v);
+		v.hits -= r->base_hits;
+		v.own_ns -= r->base_own;
+		v.total_ns -= r->base_total;
+		/* a row of an earlier interval with nothing new (all are marked by an unflush) */
+		if (!v.hits && !v.own_ns && !v.total_ns &&
+		    (r->base_hits || r->base_own || r->base_total))
+			err = 0;
+		else
+			err = ls_store__put_trace(store, &v);
 		if (err)
 			return err;
-		t->rows[i].dirty = false;
+		r->dirty = false;
 	}
 	return 0;
 }

@@ -30,8 +30,8 @@ void ls_tracerec__record(struct ls_tracerec *t, int64_t proc_id, const void *dat
  * starts and at generator resumptions (with the resume line): the calls are the counts of the
  * entry at the smallest line, entry_line.
  */
-void ls_tracerec__native(struct ls_tracerec *t, int64_t proc_id, int tid, int64_t func_id,
-			 int line, uint64_t hits, uint64_t own_ns, int entry_line);
+void ls_tracerec__native(struct ls_tracerec *t, int64_t proc_id, int tid, int64_t func_id, int line,
+			 uint64_t hits, uint64_t own_ns, int entry_line);
 
 /* Marks a process row's tracing state (e.g. why a running process could not be traced). */
 void ls_tracerec__set_state(struct ls_tracerec *t, int64_t proc_id, const char *state);
@@ -42,7 +42,10 @@ const char *ls_tracerec__state(const struct ls_tracerec *t, int64_t proc_id);
 struct ls_tracerec_stats {
 	uint64_t batches, lost_batches, bad;
 };
+/* Counted since the interval began (the run's start unless --rotate cut it). */
 void ls_tracerec__stats(const struct ls_tracerec *t, struct ls_tracerec_stats *st);
+/* --rotate: the next profile begins; it gets what rows gain from now on. */
+void ls_tracerec__rotate(struct ls_tracerec *t);
 
 /* Writes changed totals inside the caller's transaction. */
 int ls_tracerec__flush(struct ls_tracerec *t, struct ls_store *store);

@@ -6,7 +6,9 @@
 # in all of them); the work() CPU of all of them is what the job measured itself (each interval's
 # thread CPU is cut at the seam); a write that fails at a seam loses nothing (the interval goes
 # on); they merge into one; --keep 2 leaves the newest two; with
-# --push every interval is pushed once, from/until end to end; and the usage errors.
+# --push every interval is pushed once, from/until end to end; with --trace the exact hits and
+# calls, and with --gpu (the fake driver) the device time, launches and memory peaks, are each
+# interval's own and add up to the whole run's; and the usage errors.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 srv=
@@ -103,7 +105,64 @@ ok = len(reqs) == len(files) and all(a[1] <= b[0] + 1 for a, b in zip(spans, spa
 print("%s --push: %d requests for %d interval profiles, spans %s" % ("ok" if ok else "FAIL", len(reqs), len(files), spans))
 PYEOF
 
-for args in "--keep 2" "--rotate 0" "--rotate 1 --gpu"; do
+# --trace: exact hits and calls are cut at the seams too, nothing counted twice
+mkdir -p "$WORK/t"
+"$LS" -q --trace --rotate 1 --profile "$WORK/t/r.lsprof" -o /dev/null -- \
+	"$DEB_PY" "$FIX/trace_ticks.py" 1000 || fail "--trace run exited $?"
+for f in "$WORK"/t/r-*.lsprof; do json_of "$f" >/dev/null || fail "json report of $f"; done
+"$PYQ" - "$WORK/t" "$WORK" "$FIX/trace_ticks.py" <<'PYEOF' | check_lines
+import glob, json, os, sqlite3, sys
+d, work, fix = sys.argv[1:4]
+tick = next(n for n, t in enumerate(open(fix), 1) if "# TICK" in t)
+per = []
+for f in sorted(glob.glob(d + "/r-*.lsprof")):
+    j = json.load(open("%s/%s.json" % (work, os.path.basename(f)[:-7])))
+    hits = sum(l["hits"] or 0 for l in j["lines"] if l["path"].endswith("trace_ticks.py") and l["line"] == tick)
+    calls = sum(x["calls"] or 0 for x in j["functions"] if x["function"] == "tick")
+    st = dict(sqlite3.connect(f).execute("SELECT key, value FROM stats"))
+    per.append((hits, calls, st.get("trace_batches", 0), st.get("trace_lost_batches", 0)))
+h, c = sum(p[0] for p in per), sum(p[1] for p in per)
+ok = h == 1000 and c == 1000 and sum(1 for p in per if p[0]) >= 2 and not sum(p[3] for p in per)
+print("%s --trace: TICK %d hits, tick() %d calls over %d profiles (want 1000 and 1000, in 2 or more; "
+      "hits, calls, batches, lost per profile: %s)" % ("ok" if ok else "FAIL", h, c, len(per), per))
+PYEOF
+
+# --gpu (the fake driver): each interval has its own device time, launches and memory peak
+fake="$ROOT/.output/tests/gpu/fake"
+mkdir -p "$WORK/g"
+FAKECUDA_LIB="$fake/libcupti.so.13" LD_LIBRARY_PATH="$fake" "$LS" -q --gpu --rotate 1 \
+	--profile "$WORK/g/r.lsprof" -o /dev/null -- "$DEB_PY" "$ROOT/tests/gpu/gpu_ticks.py" \
+	"$WORK/g/exp.json" 1000 || fail "--gpu run exited $?"
+for f in "$WORK"/g/r-*.lsprof; do json_of "$f" >/dev/null || fail "json report of $f"; done
+"$PYQ" - "$WORK/g" "$WORK" <<'PYEOF' | check_lines
+import glob, json, os, sqlite3, sys
+d, work = sys.argv[1:3]
+exp = json.load(open(d + "/exp.json"))
+per = []
+for f in sorted(glob.glob(d + "/r-*.lsprof")):
+    j = json.load(open("%s/%s.json" % (work, os.path.basename(f)[:-7])))
+    line = sum(l["gpu_time_s"] or 0 for l in j["lines"] if l["line"] == exp["line"] and l["path"].endswith("gpu_ticks.py"))
+    db = sqlite3.connect(f)
+    launches, gpu_ns, peak = db.execute("SELECT COALESCE(SUM(launches), 0), COALESCE(SUM(gpu_ns), 0), "
+                                        "COALESCE(MAX(peak_alloc), 0) FROM gpu_processes").fetchone()
+    per.append((round(line, 6), launches, gpu_ns, peak))
+line = sum(p[0] for p in per)
+ok = abs(line - exp["gpu_ns"] / 1e9) < 1e-6 and sum(p[2] for p in per) == exp["gpu_ns"]
+print("%s --gpu: LAUNCH line %.6f s, process %d ns over %d profiles, %d ns launched (line s, launches, "
+      "device ns, peak per profile: %s)" % ("ok" if ok else "FAIL", line, sum(p[2] for p in per), len(per),
+                                            exp["gpu_ns"], per))
+# the kernels and the allocation and free: every launch once
+n = sum(p[1] for p in per)
+print("%s --gpu: %d launches over all profiles, %d made" % ("ok" if n == exp["kernels"] + 2 else "FAIL", n, exp["kernels"] + 2))
+# the 64 MiB is held from before the first launch to after the last: the peak of every interval
+# with device time but the last (whose records may come with the free's) is exactly that
+busy = [p for p in per if p[2]]
+print("%s --gpu: device time in %d profiles, their memory peaks %s (64 MiB held)" % (
+    "ok" if len(busy) >= 2 and all(p[3] == exp["alloc"] for p in busy[:-1]) and
+            all(p[3] <= exp["alloc"] for p in per) else "FAIL", len(busy), [p[3] for p in per]))
+PYEOF
+
+for args in "--keep 2" "--rotate 0"; do
 	"$LS" $args -- "$DEB_PY" -c pass 2>"$WORK/err"
 	rc=$?
 	[ $rc = 64 ] && pass "$args: $(cat "$WORK/err")" || fail "$args: exit $rc, $(cat "$WORK/err")"
