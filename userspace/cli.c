@@ -23,7 +23,7 @@ static const char record_doc[] =
 	"USAGE: linescope-bpf [OPTIONS] (-p PID,... | -c CGROUP | -- COMMAND ...)\n"
 	"       linescope-bpf report PROFILE [-o FILE] [--format FORMAT]\n"
 	"       linescope-bpf merge PROFILE... -o JOB.lsprof\n"
-	"       linescope-bpf push PROFILE URL [--name APP]\n"
+	"       linescope-bpf push PROFILE URL [--name APP] [--tenant ID]\n"
 	"\n"
 	"Samples every thread of the target processes and their descendants, attributes time to "
 	"Python source lines, and writes a profile (--profile) and a self-contained HTML report (-o) "
@@ -75,7 +75,7 @@ static const char merge_doc[] =
 static const char push_doc[] =
 	"Send a stored profile as pprof to a Pyroscope-compatible server (docs/distributed.md).\n"
 	"\n"
-	"USAGE: linescope-bpf push PROFILE URL [--name APP]\n"
+	"USAGE: linescope-bpf push PROFILE URL [--name APP] [--tenant ID]\n"
 	"\n"
 	"POSTs URL/ingest?name=APP{host=...}&from=&until=&format=pprof, as --push does at the end of "
 	"a recording; five tries with back-off. Exit status 75 when it could not be delivered.\n";
@@ -96,6 +96,7 @@ enum {
 	OPT_NAME,
 	OPT_ROTATE,
 	OPT_KEEP,
+	OPT_TENANT,
 };
 
 static const struct argp_option record_opts[] = {
@@ -117,6 +118,8 @@ static const struct argp_option record_opts[] = {
 	 "(POST URL/ingest; docs/distributed.md)",
 	 0},
 	{"name", OPT_NAME, "APP", 0, "--push: the application name (default linescope)", 0},
+	{"tenant", OPT_TENANT, "ID", 0,
+	 "--push: the tenant (X-Scope-OrgID) of a multi-tenant server", 0},
 	{"rotate", OPT_ROTATE, "SECONDS", 0,
 	 "A profile per interval: NAME-<UTC start>.lsprof beside --profile NAME (each pushed with "
 	 "--push)",
@@ -150,6 +153,7 @@ static const struct argp_option report_opts[] = {
 
 static const struct argp_option push_opts[] = {
 	{"name", OPT_NAME, "APP", 0, "The application name (default linescope)", 0},
+	{"tenant", OPT_TENANT, "ID", 0, "The tenant (X-Scope-OrgID) of a multi-tenant server", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
 	{"quiet", 'q', NULL, 0, "Errors only", 0},
 	{},
@@ -225,6 +229,15 @@ static void parse_pids(struct argp_state *state, struct ls_opts *o, const char *
 		usage_error(state, "-p needs at least one pid");
 }
 
+/* A tenant goes into a request header as it is: only what Pyroscope allows (not echoed) */
+static const char *tenant_arg(struct argp_state *state, const char *arg)
+{
+	if (ls_push__check_tenant(arg))
+		usage_error(state, "invalid --tenant: 1 to 150 of A-Z a-z 0-9 ! - _ . * ' ( ), "
+				   "not . or ..");
+	return arg;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct ls_opts *o = state->input;
@@ -297,6 +310,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_NAME:
 		o->name = arg;
 		break;
+	case OPT_TENANT:
+		o->tenant = tenant_arg(state, arg);
+		break;
 	case OPT_ROTATE:
 		o->rotate = parse_long(state, arg, 1, 10000000, "--rotate interval");
 		break;
@@ -325,6 +341,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "--sample only makes sense with --trace");
 		if (o->keep && !o->rotate)
 			usage_error(state, "--keep only makes sense with --rotate");
+		if ((o->tenant || o->name) && !o->push)
+			usage_error(state, "--%s only makes sense with --push",
+				    o->tenant ? "tenant" : "name");
 		break;
 	}
 	default:
@@ -447,6 +466,9 @@ static error_t push_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case OPT_NAME:
 		o->name = arg;
+		break;
+	case OPT_TENANT:
+		o->tenant = tenant_arg(state, arg);
 		break;
 	case 'v':
 		o->verbose++;

@@ -42,6 +42,7 @@ struct ls_opts {
 	bool timeline; /* --timeline: when each sample happened, too */
 	const char *push; /* --push URL: a Pyroscope-compatible server */
 	const char *name; /* --name APP, for --push */
+	const char *tenant; /* --tenant ID, for --push: X-Scope-OrgID */
 	unsigned rotate;  /* --rotate SECONDS: a profile per interval (0: one profile) */
 	unsigned keep;	  /* --keep N interval profiles (0: all) */
 	bool quiet;

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	ls_cli__parse(argc, argv, &opts);
 	ls_log_set_level(opts.quiet ? LS_LOG_QUIET : opts.verbose);
 	if (opts.push_only) {
-		rc = ls_push__run(opts.profile, opts.push, opts.name);
+		rc = ls_push__run(opts.profile, opts.push, opts.name, opts.tenant);
 		rc = rc == -ECOMM ? LS_EXIT_PUSH : rc ? 1 : 0;
 	} else if (opts.merge) {
 		int uid, gid;
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 			rc = render_recorded(&opts, &res, rc);
 		/* sampling is over: a slow server delays nothing but the exit */
 		if (res.recorded && opts.push && !res.pushed &&
-		    ls_push__run(res.profile, opts.push, opts.name))
+		    ls_push__run(res.profile, opts.push, opts.name, opts.tenant))
 			res.push_failed++;
 		if (res.push_failed && !rc)
 			rc = LS_EXIT_PUSH;

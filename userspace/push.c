@@ -21,6 +21,7 @@
 
 #define PUSH_TRIES	    5
 #define PUSH_FIRST_DELAY_MS 500
+#define PUSH_TENANT_MAX	    150 /* the longest tenant id Pyroscope takes */
 
 int ls_push__check_url(const char *url)
 {
@@ -30,6 +31,19 @@ int ls_push__check_url(const char *url)
 
 	if (!host || !*host || *host == '/' || strpbrk(url, " \t\r\n"))
 		return -EINVAL;
+	return 0;
+}
+
+/* The tenant id rules of Pyroscope (as Cortex and Mimir): it also keeps the header one line */
+int ls_push__check_tenant(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (!n || n > PUSH_TENANT_MAX || !strcmp(id, ".") || !strcmp(id, ".."))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)id[i]) && !strchr("!-_.*'()", id[i]))
+			return -EINVAL;
 	return 0;
 }
 
@@ -179,9 +193,10 @@ static int pprof_of(const char *profile, char **buf, size_t *len, struct ls_mode
 	return err ? ls_err(err, "push: cannot export %s as pprof", profile) : 0;
 }
 
-int ls_push__run(const char *profile, const char *url, const char *app)
+int ls_push__run(const char *profile, const char *url, const char *app, const char *tenant)
 {
-	char msg[256] = "", *body = NULL, *target = NULL;
+	char msg[256] = "", *body = NULL, *target = NULL, org[PUSH_TENANT_MAX + 32];
+	struct curl_slist *headers = NULL;
 	struct ls_model *m = NULL;
 	size_t len = 0;
 	CURL *c = NULL;
@@ -192,12 +207,19 @@ int ls_push__run(const char *profile, const char *url, const char *app)
 		err = ls_err(-ENOMEM, "push: cannot start libcurl");
 	if (!err && !(target = ingest_url(c, url, app, m)))
 		err = -ENOMEM;
+	if (!err && tenant) {
+		snprintf(org, sizeof(org), "X-Scope-OrgID: %s", tenant);
+		headers = curl_slist_append(NULL, org);
+		if (!headers)
+			err = ls_err(-ENOMEM, "push: out of memory");
+	}
 	if (!err) {
 		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
 		curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
 		curl_easy_setopt(c, CURLOPT_USERAGENT, "linescope-bpf/" LS_VERSION);
 		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 		for (long delay = PUSH_FIRST_DELAY_MS; tries < PUSH_TRIES; delay *= 2) {
 			int r = post(c, target, body, len, msg, sizeof(msg));
 
@@ -224,6 +246,7 @@ int ls_push__run(const char *profile, const char *url, const char *app)
 	free(target);
 	if (c)
 		curl_easy_cleanup(c);
+	curl_slist_free_all(headers);
 	free(body);
 	ls_model__free(m);
 	return err;

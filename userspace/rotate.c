@@ -19,7 +19,7 @@
 extern char **environ;
 
 int ls_rotate__init(struct ls_rotate *r, const char *base, const char *push, const char *name,
-		    unsigned keep)
+		    const char *tenant, unsigned keep)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(base, '/');
@@ -28,6 +28,7 @@ int ls_rotate__init(struct ls_rotate *r, const char *base, const char *push, con
 	r->base = base;
 	r->push = push;
 	r->name = name;
+	r->tenant = tenant;
 	r->keep = keep;
 	r->dirfd = -1;
 	if (!keep)
@@ -55,10 +56,10 @@ int ls_rotate__path(const struct ls_rotate *r, char *buf, size_t len)
 	return 0;
 }
 
-/* `linescope-bpf push PATH URL [--name APP] [-q]`, by our own executable */
+/* `linescope-bpf push PATH URL [--name APP] [--tenant ID] [-q]`, by our own executable */
 static pid_t spawn_push(const struct ls_rotate *r, const char *path)
 {
-	char *argv[8] = {"linescope-bpf", "push", (char *)path, (char *)r->push};
+	char *argv[10] = {"linescope-bpf", "push", (char *)path, (char *)r->push};
 	int n = 4, err;
 	pid_t pid;
 
@@ -67,6 +68,10 @@ static pid_t spawn_push(const struct ls_rotate *r, const char *path)
 	if (r->name) {
 		argv[n++] = "--name";
 		argv[n++] = (char *)r->name;
+	}
+	if (r->tenant) {
+		argv[n++] = "--tenant";
+		argv[n++] = (char *)r->tenant;
 	}
 	err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
 	if (err) {

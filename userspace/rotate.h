@@ -18,7 +18,7 @@ struct ls_rotate_file {
 
 struct ls_rotate {
 	const char *base;	      /* --profile, whose name the intervals' names extend */
-	const char *push, *name;      /* --push URL and --name, or NULL */
+	const char *push, *name, *tenant; /* --push URL, --name and --tenant, or NULL */
 	unsigned keep;		      /* --keep: closed profiles kept (0: all) */
 	struct ls_rotate_file *files; /* closed profiles still on disk, oldest first */
 	unsigned nfiles, cap;
@@ -29,7 +29,7 @@ struct ls_rotate {
 
 /* 0, or -errno when --keep's directory cannot be opened (logged). */
 int ls_rotate__init(struct ls_rotate *r, const char *base, const char *push, const char *name,
-		    unsigned keep);
+		    const char *tenant, unsigned keep);
 /* The path of an interval starting now (wall clock): NAME-YYYYmmddTHHMMSSZ.lsprof into buf. */
 int ls_rotate__path(const struct ls_rotate *r, char *buf, size_t len);
 /* A profile of an interval is closed: push it (--push), then apply --keep. */

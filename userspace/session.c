@@ -912,7 +912,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		goto out;
 	s.argc = argc;
 	s.argv = argv;
-	err = ls_rotate__init(&s.rot, o->profile, o->push, o->name, o->keep);
+	err = ls_rotate__init(&s.rot, o->profile, o->push, o->name, o->tenant, o->keep);
 	if (err)
 		goto out;
 	if (o->rotate)

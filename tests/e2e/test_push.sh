@@ -6,8 +6,9 @@
 # run, format, sample rate); the body is byte for byte `report --format pprof` and go tool pprof
 # reads it; an --name that tries to add labels is reduced to one label value; a 400 fails at
 # once, a server that is not there after five tries, both with one line and exit 75 while the
-# profile and report are still written; `push PROFILE URL` sends a stored one; a URL that is not
-# http(s) is a usage error.
+# profile and report are still written; `push PROFILE URL` sends a stored one; --tenant is the
+# X-Scope-OrgID header of every try, and one that could break the header is refused; a URL that
+# is not http(s) is a usage error.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 srv=
@@ -27,7 +28,7 @@ while time.thread_time() - t < 0.3:  # BURN
     pass'
 
 serve retry "$WORK/a"
-RANK=3 WORLD_SIZE=4 "$LS" --push "http://127.0.0.1:$port/" --name 'train.cpu},evil={x' \
+RANK=3 WORLD_SIZE=4 "$LS" --push "http://127.0.0.1:$port/" --name 'train.cpu},evil={x' --tenant "team-a" \
 	--profile "$WORK/a.lsprof" -o "$WORK/a.html" -- "$DEB_PY" -c "$job" 2>"$WORK/a.log"
 rc=$?
 [ $rc = 0 ] && pass "pushed: $(grep pushed "$WORK/a.log")" || fail "push with one 503: exit $rc, $(tail -2 "$WORK/a.log")"
@@ -52,6 +53,7 @@ say(now - 120 < f < u <= now + 1, "from %d until %d, now %d" % (f, u, now))
 say(one.get("format") == "pprof" and one.get("sampleRate") == "999" and one.get("spyName") == "linescope-bpf",
     "format %s, sampleRate %s, spyName %s" % (one.get("format"), one.get("sampleRate"), one.get("spyName")))
 say(reqs[-1]["content_type"] == "multipart/form-data", "content type %s" % reqs[-1]["content_type"])
+say([r["tenant"] for r in reqs] == ["team-a"] * 2, "tenant header of each try: %s" % [r["tenant"] for r in reqs])
 PYEOF
 cmp -s "$WORK/a/profile-2.pprof" "$WORK/a.pb.gz" && pass "the body is the profile's pprof export, byte for byte" ||
 	fail "the body ($(stat -c %s "$WORK/a/profile-2.pprof" 2>/dev/null) bytes) is not report --format pprof ($(stat -c %s "$WORK/a.pb.gz") bytes)"
@@ -68,6 +70,7 @@ serve ok "$WORK/s"
 kill "$srv"; wait "$srv" 2>/dev/null; srv=
 n=$(grep -c '"/ingest"' "$WORK/s/requests.jsonl" 2>/dev/null)
 [ "$n" = 1 ] && cmp -s "$WORK/s/profile-1.pprof" "$WORK/a.pb.gz" && grep -q '"stored{host=' "$WORK/s/requests.jsonl" &&
+	grep -q '"tenant": null' "$WORK/s/requests.jsonl" &&
 	pass "push PROFILE URL: one request to /ingest, the same pprof" || fail "push PROFILE URL: $(cat "$WORK/s/requests.jsonl" 2>/dev/null)"
 
 # refused: one try, one line, exit 75; the profile and report are there anyway
@@ -88,4 +91,15 @@ rc=$?
 "$LS" --push "ftp://127.0.0.1/x" -- "$DEB_PY" -c pass 2>"$WORK/d.log"
 rc=$?
 [ $rc = 64 ] && pass "not http(s): $(cat "$WORK/d.log")" || fail "ftp:// URL: exit $rc, $(cat "$WORK/d.log")"
+
+# a tenant goes into a header as it is: anything that could end the line or add one is refused
+for bad in $'a\r\nX-Evil: 1' "a b" ".." "$(printf 'x%.0s' {1..151})"; do
+	"$LS" push "$WORK/a.lsprof" "http://127.0.0.1:1/" --tenant "$bad" 2>"$WORK/t.log"
+	rc=$?
+	[ $rc = 64 ] && [ "$(wc -l <"$WORK/t.log")" = 1 ] && pass "--tenant $(printf %q "${bad:0:12}"): exit 64, $(cut -c1-90 "$WORK/t.log")" ||
+		fail "--tenant $(printf %q "${bad:0:12}"): exit $rc, $(cat "$WORK/t.log")"
+done
+"$LS" --tenant a -- "$DEB_PY" -c pass 2>"$WORK/t.log"
+rc=$?
+[ $rc = 64 ] && pass "--tenant without --push: $(cat "$WORK/t.log")" || fail "--tenant without --push: exit $rc, $(cat "$WORK/t.log")"
 finish

@@ -92,7 +92,7 @@ mkdir -p "$WORK/p"
 "$DEB_PY" "$FIX/ingest_server.py" "$WORK/p" ok &
 srv=$!
 wait_log "$WORK/p/port" "[0-9]" || fail "the ingest stand-in did not start"
-"$LS" -q --rotate 1 --push "http://127.0.0.1:$(cat "$WORK/p/port")" --profile "$WORK/p/r.lsprof" -o /dev/null -- \
+"$LS" -q --rotate 1 --push "http://127.0.0.1:$(cat "$WORK/p/port")" --tenant ops --profile "$WORK/p/r.lsprof" -o /dev/null -- \
 	"$DEB_PY" "$FIX/busy_naps.py" "$WORK/p/truth.json" 2.4 || fail "--push run exited $?"
 kill "$srv"; wait "$srv" 2>/dev/null; srv=
 "$PYQ" - "$WORK/p" <<'PYEOF' | check_lines
@@ -101,8 +101,10 @@ d = sys.argv[1]
 reqs = [json.loads(l) for l in open(d + "/requests.jsonl")]
 files = glob.glob(d + "/r-*.lsprof")
 spans = sorted((int(r["query"]["from"][0]), int(r["query"]["until"][0])) for r in reqs)
-ok = len(reqs) == len(files) and all(a[1] <= b[0] + 1 for a, b in zip(spans, spans[1:]))
-print("%s --push: %d requests for %d interval profiles, spans %s" % ("ok" if ok else "FAIL", len(reqs), len(files), spans))
+ok = len(reqs) == len(files) and all(a[1] <= b[0] + 1 for a, b in zip(spans, spans[1:])) and \
+    all(r["tenant"] == "ops" for r in reqs)
+print("%s --push: %d requests for %d interval profiles, spans %s, tenants %s" % (
+    "ok" if ok else "FAIL", len(reqs), len(files), spans, sorted({r["tenant"] for r in reqs})))
 PYEOF
 
 # --trace: exact hits and calls are cut at the seams too, nothing counted twice
