@@ -54,6 +54,7 @@ int close_blocked(struct bpf_iter__task *ctx)
 	__u32 tgid, tid;
 	__u16 xflags;
 	__s32 waited;
+	bool drawn;
 
 	p = target_of(t, &tgid, &tid);
 	if (!p || !offcpu_enabled)
@@ -65,10 +66,11 @@ int close_blocked(struct bpf_iter__task *ctx)
 	end = w->end ?: now;
 	xflags = w->xflags;
 	waited = w->waited;
+	drawn = w->drawn;
 	if (!ls_offcpu_claim(w, &start))
 		return 0;
 	LS_STAT_INC(offcpu_closed);
-	ls_offcpu_emit(p, t, tgid, tid, end > start ? end - start : 0, waited, xflags,
+	ls_offcpu_emit(p, t, tgid, tid, end > start ? end - start : 0, waited, xflags, drawn,
 		       LS_SLOT_TASK);
 	return 0;
 }

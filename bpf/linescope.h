@@ -558,6 +558,10 @@ struct ls_stats {
 	__u64 agg_first;      /* first sights of a (thread, stack), described by a record */
 	__u64 timeline_drops; /* --timeline: ticks refused by a full ring buffer (still summed) */
 	__u64 agg_unset;      /* went whole: the first aggregate map was not set yet (the start) */
+	__u64 resume_late;    /* no task work at a switch: the interval is reported at the thread's
+			       * next switch or sample, with the stack it has then */
+	__u64 task_works;     /* task works scheduled to report an interval (offcpu.bpf.c) */
+	__u64 lost_at_exit;   /* intervals whose thread exited before reporting them */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

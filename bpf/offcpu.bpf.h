@@ -2,10 +2,10 @@
 /*
  * Off-CPU intervals of target threads. sched_switch notes when a thread leaves the CPU (and, from
  * its syscall, whether it waits for the GIL or for a child); when it runs again, in its own
- * context (its syscall's exit or its next sample), its Python stack is the one it blocked on and
- * the interval is emitted. Intervals shorter than the sampling period are kept with probability
- * d/period at weight period, so wait time stays unbiased while costing at most one walk per
- * period per thread, like on-CPU sampling.
+ * context (on its way back to user space, offcpu.bpf.c, or at its next sample), its Python stack
+ * is the one it blocked on and the interval is emitted. Intervals shorter than the sampling period
+ * are kept with probability d/period at weight period, so wait time stays unbiased while costing at
+ * most one walk per period per thread, like on-CPU sampling.
  */
 #ifndef __LS_OFFCPU_BPF_H
 #define __LS_OFFCPU_BPF_H
@@ -20,7 +20,7 @@ struct ls_pending {
 	__u64 end;    /* got it back (0: still off) */
 	__s32 waited; /* wait4/waitid target */
 	__u16 xflags;
-	__u16 pad;
+	__u16 drawn; /* a short one was drawn at its end (with a task work): kept at the period */
 };
 
 /*
@@ -34,6 +34,21 @@ struct {
 	__type(key, __u32); /* tid */
 	__type(value, struct ls_pending);
 } offcpu_pending SEC(".maps") __weak;
+
+struct ls_resume {
+	struct bpf_task_work tw;
+};
+
+/* A target thread's task work (offcpu.bpf.c), by tid; deleted when the thread exits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct ls_resume);
+} offcpu_resume SEC(".maps") __weak;
+
+#define LS_EBUSY 16
 
 #define NR_FUTEX  202
 #define NR_WAIT4  61
@@ -74,24 +89,30 @@ static __always_inline bool ls_offcpu_claim(struct ls_pending *w, __u64 *start)
 	return s && __sync_val_compare_and_swap(&w->start, s, 0) == s;
 }
 
+/* Whether an interval of d ns is kept: shorter than the period, with probability d/period. */
+static __always_inline bool ls_offcpu_draw(__u64 d)
+{
+	if (d >= offcpu_period_ns ||
+	    (__u64)bpf_get_prandom_u32() * offcpu_period_ns < d * 0x100000000ULL)
+		return true;
+	LS_STAT_INC(offcpu_dropped);
+	return false;
+}
+
 /*
  * Emits an interval of d ns of thread `task` (tid of process pid), sampled like on-CPU time:
- * shorter than the period, it is kept with probability d/period at weight period.
+ * shorter than the period, it is kept with probability d/period at weight period (drawn: that
+ * was decided already).
  */
 static __always_inline void ls_offcpu_emit(const struct ls_proc *p, struct task_struct *task,
 					   __u32 pid, __u32 tid, __u64 d, __s32 waited,
-					   __u16 xflags, __u32 slot)
+					   __u16 xflags, bool drawn, __u32 slot)
 {
 	__u64 weight;
 
-	if (d >= offcpu_period_ns) {
-		weight = d;
-	} else if ((__u64)bpf_get_prandom_u32() * offcpu_period_ns < d * 0x100000000ULL) {
-		weight = offcpu_period_ns;
-	} else {
-		LS_STAT_INC(offcpu_dropped);
+	if (!drawn && !ls_offcpu_draw(d))
 		return;
-	}
+	weight = d >= offcpu_period_ns ? d : offcpu_period_ns;
 	if (!ls_emit_task_sample(p, task, pid, tid, LS_SAMPLE_OFFCPU, weight, (__u64)(__s64)waited,
 				 xflags, 0, false, slot))
 		LS_STAT_INC(offcpu);
@@ -105,16 +126,18 @@ static __always_inline void ls_offcpu_resume(const struct ls_proc *p, __u32 tid,
 	__u64 start, end;
 	__u16 xflags;
 	__s32 waited;
+	bool drawn;
 
 	if (!w || !(end = w->end))
 		return;
 	xflags = w->xflags;
 	waited = w->waited;
+	drawn = w->drawn;
 	if (!ls_offcpu_claim(w, &start))
 		return;
 	bpf_map_delete_elem(&offcpu_pending, &tid);
 	ls_offcpu_emit(p, bpf_get_current_task_btf(), bpf_get_current_pid_tgid() >> 32, tid,
-		       end > start ? end - start : 0, waited, xflags, slot);
+		       end > start ? end - start : 0, waited, xflags, drawn, slot);
 }
 #endif
 

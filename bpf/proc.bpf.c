@@ -6,6 +6,7 @@
  * of a target's last thread reports its wait(2) status.
  */
 #include "emit.bpf.h"
+#include "offcpu.bpf.h"
 #include "track.bpf.h"
 
 SEC("tp_btf/sched_process_fork")
@@ -138,6 +139,8 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+	struct ls_pending *w;
+	__u64 start;
 
 	if (!bpf_map_lookup_elem(&procs, &tgid))
 		return 0;
@@ -147,6 +150,13 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	 */
 	emit_proc_event_cpu(LS_PE_THREAD_EXIT, tgid, 0, tid, 0,
 			    BPF_CORE_READ(task, se.sum_exec_runtime));
+	bpf_map_delete_elem(&offcpu_resume, &tid); /* its task work, if any */
+	w = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	/* it ran again, so its interval ended; unreported (a signal came after it got the CPU) */
+	if (w && w->end && ls_offcpu_claim(w, &start)) {
+		LS_STAT_INC(lost_at_exit);
+		bpf_map_delete_elem(&offcpu_pending, &tid);
+	}
 	if (!group_dead)
 		return 0;
 	emit_proc_event(LS_PE_EXIT, tgid, BPF_CORE_READ(task, real_parent, tgid),

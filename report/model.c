@@ -884,6 +884,9 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		L.m->lost_records = drops > L.m->lost_ringbuf ? drops - L.m->lost_ringbuf : 0;
 		/* off-CPU, trace and GPU records a preempted program's busy buffer turned away */
 		L.m->lost_records += stat_of(&L, "scratch_busy");
+		/* off-CPU intervals with no room to be noted, or whose thread exited unreported */
+		L.m->lost_records +=
+			stat_of(&L, "offcpu_pending_full") + stat_of(&L, "offcpu_lost_at_exit");
 		L.m->lost_read = stat_of(&L, "read_fail");
 		L.m->lost_trace_batches = stat_of(&L, "trace_lost_batches");
 		if (L.m->lost_trace_batches < 0)

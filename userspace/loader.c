@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "loader.h" /* before the skeleton: it defines the .bss types */
 #include "gpu_records.h"
@@ -28,6 +29,7 @@ struct ls_loader {
 	int *pfds;
 	int ncpus;
 	uint64_t period_ns;
+	bool rseq, task_work; /* wall mode: where intervals are reported (resume_paths) */
 	struct bpf_link *gpu_links[2];
 	struct bpf_link **trace_links; /* python-usdt builds and native probes */
 	size_t ntrace;
@@ -279,6 +281,44 @@ static int attach_gpu(struct ls_loader *l, const char *lib)
 	return 0;
 }
 
+/*
+ * Where wall mode reports an interval (offcpu.bpf.c): rseq_update and task works where the
+ * kernel has task works (rseq alone would miss threads without rseq and fatal signals), else
+ * sys_exit. LINESCOPE_OFFCPU_RESUME=sys-exit or task-work (no rseq) chooses, for the tests of
+ * each path and bench/syscalls.
+ */
+static bool has_member(const struct btf *btf, int id, const char *name)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), name))
+			return true;
+	return false;
+}
+
+static void resume_paths(bool *rseq, bool *task_work)
+{
+	const char *force = getenv("LINESCOPE_OFFCPU_RESUME");
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int task = -1;
+
+	*rseq = *task_work = false;
+	if (!vmlinux)
+		return;
+	task = btf__find_by_name_kind(vmlinux, "task_struct", BTF_KIND_STRUCT);
+	*rseq = btf__find_by_name_kind(vmlinux, "btf_trace_rseq_update", BTF_KIND_TYPEDEF) > 0 &&
+		task > 0 && has_member(vmlinux, task, "rseq");
+	*task_work = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl",
+					    BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	if (!*task_work || (force && !strcmp(force, "sys-exit")))
+		*rseq = *task_work = false;
+	else if (force && !strcmp(force, "task-work"))
+		*rseq = false;
+}
+
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 {
 	struct ls_loader *l;
@@ -316,9 +356,18 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 		bpf_map__set_max_entries(l->skel->maps.native_lines, 1);
 		bpf_map__set_max_entries(l->skel->maps.native_strs, 1);
 	}
+	/* where a blocked thread's interval is reported: not at every syscall where avoidable */
+	if (opts->offcpu)
+		resume_paths(&l->rseq, &l->task_work);
+	l->skel->rodata->offcpu_rseq = l->rseq;
+	l->skel->rodata->offcpu_task_work = l->task_work;
+	if (!l->task_work)
+		bpf_map__set_max_entries(l->skel->maps.offcpu_resume, 1);
 	/* programs for collections that are off are not even attached */
 	bpf_program__set_autoload(l->skel->progs.handle_switch, opts->offcpu);
-	bpf_program__set_autoload(l->skel->progs.handle_sys_exit, opts->offcpu);
+	bpf_program__set_autoload(l->skel->progs.handle_rseq, l->rseq);
+	bpf_program__set_autoload(l->skel->progs.handle_sys_exit,
+				  opts->offcpu && !l->rseq && !l->task_work);
 	bpf_program__set_autoload(l->skel->progs.open_blocked, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.close_blocked, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
