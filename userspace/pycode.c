@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "fingerprint.h"
 #include "linetable.h"
 #include "procfs.h"
@@ -16,11 +17,13 @@ static uint64_t key_of(uint64_t addr, uint32_t fp)
 	return addr ^ ((uint64_t)fp << 32) ^ fp;
 }
 
-void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_pyinfo *py)
+void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_pyinfo *py,
+			  struct ls_linetables *lines)
 {
 	memset(c, 0, sizeof(*c));
 	c->pid = pid;
 	c->py = py;
+	c->lines = lines;
 	ls_hashmap_init(&c->map);
 }
 
@@ -31,7 +34,8 @@ static void code_free(struct ls_pycode *code)
 	free(code->filename);
 	free(code->qualname);
 	free(code->linetable);
-	free(code->lines);
+	if (code->lines_owned)
+		free((int *)code->lines);
 	free(code);
 }
 
@@ -301,40 +305,125 @@ int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r)
 	return 0;
 }
 
-int ls_pycode__line(struct ls_pycode *code, int32_t instr)
+/*
+ * The nearest line of each code unit of a table, into *out (malloc'd): the number of units, or 0
+ * when the table cannot be decoded. A table cut by the walker may end mid-entry: its complete
+ * entries are kept.
+ */
+static int decode_lines(const uint8_t *table, uint32_t len, int first, int **out)
+{
+	int n = ls_linetable__decode(table, len, first, NULL, 0), running = first;
+	int *lines;
+
+	for (uint32_t cut = len; n < 0 && cut > 1 && len - cut < 32;) {
+		while (--cut > 0 && !(table[cut] & 0x80))
+			;
+		n = ls_linetable__decode(table, cut, first, NULL, 0);
+		if (n > 0)
+			len = cut;
+	}
+	*out = NULL;
+	if (n <= 0 || !(lines = malloc(n * sizeof(int))))
+		return 0;
+	ls_linetable__decode(table, len, first, lines, n);
+	/* entries without a location take the line before them */
+	for (int i = 0; i < n; i++) {
+		if (lines[i] < 0)
+			lines[i] = running;
+		else
+			running = lines[i];
+	}
+	*out = lines;
+	return n;
+}
+
+struct ls_linetab {
+	uint8_t *table; /* the encoded table (a copy), its length and first line: the key */
+	uint32_t len;
+	int first;
+	int nunits;
+	int *lines;
+};
+
+void ls_linetables_init(struct ls_linetables *t)
+{
+	memset(t, 0, sizeof(*t));
+	ls_hashmap_init(&t->map);
+}
+
+void ls_linetables_release(struct ls_linetables *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].table);
+		free(t->v[i].lines);
+	}
+	free(t->v);
+	ls_hashmap_release(&t->map);
+}
+
+struct tab_probe {
+	const struct ls_linetables *t;
+	const struct ls_pycode *code;
+};
+
+static bool same_tab(const void *ctx, uint64_t idx)
+{
+	const struct tab_probe *q = ctx;
+	const struct ls_linetab *e = &q->t->v[idx];
+
+	return e->len == q->code->ltlen && e->first == q->code->firstlineno &&
+	       !memcmp(e->table, q->code->linetable, e->len);
+}
+
+/* Decodes code's table once per distinct table: false when it could not be shared. */
+static bool shared_lines(struct ls_linetables *t, struct ls_pycode *code)
+{
+	struct tab_probe q = {t, code};
+	uint64_t h = ls_hash64(((uint64_t)code->ltlen << 32) ^ (uint32_t)code->firstlineno), *slot;
+	struct ls_linetab *e, *v;
+
+	for (uint32_t i = 0; i < code->ltlen; i++)
+		h = (h ^ code->linetable[i]) * 0x100000001b3ULL; /* FNV-1a over the bytes */
+	slot = ls_hashmap__intern(&t->map, h, same_tab, &q);
+	if (!slot)
+		return false;
+	if (*slot == LS_HASHMAP_EMPTY) {
+		v = ls_array_grow(t->v, &t->cap, t->n, sizeof(*v), 256);
+		if (!v)
+			return false;
+		t->v = v;
+		e = &t->v[t->n];
+		memset(e, 0, sizeof(*e));
+		e->table = malloc(code->ltlen);
+		if (!e->table)
+			return false;
+		memcpy(e->table, code->linetable, code->ltlen);
+		e->len = code->ltlen;
+		e->first = code->firstlineno;
+		e->nunits =
+			decode_lines(code->linetable, code->ltlen, code->firstlineno, &e->lines);
+		*slot = t->n++;
+	}
+	e = &t->v[*slot];
+	code->lines = e->lines;
+	code->nunits = e->nunits;
+	code->lines_owned = false;
+	return true;
+}
+
+int ls_pycode__line(struct ls_pycode_cache *c, struct ls_pycode *code, int32_t instr)
 {
 	int unit = instr < 0 ? -1 : instr / 2;
 
 	if (unit < 0 || !code->linetable)
 		return code->firstlineno;
-	if (code->nunits < 0) {
-		int n = ls_linetable__decode(code->linetable, code->ltlen, code->firstlineno, NULL,
-					     0);
+	if (code->nunits < 0 && !(c->lines && shared_lines(c->lines, code))) {
+		int *lines;
 
-		/* a table cut by the walker may end mid-entry: keep its complete entries */
-		for (uint32_t len = code->ltlen; n < 0 && len > 1 && code->ltlen - len < 32;) {
-			while (--len > 0 && !(code->linetable[len] & 0x80))
-				;
-			n = ls_linetable__decode(code->linetable, len, code->firstlineno, NULL, 0);
-			if (n > 0)
-				code->ltlen = len;
-		}
-
-		code->nunits = 0;
-		if (n > 0 && (code->lines = malloc(n * sizeof(int)))) {
-			int running = code->firstlineno;
-
-			ls_linetable__decode(code->linetable, code->ltlen, code->firstlineno,
-					     code->lines, n);
-			/* entries without a location take the line before them */
-			for (int i = 0; i < n; i++) {
-				if (code->lines[i] < 0)
-					code->lines[i] = running;
-				else
-					running = code->lines[i];
-			}
-			code->nunits = n;
-		}
+		code->nunits =
+			decode_lines(code->linetable, code->ltlen, code->firstlineno, &lines);
+		code->lines = lines;
+		code->lines_owned = true;
 	}
 	if (unit >= code->nunits)
 		return code->nunits ? code->lines[code->nunits - 1] : code->firstlineno;

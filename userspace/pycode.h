@@ -8,6 +8,7 @@
 #ifndef LS_PYCODE_H
 #define LS_PYCODE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "hashmap.h"
@@ -22,18 +23,34 @@ struct ls_pycode {
 	uint8_t *linetable;
 	uint32_t ltlen;
 	int nunits;	  /* code units covered by the table; -1 until decoded */
-	int *lines;	  /* nearest line per unit, decoded on first use */
+	const int *lines; /* nearest line per unit, decoded on first use (owned: lines_owned) */
+	bool lines_owned; /* else the cache's line tables own them */
 	uint32_t func_id; /* set by the owner of the cache (0: unassigned) */
 };
 
+/*
+ * Decoded line tables by content, shared by the code caches of every process: a fork's children,
+ * or processes of one program, hold the same code objects, and each would decode them again.
+ */
+struct ls_linetables {
+	struct ls_hashmap map; /* content hash -> index into v */
+	struct ls_linetab *v;
+	size_t n, cap;
+};
+
+void ls_linetables_init(struct ls_linetables *t);
+void ls_linetables_release(struct ls_linetables *t);
+
 struct ls_pycode_cache {
 	pid_t pid;
-	const struct ls_pyinfo *py; /* borrowed; must outlive the cache */
+	const struct ls_pyinfo *py;  /* borrowed; must outlive the cache */
+	struct ls_linetables *lines; /* borrowed, or NULL: each code object decodes its own */
 	struct ls_hashmap map;	    /* (addr ^ fp << 32) -> struct ls_pycode * */
 	uint64_t reads, stale, failed, described;
 };
 
-void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_pyinfo *py);
+void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_pyinfo *py,
+			  struct ls_linetables *lines);
 void ls_pycode_cache_release(struct ls_pycode_cache *c);
 
 /*
@@ -43,8 +60,8 @@ void ls_pycode_cache_release(struct ls_pycode_cache *c);
 int ls_pycode_cache__get(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
 			 struct ls_pycode **out);
 
-/* Line to attribute to the instruction at byte offset instr (see ls_linetable__line). */
-int ls_pycode__line(struct ls_pycode *code, int32_t instr);
+/* Line to attribute to the instruction at byte offset instr of code, one of c's. */
+int ls_pycode__line(struct ls_pycode_cache *c, struct ls_pycode *code, int32_t instr);
 
 /*
  * Adds a code object described by the BPF walker (LS_REC_CODE). Fields the record had to cut are

@@ -32,6 +32,7 @@ int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, 
 	ls_hashmap_init(&r->agg_index);
 	ls_kstacks_init(&r->kstacks);
 	ls_stacks_init(&r->stacks);
+	ls_linetables_init(&r->linetabs);
 	ls_sources_init(&r->sources);
 	ls_notebooks_init(&r->notebooks);
 	ls_images_init(&r->images);
@@ -90,6 +91,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	ls_hashmap_release(&r->agg_index);
 	ls_kstacks_release(&r->kstacks);
 	ls_stacks_release(&r->stacks);
+	ls_linetables_release(&r->linetabs); /* after the processes' code caches */
 	ls_sources_release(&r->sources);
 	ls_notebooks_release(&r->notebooks);
 	ls_images_release(&r->images);

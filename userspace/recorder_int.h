@@ -134,6 +134,7 @@ struct ls_recorder {
 	struct ls_hashmap by_pid; /* live pid -> index */
 
 	struct ls_stacks stacks;
+	struct ls_linetables linetabs; /* decoded line tables, shared by the processes' codes */
 	struct ls_sources sources;
 	struct ls_notebooks notebooks; /* IPython kernels' cells among the sources */
 

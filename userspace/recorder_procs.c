@@ -277,7 +277,7 @@ static int python_ready(struct ls_recorder *r, struct rproc *p)
 		return id;
 	}
 	p->py.proc.layout_id = id;
-	ls_pycode_cache_init(&p->codes, p->pid, &p->py);
+	ls_pycode_cache_init(&p->codes, p->pid, &p->py, &r->linetabs);
 	p->py_state = PY_READY;
 	p->note[0] = 0;
 	p->dirty = true;

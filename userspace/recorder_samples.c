@@ -233,7 +233,7 @@ static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struc
 
 		if (ls_pycode_cache__get(&p->codes, frames[i].code, frames[i].fp, &code) == 0) {
 			fid = code_func(r, p, code);
-			line = ls_pycode__line(code, frames[i].instr);
+			line = ls_pycode__line(&p->codes, code, frames[i].instr);
 		} else {
 			r->st.unresolved++;
 			fid = unknown_func(r, p);

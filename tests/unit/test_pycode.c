@@ -125,16 +125,16 @@ static void test_code_objects(void **state)
 	uint32_t other = 77;
 
 	make_code(&fc, 10);
-	ls_pycode_cache_init(&c, getpid(), &py);
+	ls_pycode_cache_init(&c, getpid(), &py, NULL);
 	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, fc.fp, &code), 0);
 	assert_string_equal(code->filename, "/a.py");
 	assert_string_equal(code->qualname, "C.m");
 	assert_int_equal(code->firstlineno, 10);
 	/* units 0-1: line 11, unit 2: line 12; before the first unit: the def line */
-	assert_int_equal(ls_pycode__line(code, 0), 11);
-	assert_int_equal(ls_pycode__line(code, 2), 11);
-	assert_int_equal(ls_pycode__line(code, 4), 12);
-	assert_int_equal(ls_pycode__line(code, -2), 10);
+	assert_int_equal(ls_pycode__line(&c, code, 0), 11);
+	assert_int_equal(ls_pycode__line(&c, code, 2), 11);
+	assert_int_equal(ls_pycode__line(&c, code, 4), 12);
+	assert_int_equal(ls_pycode__line(&c, code, -2), 10);
 	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, fc.fp, &again), 0);
 	assert_ptr_equal(code, again);
 	assert_int_equal(c.reads, 1);
@@ -150,6 +150,45 @@ static void test_code_objects(void **state)
 	free_code(&fc);
 }
 
+/*
+ * Two processes' caches sharing decoded line tables: the same table and first line is decoded
+ * once, and both codes give its lines; another first line is a table of its own. The codes'
+ * caches are released before the tables they borrow.
+ */
+static void test_shared_lines(void **state)
+{
+	struct ls_pycode_cache a, b, d;
+	struct ls_linetables t;
+	struct fake_code fa, fb, fd;
+	struct ls_pycode *ca, *cb, *cd;
+
+	ls_linetables_init(&t);
+	make_code(&fa, 10);
+	make_code(&fb, 10);
+	make_code(&fd, 20);
+	ls_pycode_cache_init(&a, getpid(), &py, &t);
+	ls_pycode_cache_init(&b, getpid(), &py, &t);
+	ls_pycode_cache_init(&d, getpid(), &py, &t);
+	assert_int_equal(ls_pycode_cache__get(&a, (uintptr_t)fa.code, fa.fp, &ca), 0);
+	assert_int_equal(ls_pycode_cache__get(&b, (uintptr_t)fb.code, fb.fp, &cb), 0);
+	assert_int_equal(ls_pycode_cache__get(&d, (uintptr_t)fd.code, fd.fp, &cd), 0);
+	assert_int_equal(ls_pycode__line(&a, ca, 4), 12);
+	assert_int_equal(ls_pycode__line(&b, cb, 4), 12);
+	assert_int_equal(ls_pycode__line(&b, cb, 0), 11);
+	assert_ptr_equal(ca->lines, cb->lines);
+	assert_int_equal(t.n, 1);
+	assert_int_equal(ls_pycode__line(&d, cd, 4), 22);
+	assert_int_equal(t.n, 2);
+	assert_ptr_not_equal(cd->lines, ca->lines);
+	ls_pycode_cache_release(&a);
+	ls_pycode_cache_release(&b);
+	ls_pycode_cache_release(&d);
+	ls_linetables_release(&t);
+	free_code(&fa);
+	free_code(&fb);
+	free_code(&fd);
+}
+
 /* A code_adaptive smaller than the fields it must cover is refused, not read past. */
 static void test_short_header(void **state)
 {
@@ -159,7 +198,7 @@ static void test_short_header(void **state)
 
 	make_code(&fc, 10);
 	py.ver.code_adaptive = py.layout.code_firstlineno; /* the line number would lie past it */
-	ls_pycode_cache_init(&c, getpid(), &py);
+	ls_pycode_cache_init(&c, getpid(), &py, NULL);
 	assert_int_equal(ls_pycode_cache__get(&c, (uintptr_t)fc.code, fc.fp, &code), -EINVAL);
 	ls_pycode_cache_release(&c);
 	free_code(&fc);
@@ -170,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_strings, setup),
 		cmocka_unit_test_setup(test_code_objects, setup),
+		cmocka_unit_test_setup(test_shared_lines, setup),
 		cmocka_unit_test_setup(test_short_header, setup),
 	};
 
