@@ -31,19 +31,16 @@ struct ls_gpu_bpf_stats gpu_stats;
 #define GPU_STAT_INC(field) __sync_fetch_and_add(&gpu_stats.field, 1)
 
 /*
- * ==== LAUNCH-STACK HOOK (the lead plugs the Python-stack walker in here) ====================
- *
- * Called in the thread that made the CUDA API call, right after the call returned, with:
+ * The launch's sample, in the thread that made the CUDA API call, right after the call returned:
  *   ctx     the USDT probe's pt_regs (user registers of that thread);
  *   tgid    host tgid, already known to be in `procs`;
  *   aux     LS_GPU_AUX(correlation id, api class, callback id, driver?) for ls_sample.aux;
  *   dur_ns  CPU time spent inside the API call, for ls_sample.weight_ns.
- * It must emit exactly one record into `events`: struct ls_sample with type LS_REC_SAMPLE,
+ * It emits exactly one record into `events`: struct ls_sample with type LS_REC_SAMPLE,
  * kind LS_SAMPLE_GPULAUNCH, pid/tid/cpu/ts/comm as for a CPU sample, aux and weight_ns as
  * given, followed by the thread's Python frames (nframes of them, innermost first). A thread with
  * no Python frame still gets its record, with nframes 0: its kernels are charged to the
- * process's "no Python frame" entry. Return 0, or a negative value on failure (counted).
- *
+ * process's "no Python frame" entry. Returns 0, or a negative value on failure (counted).
  */
 static __always_inline int gpu_launch_sample(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 aux,
 					     __u64 dur_ns)
