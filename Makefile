@@ -16,7 +16,7 @@ $(error Architecture $(ARCH) is not supported yet; only x86_64 is)
 endif
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 
-PKGS := libbpf libelf sqlite3 jansson zlib libxxhash libprotobuf-c libcurl
+PKGS := libbpf libelf sqlite3 jansson zlib libxxhash libprotobuf-c libcurl libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

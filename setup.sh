@@ -15,7 +15,7 @@ pkgs=(
 	chromium clang-format openssl clang-14 libclang-rt-14-dev
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go
 	python3-ipykernel jupyter-nbconvert python3-nbclient python3-notebook python3-nbformat
-	libcurl4-openssl-dev
+	libcurl4-openssl-dev libssl-dev
 )
 # Node.js may come from nodesource (which bundles npm and conflicts with Debian's npm package).
 command -v node >/dev/null || pkgs+=(nodejs)

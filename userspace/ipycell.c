@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/evp.h>
 #include "ipycell.h"
 
 /* a decimal number (at most 10 digits, at most max) at p: where it ends, or NULL */
@@ -40,6 +41,64 @@ bool ls_ipycell__parse(const char *path, int *kpid, uint32_t *hash)
 	*kpid = (int)pid;
 	*hash = (uint32_t)h;
 	return true;
+}
+
+bool ls_ipycell__parse_input(const char *path, int *num, uint64_t *sha48)
+{
+	static const char head[] = "<ipython-input-";
+	unsigned long long n;
+	uint64_t h = 0;
+	const char *p;
+
+	if (strncmp(path, head, sizeof(head) - 1))
+		return false;
+	p = number(path + sizeof(head) - 1, 0x7fffffff, &n);
+	if (!p || *p != '-')
+		return false;
+	for (int i = 1; i <= 12; i++) {
+		char ch = p[i];
+		int d = ch >= '0' && ch <= '9'	 ? ch - '0'
+			: ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+						 : -1;
+
+		if (d < 0)
+			return false;
+		h = h << 4 | (uint64_t)d;
+	}
+	if (strcmp(p + 13, ">"))
+		return false;
+	*num = (int)n;
+	*sha48 = h;
+	return true;
+}
+
+uint64_t ls_ipycell__sha48(const void *data, size_t len)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	uint64_t h = 0;
+
+	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha1(), NULL) || mdlen < 6)
+		return 0;
+	for (int i = 0; i < 6; i++)
+		h = h << 8 | md[i];
+	return h;
+}
+
+int ls_ipycell__verify_sha48(const char *text, size_t len, uint64_t sha48)
+{
+	char *t = malloc(len + LS_IPYCELL_MAX_NL);
+	int found = -1;
+
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, text, len);
+	memset(t + len, '\n', LS_IPYCELL_MAX_NL);
+	for (int nl = 0; nl <= LS_IPYCELL_MAX_NL && found < 0; nl++)
+		if (ls_ipycell__sha48(t, len + nl) == sha48)
+			found = nl;
+	free(t);
+	return found;
 }
 
 uint32_t ls_ipycell__murmur2(const void *data, size_t len, uint32_t seed)

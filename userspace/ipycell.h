@@ -16,6 +16,18 @@
 /* Whether path names an ipykernel cell; *kpid (the kernel's own pid) and *hash when it does. */
 bool ls_ipycell__parse(const char *path, int *kpid, uint32_t *hash);
 
+/*
+ * Whether path is an IPython shell's cell name, <ipython-input-N-HASH> (IPython's CachingCompiler,
+ * the terminal and kernels without ipykernel's compiler): *number is N, the cell's execution
+ * count, and *sha48 the 12 hex digits of HASH, the first 48 bits of the SHA-1 of the transformed
+ * text (the code IPython compiled).
+ */
+bool ls_ipycell__parse_input(const char *path, int *number, uint64_t *sha48);
+/* The first 48 bits of the SHA-1 of len bytes; 0 when it cannot be computed. */
+uint64_t ls_ipycell__sha48(const void *data, size_t len);
+/* Like ls_ipycell__verify() for a <ipython-input-N-HASH> name's sha48; -ENOMEM too. */
+int ls_ipycell__verify_sha48(const char *text, size_t len, uint64_t sha48);
+
 /* murmur2_x86 of len bytes, as ipykernel computes it over the cell's UTF-8. */
 uint32_t ls_ipycell__murmur2(const void *data, size_t len, uint32_t seed);
 

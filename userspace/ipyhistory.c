@@ -11,8 +11,10 @@
 
 void ls_ipyhist_release(struct ls_ipyhist *h)
 {
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
 		free(h->cells[i].text);
+		free(h->cells[i].source);
+	}
 	free(h->cells);
 	h->cells = NULL;
 	h->n = 0;
@@ -20,7 +22,7 @@ void ls_ipyhist_release(struct ls_ipyhist *h)
 
 static int read_rows(sqlite3 *db, struct ls_ipyhist *h, char *why, size_t whylen)
 {
-	static const char sql[] = "SELECT session, line, source_raw FROM history"
+	static const char sql[] = "SELECT session, line, source_raw, source FROM history"
 				  " ORDER BY session DESC, line DESC LIMIT ?";
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -32,7 +34,7 @@ static int read_rows(sqlite3 *db, struct ls_ipyhist *h, char *why, size_t whylen
 	}
 	sqlite3_bind_int(st, 1, LS_IPYHIST_MAX_ROWS);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *t = sqlite3_column_text(st, 2);
+		const unsigned char *t = sqlite3_column_text(st, 2), *src;
 		struct ls_ipyhist_cell *c, *v;
 
 		if (!t)
@@ -44,6 +46,7 @@ static int read_rows(sqlite3 *db, struct ls_ipyhist *h, char *why, size_t whylen
 		}
 		h->cells = v;
 		c = &h->cells[h->n];
+		memset(c, 0, sizeof(*c));
 		c->len = sqlite3_column_bytes(st, 2);
 		c->text = malloc(c->len + 1);
 		if (!c->text) {
@@ -51,6 +54,19 @@ static int read_rows(sqlite3 *db, struct ls_ipyhist *h, char *why, size_t whylen
 			break;
 		}
 		memcpy(c->text, t, c->len + 1);
+		/* the transformed text (what IPython compiled), when it is not the raw one */
+		src = sqlite3_column_text(st, 3);
+		if (src &&
+		    ((size_t)sqlite3_column_bytes(st, 3) != c->len || memcmp(src, t, c->len))) {
+			c->slen = sqlite3_column_bytes(st, 3);
+			c->source = malloc(c->slen + 1);
+			if (!c->source) {
+				free(c->text);
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(c->source, src, c->slen + 1);
+		}
 		c->session = sqlite3_column_int64(st, 0);
 		c->line = sqlite3_column_int64(st, 1);
 		h->n++;

@@ -17,6 +17,8 @@
 struct ls_ipyhist_cell {
 	char *text; /* source_raw, trailing newlines stripped (as IPython stores it) */
 	size_t len;
+	char *source; /* source, the transformed text, when it differs from text; else NULL */
+	size_t slen;
 	int64_t session, line; /* line is the cell's execution count */
 };
 

@@ -350,6 +350,48 @@ static char *with_newlines(const char *text, size_t len, int nl, size_t *out)
 	return t;
 }
 
+static int count_lines(const char *t, size_t len)
+{
+	int n = 1;
+
+	for (size_t i = 0; i < len; i++)
+		n += t[i] == '\n';
+	return n;
+}
+
+/*
+ * An IPython shell's cell: the history row of its execution count whose compiled (transformed)
+ * text hashes to its name, newest session first. The raw text is shown when it has as many lines
+ * (a line magic), else the compiled one (a cell magic is one line of it).
+ */
+static int match_input(struct ls_sources *s, struct ls_nbcell *c, const struct ls_notebook *nb)
+{
+	for (size_t i = 0; i < nb->hist.n; i++) {
+		const struct ls_ipyhist_cell *h = &nb->hist.cells[i];
+		const char *compiled = h->source ? h->source : h->text;
+		size_t clen = h->source ? h->slen : h->len, len;
+		int nl;
+		char *text;
+
+		if (h->line != c->input)
+			continue;
+		nl = ls_ipycell__verify_sha48(compiled, clen, c->sha48);
+		if (nl == -ENOMEM)
+			return nl;
+		if (nl < 0)
+			continue;
+		if (count_lines(h->text, h->len) == count_lines(compiled, clen))
+			compiled = h->text, clen = h->len;
+		text = with_newlines(compiled, clen, nl, &len);
+		if (!text)
+			return -ENOMEM;
+		c->how = "history";
+		c->number = c->input;
+		return ls_sources__set_text(s, c->file_id, text, len, NULL) ?: 1;
+	}
+	return 0;
+}
+
 /* Finds c's text in notebook nbi's sources; 1 when found (the file has it), 0 when not, -ENOMEM */
 static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c, size_t nbi)
 {
@@ -362,6 +404,8 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 
 	if (err)
 		return err;
+	if (c->input)
+		return match_input(s, c, nb);
 	if (ls_hashmap__get(&nb->by_hash, c->hash, &v)) {
 		const struct ls_ipyhist_cell *h = &nb->hist.cells[v >> 8];
 
@@ -524,10 +568,15 @@ static int not_found(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbc
 {
 	const struct ls_notebook *nb = &n->nbs[c->notebook];
 	char why[1024];
-
 	bool in_hist = nb->history && nb->hist.n, in_nb = nb->path && nb->ipynb.n;
+	char name[48];
 
-	snprintf(why, sizeof(why), "notebook cell %u: %s%s%s%s%s", c->hash,
+	if (c->input)
+		snprintf(name, sizeof(name), "IPython cell %d (%012llx)", c->input,
+			 (unsigned long long)c->sha48);
+	else
+		snprintf(name, sizeof(name), "notebook cell %u", c->hash);
+	snprintf(why, sizeof(why), "%s: %s%s%s%s%s", name,
 		 last ? "no text found that hashes to its name" : "text not found yet",
 		 in_hist ? " (not in the history database)" : "",
 		 in_nb ? " (not a code cell of " : "", in_nb ? nb->path : "", in_nb ? ")" : "");
@@ -543,12 +592,14 @@ int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t p
 			   const char *path)
 {
 	struct ls_nbcell *c, *v;
-	uint32_t hash;
+	uint32_t hash = 0;
+	uint64_t sha48 = 0;
 	int64_t fid;
 	size_t nbi;
-	int kpid, err;
+	int kpid, input = 0, err;
 
-	if (!ls_ipycell__parse(path, &kpid, &hash))
+	if (!ls_ipycell__parse(path, &kpid, &hash) &&
+	    !(ls_ipycell__parse_input(path, &input, &sha48) && input > 0))
 		return ls_sources__lookup(s, pid, path);
 	err = notebook_of(n, pid, proc_id, &nbi);
 	if (err)
@@ -569,6 +620,8 @@ int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t p
 	c->notebook = nbi;
 	c->seq = ++n->nbs[nbi].ncells;
 	c->hash = hash;
+	c->input = input;
+	c->sha48 = sha48;
 	c->dirty = true;
 	err = resolve(n, s, c);
 	if (err == 0) {

@@ -33,6 +33,8 @@ struct ls_nbcell {
 	int number; /* execution count (history) or code-cell index (notebook file); 0 unknown */
 	const char *how; /* "history", "notebook", or NULL when not verified */
 	uint32_t hash;
+	int input; /* <ipython-input-N-HASH> (an IPython shell): N, and HASH in sha48 */
+	uint64_t sha48;
 	int tries;
 	int quick;	  /* ls_notebooks__retry_soon() tries so far */
 	uint64_t next_ns; /* ... and when the next may be */

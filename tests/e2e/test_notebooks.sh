@@ -6,7 +6,8 @@
 # gets its share of the samples against the thread CPU the notebook measured itself; a cell that
 # is in no notebook (run_cell) is marked, never guessed; a symlinked history database and a
 # notebook that stops being JSON are notes, not failures; a kernel without a notebook (its history
-# database) and a Jupyter server's kernel (the notebook from the server's sessions API); %run of
+# database), an IPython shell (<ipython-input-N-HASH> cells from its history) and a Jupyter
+# server's kernel (the notebook from the server's sessions API); %run of
 # a child notebook; a cell edited and run again (revisions); the HTML report in chromium
 # (tests/report/notebook.js).
 source "$(dirname "$0")/lib.sh"
@@ -168,6 +169,47 @@ hot = [l for l in d["lines"] if "# SERVED" in (l["source"] or "")]
 ok = hot and hot[0]["path"] == nbpath and hot[0]["cell_line"] == 2 and hot[0]["own_samples"] > 150
 print(("ok " if ok else "FAIL ") + "a Jupyter server's kernel runs %s: %s" % (
     nbpath, hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
+PYEOF
+
+# an IPython shell (the terminal's, cells piped in): its cells are <ipython-input-N-HASH>, found in
+# its history by execution count and the SHA-1 of their compiled text; a line magic's cell shows
+# what was typed
+mkdir -p "$WORK/shell-ipython"
+cat >"$WORK/shell.in" <<EOF
+import json, time
+def hot(n):
+    s = 0
+    for i in range(n):
+        s += i * i  # SHELL HOT
+    return s
+
+t = time.thread_time(); hot(12000000); cpu = time.thread_time() - t
+json.dump({"cpu": cpu}, open("$WORK/shell.truth", "w"))
+%time y = hot(200000)  # SHELL MAGIC
+EOF
+IPYTHONDIR="$WORK/shell-ipython" "$LS" -q --profile "$WORK/shell.lsprof" -o /dev/null -- \
+	"$NBPY" -m IPython --simple-prompt --no-banner <"$WORK/shell.in" >"$WORK/shell.log" 2>&1 ||
+	fail "IPython shell: exit $? ($(tail -2 "$WORK/shell.log"))"
+"$LS" report "$WORK/shell.lsprof" --format json -o "$WORK/shell.json" || fail "IPython shell: report"
+"$PYQ" - "$WORK/shell.json" "$WORK/shell.truth" "$WORK/shell.lsprof" <<'PYEOF' | check_lines
+import json, math, sqlite3, sys
+d, truth = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["cpu"]
+cells = sorted(sqlite3.connect(sys.argv[3]).execute("select number, how from cells").fetchall())
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+hot = [l for l in d["lines"] if "# SHELL HOT" in (l["source"] or "")]
+say(hot and hot[0]["kind"] == "notebook" and hot[0]["path"].startswith("kernel ") and hot[0]["cell_line"] == 4,
+    "IPython shell: the hot line in its cell: %s" % (hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
+say((2, "history") in cells, "IPython shell: the def cell is execution count 2, from the history: %s" % cells)
+fn = [l for l in d["lines"] if l["function"] == "hot" and l["kind"] == "notebook"]
+cpu, n = sum(l["cpu_time_s"] or 0 for l in fn), sum(l["own_samples"] or 0 for l in fn)
+tol = 5 / math.sqrt(max(n, 1)) + 0.05
+say(n and abs(cpu / truth - 1) <= tol, "IPython shell: hot() %.3f s CPU on its lines, %.3f s measured (%d samples, tolerance %.0f%%)" % (
+    cpu, truth, n, 100 * tol))
+# the magic's cell (a line of it is on the stack while hot(200000) runs): shown as typed
+typed = [l for l in d["lines"] if "%time y = hot(200000)  # SHELL MAGIC" in (l["source"] or "")]
+say(typed and typed[0]["kind"] == "notebook", "IPython shell: the line magic's cell as typed: %s" % (
+    typed and {k: typed[0][k] for k in ("cell", "cell_line", "samples")}))
 PYEOF
 
 # %run child.ipynb: the child's cells are a notebook of their own, run from the parent's line

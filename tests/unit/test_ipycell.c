@@ -73,13 +73,35 @@ static void test_parse(void **state)
 	assert_false(ls_ipycell__parse("/tmp/ipykernel_99999999999/2.py", &pid, &hash));
 }
 
+/* The IPython shell's names: <ipython-input-N-HASH>, HASH from hashlib.sha1(code)[:12]. */
+static void test_input_names(void **state)
+{
+	/* what IPython 8.5 named these cells (their compiled text, with its newline) */
+	static const char def[] = "def f():\n    return sys._getframe().f_code.co_filename\n";
+	int n;
+	uint64_t h;
+
+	assert_true(ls_ipycell__parse_input("<ipython-input-2-2fc4134e2bdf>", &n, &h));
+	assert_int_equal(n, 2);
+	assert_int_equal(h, 0x2fc4134e2bdfULL);
+	assert_int_equal(ls_ipycell__sha48(def, strlen(def)), 0x2fc4134e2bdfULL);
+	/* the history keeps it without its newline: found with one added back */
+	assert_int_equal(ls_ipycell__verify_sha48(def, strlen(def) - 1, h), 1);
+	assert_int_equal(ls_ipycell__verify_sha48("x = 1", 5, h), -1);
+	assert_false(ls_ipycell__parse_input("<ipython-input-2-2fc4134e2bd>", &n, &h));
+	assert_false(ls_ipycell__parse_input("<ipython-input-2-2fc4134e2bdfa>", &n, &h));
+	assert_false(ls_ipycell__parse_input("<ipython-input-2-2FC4134E2BDF>", &n, &h));
+	assert_false(ls_ipycell__parse_input("<ipython-input--2fc4134e2bdf>", &n, &h));
+	assert_false(ls_ipycell__parse_input("<ipython-input-99999999999-2fc4134e2bdf>", &n, &h));
+	assert_false(ls_ipycell__parse_input("/tmp/<ipython-input-2-2fc4134e2bdf>", &n, &h));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_murmur2),
-		cmocka_unit_test(test_verify),
-		cmocka_unit_test(test_hashes),
-		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_murmur2),	    cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_hashes),	    cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_input_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
