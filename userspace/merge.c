@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Merging profiles. Each input's rows are copied table by table, every column through a rule:
- * process, stack and notebook ids move past those already merged; sources are shared by content
- * hash, files by (path, kind, source) and functions by (file, name, first line), as one recording
- * shares them between its processes (so the function ids inside stack blobs are mapped too);
+ * process and notebook ids move past those already merged, except that a process of a --rotate
+ * interval joins itself from an earlier interval (its counts added: upsert_of()); sources are
+ * shared by content hash, files by (path, kind, source), functions by (file, name, first line)
+ * and stacks by their frames, as one recording shares them between its processes (so the
+ * function ids inside stack blobs are mapped too);
  * times move onto the first profile's clock; each process names the `hosts` row of the profile
  * it came from. A column the input's schema lacks is NULL.
  *
@@ -32,14 +34,15 @@ struct input {
 	int64_t elapsed;     /* meta elapsed_ns, after interval_start_ns (--rotate) */
 	int64_t dt;	     /* added to its times (relative to its start) to be on the first's */
 	bool wall_exact;     /* wall_start_ns recorded (else started_at, to the second) */
+	bool interval;	     /* an interval of a --rotate recording (interval_start_ns) */
 	char *host, *boot_id, *mode;
 	/* its ids -> the merged profile's */
-	struct ls_hashmap sources, files, funcs;
+	struct ls_hashmap sources, files, funcs, procs, stacks;
 };
 
 /* What moves an input's rows into the merged profile. */
 struct shift {
-	int64_t proc, stack, notebook, host; /* added to its ids */
+	int64_t proc, notebook, host;	     /* added to its ids (processes not merged already) */
 	int64_t host_id;		     /* its own `hosts` row */
 	int64_t dt;			     /* added to its times */
 };
@@ -124,13 +127,17 @@ static void sql_frames(sqlite3_context *c, int argc, sqlite3_value **v)
 	sqlite3_result_blob(c, out, n, free);
 }
 
-/* ls_map(id, which): the merged profile's id of the input's source (0), file (1) or function (2) */
+/*
+ * ls_map(id, which): the merged profile's id of the input's source (0), file (1), function (2),
+ * process (3) or stack (4)
+ */
 static void sql_map(sqlite3_context *c, int argc, sqlite3_value **v)
 {
 	struct input *in = sqlite3_user_data(c);
-	const struct ls_hashmap *m = sqlite3_value_int(v[1]) == 0   ? &in->sources
-				     : sqlite3_value_int(v[1]) == 1 ? &in->files
-								    : &in->funcs;
+	const struct ls_hashmap *maps[] = {&in->sources, &in->files, &in->funcs, &in->procs,
+					   &in->stacks};
+	int which = sqlite3_value_int(v[1]);
+	const struct ls_hashmap *m = maps[which >= 0 && which < 5 ? which : 2];
 	uint64_t id;
 
 	(void)argc;
@@ -146,11 +153,7 @@ static void column_rule(const char *t, const char *c, bool has, const struct shi
 			size_t n)
 {
 	static const char *const times[] = {"start_ns", "end_ns", "first_line_ns", "t_ns"};
-	int64_t id_off = !strcmp(t, "processes")   ? s->proc
-			 : !strcmp(t, "stacks")	   ? s->stack
-			 : !strcmp(t, "notebooks") ? s->notebook
-			 : !strcmp(t, "hosts")	   ? s->host
-						   : 0;
+	int64_t id_off = !strcmp(t, "notebooks") ? s->notebook : !strcmp(t, "hosts") ? s->host : 0;
 
 	if (!strcmp(c, "host_id") && has) { /* a merged input's processes keep their hosts */
 		snprintf(buf, n, "COALESCE(host_id + %lld, %lld)", (long long)s->host,
@@ -166,18 +169,21 @@ static void column_rule(const char *t, const char *c, bool has, const struct shi
 		return;
 	}
 	snprintf(buf, n, "%s", c);
-	if (!strcmp(c, "id"))
+	if (!strcmp(c, "id") && !strcmp(t, "processes"))
+		snprintf(buf, n, "ls_map(id, 3)");
+	else if (!strcmp(c, "id"))
 		snprintf(buf, n, "id + %lld", (long long)id_off);
 	else if (!strcmp(c, "process_id"))
-		snprintf(buf, n, "process_id + %lld", (long long)s->proc);
+		snprintf(buf, n, "ls_map(process_id, 3)");
+	else if (!strcmp(c, "parent_id") && !strcmp(t, "notebooks"))
+		snprintf(buf, n, "parent_id + %lld", (long long)s->notebook);
 	else if (!strcmp(c, "parent_id"))
-		snprintf(buf, n, "parent_id + %lld",
-			 (long long)(!strcmp(t, "notebooks") ? s->notebook : s->proc));
+		snprintf(buf, n, "ls_map(parent_id, 3)");
 	else if (!strcmp(c, "stack_id") || !strcmp(c, "spawn_stack"))
 		/* 0: no stack; LS_GPU_STACK_UNSEEN: a launch never seen */
 		snprintf(buf, n,
-			 "CASE WHEN %1$s > 0 AND %1$s < %2$u THEN %1$s + %3$lld ELSE %1$s END", c,
-			 LS_GPU_STACK_UNSEEN, (long long)s->stack);
+			 "CASE WHEN %1$s > 0 AND %1$s < %2$u THEN ls_map(%1$s, 4) ELSE %1$s END", c,
+			 LS_GPU_STACK_UNSEEN);
 	else if (!strcmp(c, "function_id"))
 		snprintf(buf, n, "ls_map(function_id, 2)");
 	else if (!strcmp(c, "file_id") || !strcmp(c, "parent_file_id"))
@@ -208,6 +214,58 @@ static bool has_column(sqlite3 *db, const char *t, const char *c)
 	return yes;
 }
 
+/*
+ * What a row does when its key is there already: a process's later profile (another --rotate
+ * interval of one recording) adds its counts to the rows of the earlier ones and brings its end.
+ */
+static const char *upsert_of(const char *t)
+{
+	static const struct {
+		const char *table, *clause;
+	} rules[] = {
+		{"processes",
+		 " ON CONFLICT(id) DO UPDATE SET end_ns = COALESCE(excluded.end_ns, end_ns),"
+		 " exit_code = COALESCE(excluded.exit_code, exit_code),"
+		 " python = COALESCE(python, excluded.python),"
+		 " python_build = COALESCE(python_build, excluded.python_build),"
+		 " note = COALESCE(excluded.note, note),"
+		 " trace = COALESCE(excluded.trace, trace)"},
+		{"execs",
+		 " ON CONFLICT DO UPDATE SET samples = samples + excluded.samples,"
+		 " cpu_ns = cpu_ns + excluded.cpu_ns, wait_ns = wait_ns + excluded.wait_ns,"
+		 " unresolved = unresolved + excluded.unresolved,"
+		 " end_ns = COALESCE(excluded.end_ns, end_ns),"
+		 " first_line_ns = COALESCE(first_line_ns, excluded.first_line_ns)"},
+		/* a thread whose CPU time is unknown in one interval has none in the sum */
+		{"threads", " ON CONFLICT DO UPDATE SET name = COALESCE(excluded.name, name),"
+			    " cpu_ns = cpu_ns + excluded.cpu_ns"},
+		{"samples", " ON CONFLICT DO UPDATE SET count = count + excluded.count,"
+			    " weight_ns = weight_ns + excluded.weight_ns"},
+		{"gpu",
+		 " ON CONFLICT DO UPDATE SET gpu_ns = gpu_ns + excluded.gpu_ns,"
+		 " api_ns = api_ns + excluded.api_ns, mem_peak = max(mem_peak, excluded.mem_peak),"
+		 " kernels = kernels + excluded.kernels, nccl_ns = nccl_ns + excluded.nccl_ns,"
+		 " sampled = max(sampled, excluded.sampled)"},
+		{"gpu_processes",
+		 " ON CONFLICT DO UPDATE SET dropped = dropped + excluded.dropped,"
+		 " lost = lost + excluded.lost, launches = launches + excluded.launches,"
+		 " gpu_ns = gpu_ns + excluded.gpu_ns, api_ns = api_ns + excluded.api_ns,"
+		 " peak_alloc = max(peak_alloc, excluded.peak_alloc),"
+		 " peak_nvml = max(peak_nvml, excluded.peak_nvml)"},
+		{"trace",
+		 " ON CONFLICT DO UPDATE SET hits = hits + excluded.hits,"
+		 " own_ns = own_ns + excluded.own_ns, total_ns = total_ns + excluded.total_ns"},
+		/* a notebook's cells are its file's: one file shared by two inputs has them once */
+		{"cells", " ON CONFLICT DO NOTHING"},
+		{"gpu_devices", " ON CONFLICT DO NOTHING"},
+	};
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (!strcmp(rules[i].table, t))
+			return rules[i].clause;
+	return "";
+}
+
 /* Copies table t of in into out through column_rule(); a table in lacks is nothing to copy. */
 static int copy_table(struct input *in, sqlite3 *out, const char *t, const struct shift *s)
 {
@@ -221,8 +279,7 @@ static int copy_table(struct input *in, sqlite3 *out, const char *t, const struc
 	if (sqlite3_prepare_v2(out, sql, -1, &cols, NULL))
 		return ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
 	sel = sqlite3_mprintf("SELECT");
-	/* a notebook's cells are its file's: one file shared by two inputs has them once */
-	ins = sqlite3_mprintf("INSERT%s INTO %s(", strcmp(t, "cells") ? "" : " OR IGNORE", t);
+	ins = sqlite3_mprintf("INSERT INTO %s(", t);
 	qs = sqlite3_mprintf("");
 	while (sel && ins && qs && sqlite3_step(cols) == SQLITE_ROW) {
 		const char *c = (const char *)sqlite3_column_text(cols, 0);
@@ -245,7 +302,7 @@ static int copy_table(struct input *in, sqlite3 *out, const char *t, const struc
 	}
 	{
 		char *a = sqlite3_mprintf("%s FROM %s", sel, t);
-		char *b = sqlite3_mprintf("%s) VALUES (%s)", ins, qs);
+		char *b = sqlite3_mprintf("%s) VALUES (%s)%s", ins, qs, upsert_of(t));
 
 		sqlite3_free(sel);
 		sqlite3_free(ins);
@@ -365,6 +422,64 @@ static int copy_functions(struct input *in, sqlite3 *out)
 			&in->funcs);
 }
 
+/* stacks by content (their function ids mapped): a stack two inputs share is one row */
+static int copy_stacks(struct input *in, sqlite3 *out)
+{
+	return map_rows(in, out, "SELECT id, depth, ls_frames(frames), truncated FROM stacks",
+			"SELECT id FROM stacks WHERE depth IS ? AND frames IS ? AND truncated IS ?",
+			"INSERT INTO stacks(depth, frames, truncated) VALUES (?, ?, ?)", 3,
+			&in->stacks);
+}
+
+/*
+ * An interval of a --rotate recording whose process (pid and start) is one already merged from
+ * that recording (its boot and clock start) is that process: its rows join it. Every other moves
+ * past the ids merged so far (two recordings of one process are two processes: they may overlap).
+ */
+static int map_procs(struct input *in, sqlite3 *out, const struct shift *s)
+{
+	sqlite3_stmt *from = NULL, *find = NULL;
+	int rc, err = 0;
+
+	if (sqlite3_prepare_v2(in->db, "SELECT id, pid, start_ns FROM processes", -1, &from,
+			       NULL)) {
+		err = ls_err(-EINVAL, "merge: %s: %s", in->path, sqlite3_errmsg(in->db));
+		goto out;
+	}
+	if (sqlite3_prepare_v2(out,
+			       "SELECT p.id FROM processes p JOIN hosts h ON h.id = p.host_id"
+			       " WHERE p.pid = ? AND p.start_ns = ? AND h.boot_id = ?"
+			       " AND h.clock_start_ns = ? LIMIT 1",
+			       -1, &find, NULL)) {
+		err = ls_err(-EIO, "merge: %s", sqlite3_errmsg(out));
+		goto out;
+	}
+	while ((rc = sqlite3_step(from)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(from, 0), to = id + s->proc;
+
+		if (in->interval && in->boot_id && in->clock_start >= 0 &&
+		    sqlite3_column_type(from, 2) != SQLITE_NULL) {
+			sqlite3_bind_int64(find, 1, sqlite3_column_int64(from, 1));
+			sqlite3_bind_int64(find, 2, sqlite3_column_int64(from, 2) + s->dt);
+			sqlite3_bind_text(find, 3, in->boot_id, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(find, 4, in->clock_start);
+			if (sqlite3_step(find) == SQLITE_ROW)
+				to = sqlite3_column_int64(find, 0);
+			sqlite3_reset(find);
+		}
+		if (ls_hashmap__set(&in->procs, id, to)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		err = ls_err(-EINVAL, "merge: %s: %s", in->path, sqlite3_errmsg(in->db));
+out:
+	sqlite3_finalize(from);
+	sqlite3_finalize(find);
+	return err;
+}
+
 static int run_sql(sqlite3 *db, const char *sql)
 {
 	char *msg = NULL;
@@ -378,9 +493,8 @@ static int run_sql(sqlite3 *db, const char *sql)
 
 /* The tables that follow sources, in the order their ids are referred to. */
 static const char *const tables[] = {
-	"hosts",	 "processes",	"execs",    "threads",	 "stacks",
-	"samples",	 "rss",		"timeline", "gpu",	 "gpu_timeline",
-	"gpu_processes", "gpu_devices", "trace",    "notebooks", "cells",
+	"hosts", "processes",	 "execs",	  "threads",	 "samples", "rss",	 "timeline",
+	"gpu",	 "gpu_timeline", "gpu_processes", "gpu_devices", "trace",   "notebooks", "cells",
 };
 
 /* Copies the (key, value) rows of in's query q into out through put. */
@@ -428,7 +542,6 @@ static int merge_one(struct input *in, sqlite3 *out)
 {
 	struct shift s = {
 		.proc = max_id(out, "processes"),
-		.stack = max_id(out, "stacks"),
 		.notebook = max_id(out, "notebooks"),
 		.host = max_id(out, "hosts"),
 	};
@@ -459,7 +572,8 @@ static int merge_one(struct input *in, sqlite3 *out)
 	    sqlite3_create_function(in->db, "ls_map", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, in,
 				    sql_map, NULL, NULL))
 		return ls_err(-ENOMEM, "merge: %s", sqlite3_errmsg(in->db));
-	err = copy_sources(in, out) ?: copy_files(in, out) ?: copy_functions(in, out);
+	err = copy_sources(in, out) ?: copy_files(in, out) ?: copy_functions(in, out) ?:
+	      copy_stacks(in, out) ?: map_procs(in, out, &s);
 	for (size_t i = 0; !err && i < sizeof(tables) / sizeof(tables[0]); i++)
 		err = copy_table(in, out, tables[i], &s);
 	if (err)
@@ -478,6 +592,7 @@ static int read_clock(struct input *in)
 	const char *end;
 
 	in->clock_start = meta_int(in->db, "clock_start_ns", -1, LS_META_SPAN_MAX);
+	in->interval = meta_int(in->db, "interval_start_ns", -1, LS_META_SPAN_MAX) >= 0;
 	in->elapsed = meta_int(in->db, "interval_start_ns", 0, LS_META_SPAN_MAX) +
 		      meta_int(in->db, "elapsed_ns", 0, LS_META_SPAN_MAX);
 	in->wall_start = meta_int(in->db, "wall_start_ns", -1, LS_META_WALL_MAX);
@@ -503,6 +618,8 @@ static int open_input(struct input *in, const char *path)
 	ls_hashmap_init(&in->sources);
 	ls_hashmap_init(&in->files);
 	ls_hashmap_init(&in->funcs);
+	ls_hashmap_init(&in->procs);
+	ls_hashmap_init(&in->stacks);
 	err = ls_store__open(path, &in->st);
 	if (err)
 		return err;
@@ -519,6 +636,8 @@ static void close_input(struct input *in)
 	ls_hashmap_release(&in->sources);
 	ls_hashmap_release(&in->files);
 	ls_hashmap_release(&in->funcs);
+	ls_hashmap_release(&in->procs);
+	ls_hashmap_release(&in->stacks);
 	free(in->host);
 	free(in->boot_id);
 	free(in->mode);
@@ -618,11 +737,15 @@ int ls_merge__run(const char *const *paths, int n, const char *outpath, int uid,
 		err = run_sql(
 			ls_store__db(out),
 			"CREATE INDEX merge_files ON files(path);"
-			"CREATE INDEX merge_funcs ON functions(file_id, qualname, firstlineno);");
+			"CREATE INDEX merge_funcs ON functions(file_id, qualname, firstlineno);"
+			"CREATE INDEX merge_stacks ON stacks(depth, frames);"
+			"CREATE INDEX merge_procs ON processes(pid, start_ns);");
 	for (int i = 0; !err && i < n; i++)
 		err = merge_one(&in[i], ls_store__db(out));
 	if (!err)
-		err = run_sql(ls_store__db(out), "DROP INDEX merge_files; DROP INDEX merge_funcs;");
+		err = run_sql(ls_store__db(out),
+			      "DROP INDEX merge_files; DROP INDEX merge_funcs;"
+			      " DROP INDEX merge_stacks; DROP INDEX merge_procs;");
 	if (!err)
 		err = write_meta(out, in, n);
 	if (!err)

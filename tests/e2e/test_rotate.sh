@@ -5,7 +5,7 @@
 # twice at the seams (the samples stored in all of them are exactly the samples the kernel took
 # in all of them); the work() CPU of all of them is what the job measured itself (each interval's
 # thread CPU is cut at the seam); a write that fails at a seam loses nothing (the interval goes
-# on); they merge into one; --keep 2 leaves the newest two; with
+# on); they merge back into one, the job one process again; --keep 2 leaves the newest two; with
 # --push every interval is pushed once, from/until end to end; with --trace the exact hits and
 # calls, and with --gpu (the fake driver) the device time, launches and memory peaks, are each
 # interval's own and add up to the whole run's; and the usage errors.
@@ -47,9 +47,37 @@ for f in files:
 say(rows == taken, "seams: %d samples stored in all, %d taken in all" % (rows, taken))
 say(abs(cpu / truth - 1) <= 0.03, "work(): %.4f s CPU in all, measured %.4f s" % (cpu, truth))
 PYEOF
-"$LS" merge "$WORK"/a/r-*.lsprof -o "$WORK/a.lsprof" && j=$(json_of "$WORK/a.lsprof") &&
-	c=$(pyq "$j" "round(sum(l['cpu_time_s'] or 0 for l in d['lines'] if l['function'] == 'work'), 6)") &&
-	pass "merged: work() $c s CPU" || fail "merging the intervals"
+# merged back: one process (not one per interval), its samples, thread CPU and work() time the
+# intervals' sums
+"$LS" merge "$WORK"/a/r-*.lsprof -o "$WORK/a.lsprof" && json_of "$WORK/a.lsprof" >/dev/null ||
+	fail "merging the intervals"
+"$PYQ" - "$WORK/a" "$WORK" <<'PYEOF' | check_lines
+import glob, json, os, sqlite3, sys
+d, work = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(d + "/r-*.lsprof"))
+m = sqlite3.connect(work + "/a.lsprof")
+j = json.load(open(work + "/a.json"))
+def one(db, q):
+    return db.execute(q).fetchone()[0]
+procs = m.execute("SELECT pid, count(*) FROM processes GROUP BY pid").fetchall()
+pids = {one(sqlite3.connect(f), "SELECT pid FROM processes WHERE id = 1") for f in files}
+samples = sum(one(sqlite3.connect(f), "SELECT COALESCE(SUM(count), 0) FROM samples") for f in files)
+cpu = sum(one(sqlite3.connect(f), "SELECT COALESCE(SUM(cpu_ns), 0) FROM threads") for f in files)
+work_s = sum(sum(l["cpu_time_s"] or 0 for l in json.load(open("%s/%s.json" % (work, os.path.basename(f)[:-7])))["lines"]
+                 if l["function"] == "work") for f in files)
+mw = sum(l["cpu_time_s"] or 0 for l in j["lines"] if l["function"] == "work")
+wn = sum(sum(l["own_samples"] or 0 for l in json.load(open("%s/%s.json" % (work, os.path.basename(f)[:-7])))["lines"]
+             if l["function"] == "work") for f in files)
+mn = sum(l["own_samples"] or 0 for l in j["lines"] if l["function"] == "work")
+ok = len(pids) == 1 and all(n == 1 for _, n in procs) and len(j["processes"]) == len(procs)
+print("%s merged: %d process(es) %s for the job's one pid %s in %d intervals" % ("ok" if ok else "FAIL", len(procs), procs, pids, len(files)))
+ms, mc = one(m, "SELECT SUM(count) FROM samples"), one(m, "SELECT SUM(cpu_ns) FROM threads")
+print("%s merged: %d samples = %d over the intervals, thread CPU %d ns = %d" % (
+    "ok" if ms == samples and mc == cpu else "FAIL", ms, samples, mc, cpu))
+# its CPU is the thread's, shared by its samples over the whole run rather than per interval
+print("%s merged: work() %d samples = %d, %.4f s CPU against %.4f s over the intervals" % (
+    "ok" if mn == wn and abs(mw / work_s - 1) <= 0.01 else "FAIL", mn, wn, mw, work_s))
+PYEOF
 [ -s "$WORK/a/r.html" ] && grep -q "r-.*\.lsprof" <(ls "$WORK/a") && pass "the report is the last interval's" ||
 	fail "no report"
 
@@ -129,6 +157,14 @@ print("%s --trace: TICK %d hits, tick() %d calls over %d profiles (want 1000 and
       "hits, calls, batches, lost per profile: %s)" % ("ok" if ok else "FAIL", h, c, len(per), per))
 PYEOF
 
+# merged back: the hits of one process add up, row by row
+"$LS" merge "$WORK"/t/r-*.lsprof -o "$WORK/t.lsprof" || fail "merging the --trace intervals"
+n=$(sqlite3 "$WORK/t.lsprof" "SELECT count(*) FROM processes WHERE argv LIKE '%trace_ticks.py%'")
+h=$(sqlite3 "$WORK/t.lsprof" "SELECT SUM(t.hits) FROM trace t JOIN functions f ON f.id = t.function_id
+	WHERE f.qualname = 'tick' AND t.line = -1")
+[ "$n" = 1 ] && [ "$h" = 1000 ] && pass "--trace merged: one process, tick() $h calls" ||
+	fail "--trace merged: $n processes, tick() ${h:-no} calls"
+
 # --gpu (the fake driver): each interval has its own device time, launches and memory peak
 fake="$ROOT/.output/tests/gpu/fake"
 mkdir -p "$WORK/g"
@@ -163,6 +199,11 @@ print("%s --gpu: device time in %d profiles, their memory peaks %s (64 MiB held)
     "ok" if len(busy) >= 2 and all(p[3] == exp["alloc"] for p in busy[:-1]) and
             all(p[3] <= exp["alloc"] for p in per) else "FAIL", len(busy), [p[3] for p in per]))
 PYEOF
+
+"$LS" merge "$WORK"/g/r-*.lsprof -o "$WORK/g.lsprof" || fail "merging the --gpu intervals"
+read -r n l g < <(sqlite3 -separator ' ' "$WORK/g.lsprof" "SELECT count(*), SUM(launches), SUM(gpu_ns) FROM gpu_processes")
+[ "$n" = 1 ] && [ "$l" = 1002 ] && [ "$g" = 1000000000 ] &&
+	pass "--gpu merged: one GPU process, $l launches, $g ns" || fail "--gpu merged: $n GPU processes, $l launches, $g ns"
 
 for args in "--keep 2" "--rotate 0"; do
 	"$LS" $args -- "$DEB_PY" -c pass 2>"$WORK/err"
