@@ -368,6 +368,11 @@ static int attach_usdt(struct links *ls, struct bpf_program *prog, pid_t pid, co
 static int attach_all(struct trace_test_bpf *skel, struct links *ls, char **sos, int nso,
 		      const char *native, pid_t pid)
 {
+	/*
+	 * Before the first probe: attaching it raises the USDT semaphore, and the target may turn
+	 * tracing on before the others are attached (a busy machine: a ms or more)
+	 */
+	g_attached_at = mono_s();
 	for (int i = 0; i < nso; i++) {
 		/* pid -1: every process that maps this build, including children; BPF filters */
 		if (attach_usdt(ls, skel->progs.handle_pyusdt_state, -1, sos[i], "linescope",
@@ -378,7 +383,6 @@ static int attach_all(struct trace_test_bpf *skel, struct links *ls, char **sos,
 				"batch"))
 			return -1;
 	}
-	g_attached_at = mono_s();
 	/* the native probes slow every process of that binary down: only the command itself */
 	if (native && (attach_usdt(ls, skel->progs.handle_py_line, pid, native, "python", "line") ||
 		       attach_usdt(ls, skel->progs.handle_py_entry, pid, native, "python",
