@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <linux/perf_event.h>
@@ -287,32 +288,47 @@ static int attach_gpu(struct ls_loader *l, const char *lib)
  * sys_exit. LINESCOPE_OFFCPU_RESUME=sys-exit or task-work (no rseq) chooses, for the tests of
  * each path and bench/syscalls.
  */
-static bool has_member(const struct btf *btf, int id, const char *name)
+static bool has_name(const char *strs, size_t len, const char *name)
 {
-	const struct btf_type *t = btf__type_by_id(btf, id);
-	const struct btf_member *m = btf_members(t);
+	size_t n = strlen(name);
 
-	for (int i = 0; i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), name))
+	for (const char *p = strs; (p = memmem(p, len - (size_t)(p - strs), name, n + 1));
+	     p += n + 1)
+		if (p == strs || p[-1] == 0)
 			return true;
 	return false;
 }
 
+/*
+ * Only the kernel BTF's string table is searched: a name is there only if a type, member or
+ * function is called so, and libbpf parsing all of it again (it did so for CO-RE) cost 17-23 ms
+ * of every wall-mode start. The tracepoint's typedef exists only with CONFIG_RSEQ; the kfunc is
+ * checked again in BPF, where an unresolved weak kfunc is never called.
+ */
 static void resume_paths(bool *rseq, bool *task_work)
 {
 	const char *force = getenv("LINESCOPE_OFFCPU_RESUME");
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int task = -1;
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	struct btf_header h;
+	char *strs = NULL;
+	size_t n = 0;
+	ssize_t r = 1;
 
 	*rseq = *task_work = false;
-	if (!vmlinux)
-		return;
-	task = btf__find_by_name_kind(vmlinux, "task_struct", BTF_KIND_STRUCT);
-	*rseq = btf__find_by_name_kind(vmlinux, "btf_trace_rseq_update", BTF_KIND_TYPEDEF) > 0 &&
-		task > 0 && has_member(vmlinux, task, "rseq");
-	*task_work = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl",
-					    BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
+	/* the header, then the string section alone (a third of the file) */
+	if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == BTF_MAGIC &&
+	    h.hdr_len >= sizeof(h) && h.str_len < (1u << 28))
+		strs = malloc(h.str_len);
+	while (strs && r > 0 && n < h.str_len)
+		if ((r = pread(fd, strs + n, h.str_len - n, (off_t)h.hdr_len + h.str_off + n)) > 0)
+			n += (size_t)r;
+	if (strs && n == h.str_len) {
+		*rseq = has_name(strs, n, "btf_trace_rseq_update");
+		*task_work = has_name(strs, n, "bpf_task_work_schedule_resume_impl");
+	}
+	free(strs);
+	if (fd >= 0)
+		close(fd);
 	if (!*task_work || (force && !strcmp(force, "sys-exit")))
 		*rseq = *task_work = false;
 	else if (force && !strcmp(force, "task-work"))
