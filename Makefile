@@ -16,7 +16,9 @@ $(error Architecture $(ARCH) is not supported yet; only x86_64 is)
 endif
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 
-PKGS := libbpf libelf sqlite3 jansson zlib libxxhash libprotobuf-c libcurl libcrypto
+# liblz4, libzstd and snappy (its C API) decode compressed Spark event logs
+PKGS := libbpf libelf sqlite3 jansson zlib libxxhash libprotobuf-c libcurl libcrypto liblz4 libzstd \
+	snappy
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

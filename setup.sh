@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Installs everything LineScope-BPF needs to build and test on Debian 12 (run as root); Jupyter
-# (ipykernel, nbconvert, nbclient) runs the notebook tests.
+# (ipykernel, nbconvert, nbclient) runs the notebook tests; lz4, zstd and snappy decode Spark event
+# logs.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
 	echo "setup.sh: run as root (it installs Debian packages)" >&2
@@ -15,7 +16,7 @@ pkgs=(
 	chromium clang-format openssl clang-14 libclang-rt-14-dev
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go
 	python3-ipykernel jupyter-nbconvert python3-nbclient python3-notebook python3-nbformat
-	libcurl4-openssl-dev libssl-dev
+	libcurl4-openssl-dev libssl-dev liblz4-dev libzstd-dev libsnappy-dev
 )
 # Node.js may come from nodesource (which bundles npm and conflicts with Debian's npm package).
 command -v node >/dev/null || pkgs+=(nodejs)

@@ -99,6 +99,7 @@ PYEOF
 printf 'PATH=/bin\0RANK=3\0LOCAL_RANK=1\0WORLD_SIZE=8\0MASTER_ADDR=10.0.0.1\0MASTER_PORT=29500' \
 	>"$c/jobenv/torchrun"
 printf 'RANK=99999999\0WORLD_SIZE=0\0RANK=-1' >"$c/jobenv/hostile"
+# corpus/spark_codec: tests/fixtures/spark/make-compressed.sh writes it (Spark's codecs, in Java)
 # Python sources: run.sh adds tests/fixtures/pysyms; corpus/pytok and corpus/pyindex hold only
 # seeds of their own (signatures.py; two_files, split at "\0\0" as fuzz_pyindex.c does)
 .output/fuzz/seeds "$c"
