@@ -421,24 +421,7 @@ def feature_fixture(plain=False):
                   "overlap driver time and is not part of elapsed wall time."],
     }
 
-    spark = {
-        "actions": [
-            {"name": "collect", "proc": 0, "src": APP, "line": L("s = summarize(rows)"),
-             "status": "succeeded", "jobs": 2, "wall_s": 2.1, "executor_s": 5.3,
-             "peak_mem": 512_000_000, "spill": 0,
-             "steps": [
-                 {"label": "Read data", "detail": "FileScan parquet [a,b]", "from": [],
-                  "rows": 1_000_000, "time_s": 0.8, "peak_mem": None},
-                 {"label": "Keep matching rows", "detail": "Filter (a > 3)", "from": [1],
-                  "rows": 250_000, "time_s": 0.2, "peak_mem": None},
-                 {"label": "Group and summarize", "detail": "HashAggregate(keys=[b])",
-                  "from": [2], "rows": 12, "time_s": 1.1, "peak_mem": 512_000_000}]},
-            {"name": "count", "proc": 0, "src": None, "line": None, "status": "failed",
-             "jobs": 1, "wall_s": 0.4, "executor_s": None, "peak_mem": None, "spill": None,
-             "steps": []},
-        ],
-        "notes": ["Executor metrics can overlap driver wall time; they are not added together."],
-    }
+    spark = spark_fixture(APP, WORKER, L, W)
 
     flame = flame_fixture(processes, [
         # (process, [(function, src, line) root first], samples, wait_s, gil_wait_s, runq_s)
@@ -498,6 +481,143 @@ def feature_fixture(plain=False):
     if plain:
         doc = plain_fixture(doc)
     return doc
+
+
+PLAN_EVIL = "</script><img src=x onerror=window.__pwned=3>"
+
+
+def spark_stage(sid, attempt, name, status, tasks, failed=0, wall=None, ex=None, cpu=None,
+                gc=None, inp=0, out=0, sr=0, sw=0, spill=0, mspill=0, peak=0, p50=None,
+                p95=None, pmax=None):
+    return {"id": sid, "attempt": attempt, "name": name, "status": status, "tasks": tasks,
+            "failed_tasks": failed, "wall_s": wall, "executor_s": ex, "cpu_s": cpu, "gc_s": gc,
+            "input_bytes": inp, "output_bytes": out, "shuffle_read_bytes": sr,
+            "shuffle_write_bytes": sw, "spill_bytes": spill, "memory_spill_bytes": mspill,
+            "peak_mem": peak, "task_p50_s": p50, "task_p95_s": p95, "task_max_s": pmax}
+
+
+def spark_step(label, detail, frm, rows, time_s, peak=None, from_input=False, pipeline=None,
+               pipeline_time_s=None):
+    return {"label": label, "detail": detail, "from": frm, "rows": rows,
+            "rows_from_input": from_input, "time_s": time_s, "peak_mem": peak,
+            "pipeline": pipeline, "pipeline_time_s": pipeline_time_s}
+
+
+def spark_action(name, app, proc, src, line, match, **kw):
+    # "stage_details" lists the action's stages, skipped ones too; "stages" counts those that ran
+    a = {"name": name, "app": app, "proc": proc, "src": src, "line": line, "match": match,
+         "call_site": None, "execution": None, "description": None, "status": "succeeded",
+         "error": None, "jobs": 1, "job_ids": [0], "skipped_stages": 0, "tasks": 1,
+         "failed_tasks": 0, "start_s": 0.0, "wall_s": None, "driver_s": None,
+         "driver_wait_s": None, "executor_s": None, "executor_cpu_s": None, "max_op_s": None,
+         "peak_mem": None, "spill": None, "steps": [], "stage_details": [],
+         "plans": {"physical": None, "final": None}, "how": []}
+    a.update(kw)
+    a["stages"] = sum(1 for st in a["stage_details"] if st["status"] != "skipped")
+    return a
+
+
+def spark_fixture(APP, WORKER, L, W):
+    """Two applications (one named by a hostile log), actions matched by call site, by time and
+    not at all, a failed and a running one; steps in WholeStageCodegen pipelines, rows carried
+    from the input, stages with a skipped one and failed tasks, and plans with markup."""
+    how = ["Wall time: the SQL execution's start and end events in the event log.",
+           "Driver line: samples of the trigger line inside the action's window.",
+           "Executor time: the sum of the task run times of the stages that ran inside the window; "
+           "it overlaps wall time and is never added to driver time."]
+    apps = [
+        {"name": "FixtureJob", "id": "app-20261129180000-0001", "spark_version": "3.5.3",
+         "start_s": -1.5, "end_s": 11.8, "status": "succeeded",
+         "log": "/tmp/spark-events/app-20261129180000-0001", "codec": "plain"},
+        {"name": "<script>alert('XSS')</script>", "id": "local-1764439200000",
+         "spark_version": "3.4.1", "start_s": 0.5, "end_s": None, "status": "running",
+         "log": "/tmp/spark-events/local-1764439200000.lz4.inprogress", "codec": "lz4"},
+    ]
+    collect = spark_action(
+        "collect", 0, 0, APP, L("s = summarize(rows)"), "call site",
+        call_site="collect at /home/u/proj/app.py:" + str(L("s = summarize(rows)")),
+        execution=3, description="collect at app.py", jobs=2, job_ids=[4, 5], skipped_stages=1,
+        tasks=12, failed_tasks=1, start_s=1.2, wall_s=2.1, driver_s=2.0,
+        driver_wait_s=1.9, executor_s=5.3, executor_cpu_s=4.1, max_op_s=1.1,
+        peak_mem=512_000_000, spill=64_000_000,
+        steps=[
+            spark_step("Read data", "FileScan parquet [a,b]", [], 1_000_000, 0.8),
+            spark_step("Keep matching rows", "Filter (a > 3)", [1], 250_000, None, pipeline=1,
+                       pipeline_time_s=0.35),
+            spark_step("Calculate columns", "Project [a, b * 2 AS c]", [2], 250_000, None,
+                       from_input=True, pipeline=1, pipeline_time_s=0.35),
+            spark_step("Group and summarize", "HashAggregate(keys=[b])", [3], 12, 1.1,
+                       peak=512_000_000, pipeline=2, pipeline_time_s=1.3),
+            spark_step("Move data between workers", "Exchange hashpartitioning(b, 200)", [4],
+                       12, 0.05),
+        ],
+        stage_details=[
+            spark_stage(6, 0, "collect at app.py:55", "succeeded", 8, wall=0.9, ex=3.0, cpu=2.5,
+                        gc=0.1, inp=120_000_000, sw=4_500_000, peak=512_000_000, p50=0.35,
+                        p95=0.6, pmax=0.61),
+            spark_stage(7, 0, "collect at app.py:55", "skipped", 8),
+            spark_stage(8, 1, "collect at app.py:55 " + PLAN_EVIL, "succeeded", 4, failed=1,
+                        wall=1.0, ex=2.3, cpu=1.6, gc=0.05, out=2_000, sr=4_500_000,
+                        spill=64_000_000, mspill=180_000_000, peak=96_000_000, p50=0.5,
+                        p95=0.9, pmax=0.95),
+        ],
+        plans={"physical": "== Physical Plan ==\nAdaptiveSparkPlan isFinalPlan=false\n"
+                           "+- HashAggregate(keys=[b])\n   +- Filter (a > 3)\n"
+                           "      +- FileScan parquet [a,b] " + PLAN_EVIL + "\n",
+               "final": "== Physical Plan ==\nAdaptiveSparkPlan isFinalPlan=true\n"
+                        "+- *(2) HashAggregate(keys=[b])\n   +- AQEShuffleRead coalesced\n"
+                        "      +- *(1) Filter (a > 3) <!-- " + PLAN_EVIL + "\n"},
+        how=how)
+    count = spark_action(
+        "count", 0, 0, APP, L("print(msg"), "time", execution=4, jobs=1, job_ids=[6],
+        skipped_stages=0, tasks=9, start_s=4.0, wall_s=0.4, driver_s=0.3, driver_wait_s=0.28,
+        executor_s=None, executor_cpu_s=None, max_op_s=0.12, peak_mem=None, spill=0,
+        steps=[spark_step("Read data", "Range (0, 1000, step=1, splits=8)", [], 1000, 0.12)],
+        stage_details=[
+            spark_stage(9, 0, "count at NativeMethodAccessorImpl.java:0", "succeeded", 8,
+                        wall=0.2, ex=0.5, cpu=0.4, gc=0.0, sw=480, p50=0.06, p95=0.07,
+                        pmax=0.07),
+            spark_stage(10, 0, "count at NativeMethodAccessorImpl.java:0", "succeeded", 1,
+                        wall=0.05, ex=0.01, cpu=0.01, gc=0.0, sr=480, p50=0.01, p95=0.01,
+                        pmax=0.01)],
+        plans={"physical": "== Physical Plan ==\n*(1) Range (0, 1000, step=1, splits=8)\n",
+               "final": None},
+        how=how + ["Matched by time: the log names no call site in this script; the action's "
+                   "window overlaps the samples of this line."])
+    reduce_ = spark_action(
+        "reduce", 1, None, None, None, None, call_site="reduce at <stdin>:1", jobs=1,
+        job_ids=[0], tasks=2, start_s=2.5, wall_s=0.9, executor_s=1.4,
+        executor_cpu_s=1.2, max_op_s=None, peak_mem=0, spill=0,
+        stage_details=[spark_stage(0, 0, "reduce at <stdin>:1", "succeeded", 2, wall=0.8, ex=1.4,
+                            cpu=1.2, gc=0.02, p50=0.7, p95=0.7, pmax=0.7)],
+        plans=None, how=["No driver line matched: the log's call site is not a profiled file "
+                         "and no sampled line overlaps the window."])
+    save = spark_action(
+        "save", 0, 0, APP, L("rows = load_rows(n)"), "call site",
+        call_site="save at /home/u/proj/app.py:" + str(L("rows = load_rows(n)")),
+        execution=5, description="save to /tmp/out.parquet", status="failed",
+        error="org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in "
+              "stage 11.0 failed 4 times " + PLAN_EVIL,
+        jobs=1, job_ids=[7], tasks=4, failed_tasks=4, start_s=6.2, wall_s=3.4,
+        driver_s=3.3, driver_wait_s=3.25, executor_s=2.2, executor_cpu_s=0.9, max_op_s=2.0,
+        peak_mem=256_000_000, spill=0,
+        steps=[spark_step("Read data", "FileScan csv [x]", [], 40_000, 0.3),
+               spark_step("Write result", "InsertIntoHadoopFsRelationCommand", [1], None, 2.0)],
+        stage_details=[spark_stage(11, 0, "save at app.py:54", "failed", 4, failed=4, wall=3.0,
+                            ex=2.2, cpu=0.9, gc=0.3, inp=4_000_000, peak=256_000_000,
+                            p50=0.5, p95=0.6, pmax=0.62)],
+        plans={"physical": "== Physical Plan ==\nExecute InsertIntoHadoopFsRelationCommand\n",
+               "final": None}, how=how)
+    worker = spark_action(
+        "take", 0, 1, WORKER, W("acc += len(r)"), "call site",
+        call_site="take at /home/u/proj/worker.py:" + str(W("acc += len(r)")), status="running",
+        jobs=1, job_ids=[8], tasks=1, start_s=5.5, wall_s=None, driver_s=0.2,
+        executor_s=None, peak_mem=None, spill=None,
+        stage_details=[spark_stage(12, 0, "take at worker.py", "running", 1)], how=how)
+    actions = [collect, count, reduce_, save, worker]
+    return {"applications": apps, "actions": actions,
+            "notes": ["Executor metrics can overlap driver wall time; they are not added together.",
+                      "1 event log was refused: /tmp/spark-events/broken.zstd (truncated frame)."]}
 
 
 FLAME_COLS = ["parent", "func", "proc", "line", "samples", "cpu_s", "wait_s", "gil_wait_s",

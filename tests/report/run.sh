@@ -14,4 +14,8 @@ if [ ! -x /usr/bin/chromium ]; then
 	echo "test-report: /usr/bin/chromium is missing; run ./setup.sh" >&2
 	exit 1
 fi
-exec node "$here/run.js" "$dir"
+# run.js: the whole report; spark.js: the Spark view (each starts its own browser)
+rc=0
+node "$here/run.js" "$dir" || rc=1
+node "$here/spark.js" "$dir" || rc=1
+exit $rc

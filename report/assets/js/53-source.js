@@ -423,10 +423,11 @@ function contextBadge(c) {
 			  " " + (ch.cmd || "child").split(/\s+/).slice(0, 2).join(" "),
 			  el("span", {class: "sub"}, " " + fmtTime(ch.wait_s)));
 	}
-	var a = D.spark.actions[c.i];
+	var a = D.spark.actions[c.i], name = sparkName(a, c.i);
 	return el("a", {class: "ctxb spark", href: href("spark/" + c.i),
-			title: "Spark action " + a.name + ": " + fmtTime(a.wall_s)},
-		  el("span", {class: "badge spark"}, "Spark"), " " + a.name,
+			title: "Spark action " + name + ": " + fmtTime(a.wall_s) +
+			       (a.match === "time" ? " (matched by time)" : "")},
+		  el("span", {class: "badge spark"}, "Spark"), " " + name,
 		  el("span", {class: "sub"}, " " + fmtTime(a.wall_s)));
 }
 

@@ -1,12 +1,52 @@
 // SPDX-License-Identifier: MIT
-// Spark: the actions the driver triggered (with their source line) and, per action, the main
-// plan steps in data-flow order. Executor metrics and driver wall time are shown side by side,
-// never added.
+// Spark: the applications whose event logs were read, the actions the driver triggered (with
+// their source line) and, per action (57-spark-action.js), its cost, plan steps, stages and
+// plans. Executor metrics and driver wall time are shown side by side, never added. Every string
+// of D.spark comes from a log: it reaches the page as text only.
 
 VIEWS.spark = {label: "Spark", icon: "\u2726", when: hasSpark, render: renderSpark};
 
+function sparkActions() {
+	return list(D.spark && D.spark.actions);
+}
+
+function sparkApps() {
+	return list(D.spark && D.spark.applications);
+}
+
+// Whether an action belongs to the selection. An action no driver line matched has no process
+// (proc null): it belongs to no single process or group, so only "All processes" lists it.
+function sparkInSel(a) {
+	return isNum(a.proc) ? inSel(a.proc) : selMask(SEL) === null;
+}
+
+function sparkStatusBadge(status) {
+	var st = status ? String(status) : "";
+	return el("span", {class: "badge sstatus " + (st === "failed" ? "failed" : st === "running" ? "running" : "")},
+		  st || DASH);
+}
+
+// "matched by time": the trigger line was found by the action's time window, not its call site.
+function sparkMatchLabel(a) {
+	return a.match === "time"
+		? el("span", {class: "matchtime", title: "The log names no call site in a profiled file: this line was " +
+							  "sampled inside the action's time window"}, "matched by time")
+		: null;
+}
+
+// The trigger line as a link, or why there is none.
+function sparkTrigger(a) {
+	if (isNum(a.src) && D.sources[a.src])
+		return [srcLink(a.src, a.line), sparkMatchLabel(a)];
+	return el("span", {class: "muted nosrc"}, "Trigger source unavailable");
+}
+
+function sparkName(a, i) {
+	return a.name ? String(a.name) : "action " + i;
+}
+
 function renderSpark(root, r) {
-	var ctl = pageView(root), A = list(D.spark && D.spark.actions);
+	var ctl = pageView(root), A = sparkActions();
 	if (r.a !== undefined && A[Number(r.a)]) {
 		renderSparkAction(root, Number(r.a));
 		watchScroll(root);
@@ -14,47 +54,16 @@ function renderSpark(root, r) {
 	}
 	root.appendChild(viewHead("Spark", "How does data flow, and which steps cost time or memory?",
 				  helpLink("spark", {class: "more"}, "About Spark \u2197")));
+	var apps = sparkAppList();
+	if (apps)
+		root.appendChild(apps);
 	var rows = [];
 	A.forEach(function (a, i) {
-		if (a && inSel(a.proc))
+		if (a && sparkInSel(a))
 			rows.push(i);
 	});
-	var cols = [
-		colTime("wall", "Wall time", function (i) {
-			return A[i].wall_s;
-		}, "Driver wall time of the action"),
-		{id: "action", label: "Action", kind: "name", w: 150, value: function (i) {
-			return A[i].name;
-		}, cell: function (td, i) {
-			td.appendChild(el("a", {href: href("spark/" + i), class: "mono"}, A[i].name || "action " + i));
-		}},
-		colLoc(function (i) {
-			return A[i].src;
-		}, function (i) {
-			return A[i].line;
-		}),
-		colCount("jobs", "Jobs", function (i) {
-			return A[i].jobs;
-		}),
-		colTime("executor", "Executor time", function (i) {
-			return A[i].executor_s;
-		}, "Cumulative executor task time; overlaps wall time"),
-		colBytes("peak", "Peak memory", function (i) {
-			return A[i].peak_mem;
-		}),
-		colBytes("spill", "Spill", function (i) {
-			return A[i].spill;
-		}),
-		{id: "status", label: "Status", kind: "name", value: function (i) {
-			return A[i].status;
-		}, cell: function (td, i) {
-			var st = A[i].status || "";
-			td.appendChild(el("span", {class: "badge " + (st === "failed" ? "failed" : "")}, st || DASH));
-		}},
-	];
-	cols[2].w = 190;
-	var t = new Table({columns: cols, rows: rows, sort: {id: "wall", dir: -1}, cls: "index spark", minW: 100,
-			   empty: "No Spark action in this selection."});
+	var t = new Table({columns: sparkColumns(A), rows: rows, sort: {id: "wall", dir: -1},
+			   cls: "index spark", minW: 190, empty: "No Spark action in this selection."});
 	root.appendChild(t.root);
 	t.draw(true);
 	var notes = list(D.spark.notes);
@@ -66,70 +75,78 @@ function renderSpark(root, r) {
 	return ctl;
 }
 
-function renderSparkAction(root, i) {
-	var a = D.spark.actions[i];
-	root.appendChild(viewHead("Spark action: " + (a.name || i),
-				  [el("a", {href: href("spark")}, "\u2190 All actions"), " \u00b7 ",
-				   isNum(a.src) ? ["Triggered at ", srcLink(a.src, a.line)] : "Trigger source unavailable"]));
-	var cards = el("div", {class: "cards"});
-	cards.appendChild(card("Wall time", fmtTime(a.wall_s), "driver, waiting for the action"));
-	cards.appendChild(card("Executor time", fmtTime(a.executor_s), "cumulative task time; overlaps"));
-	cards.appendChild(card("Peak memory", fmtBytes(a.peak_mem)));
-	cards.appendChild(card("Disk spill", fmtBytes(a.spill)));
-	cards.appendChild(card("Jobs", fmtCount(a.jobs), a.status || null));
-	root.appendChild(cards);
-	if (isNum(a.src) && D.sources[a.src]) {
-		var code = el("code", {class: "excerpt"});
-		codeCell(code, a.src, a.line, false, true);
-		root.appendChild(el("div", {class: "start"}, el("h2", null, "Trigger line"), code));
-	}
-	var steps = list(a.steps), rows = steps.map(function (s, k) {
-		return k;
-	});
-	var maxT = 0;
-	steps.forEach(function (s) {
-		if (s && s.time_s > maxT)
-			maxT = s.time_s;
-	});
-	root.appendChild(el("div", {class: "sechead"}, el("h2", null, "Main plan steps")));
+// One line per application: name, id, Spark version, status, and the log it was read from.
+function sparkAppList() {
+	var apps = sparkApps();
+	if (!apps.length)
+		return null;
+	return el("ul", {class: "sparkapps"}, apps.map(function (ap, k) {
+		ap = ap || {};
+		return el("li", {class: "sparkapp", "data-app": k},
+			  el("span", {class: "appname"}, ap.name ? String(ap.name) : "application " + k),
+			  el("span", {class: "mono sub"}, " " + (ap.id ? String(ap.id) : DASH)),
+			  " \u00b7 Spark " + (ap.spark_version ? String(ap.spark_version) : DASH) + " \u00b7 ",
+			  sparkStatusBadge(ap.status),
+			  el("span", {class: "sub"}, " \u00b7 log "),
+			  el("span", {class: "mono applog"}, ap.log ? String(ap.log) : DASH),
+			  el("span", {class: "sub"}, " (" + (ap.codec ? String(ap.codec) : "codec unknown") + ")"));
+	}));
+}
+
+function sparkColumns(A) {
 	var cols = [
-		colCount("step", "Step", function (k) {
-			return k + 1;
-		}),
-		{id: "label", label: "What it does", kind: "name", w: 200, value: function (k) {
-			return steps[k].label;
-		}, cell: function (td, k) {
-			td.textContent = steps[k].label || DASH;
+		colTime("wall", "Wall time", function (i) {
+			return A[i].wall_s;
+		}, "The action's own window (its SQL execution or jobs), from the event log"),
+		{id: "action", label: "Action", kind: "name", w: 96, value: function (i) {
+			return A[i].name;
+		}, cell: function (td, i) {
+			td.appendChild(el("a", {href: href("spark/" + i), class: "mono", title: A[i].description || null},
+					  sparkName(A[i], i)));
 		}},
-		{id: "from", label: "From step", kind: "name", w: 100, value: function (k) {
-			return list(steps[k].from).join(" + ");
-		}, cell: function (td, k) {
-			setNum(td, list(steps[k].from).join(" + ") || DASH, list(steps[k].from).length > 0);
-		}},
-		colCount("rows", "Rows after", function (k) {
-			return steps[k].rows;
-		}, "Rows after this step (numOutputRows)", 11),
-		colTime("time", "Time", function (k) {
-			return steps[k].time_s;
-		}),
-		colBytes("peak", "Peak memory", function (k) {
-			return steps[k].peak_mem;
-		}),
-		{id: "detail", label: "Operator", kind: "name", value: function (k) {
-			return steps[k].detail;
-		}, cell: function (td, k) {
-			td.classList.add("mono");
-			var s = steps[k];
-			if (s.time_s > 0) {
-				var bar = el("span", {class: "tbar"});
-				bar.style.width = Math.max(2, Math.round(60 * s.time_s / maxT)) + "px";
-				td.appendChild(bar);
-			}
-			td.appendChild(document.createTextNode(s.detail || ""));
+		{id: "loc", label: "Location", kind: "loc", cls: "locc", title: "The line that triggered the action",
+		 value: function (i) {
+			 var a = A[i];
+			 return isNum(a.src) && D.sources[a.src] ? locKey(a.src, a.line) : null;
+		 }, cell: function (td, i) {
+			 append(td, sparkTrigger(A[i]));
+		 }},
+		colTime("maxop", "Largest operator", function (i) {
+			return A[i].max_op_s;
+		}, "The largest step time of the action's plan (an operator's own timing metric)"),
+		colCount("jobs", "Jobs", function (i) {
+			return A[i].jobs;
+		}, null, 4),
+		colCount("tasks", "Tasks", function (i) {
+			return A[i].tasks;
+		}, null, 6),
+		colTime("executor", "Executor time", function (i) {
+			return A[i].executor_s;
+		}, "Cumulative executor task time; overlaps wall time"),
+		colBytes("peak", "Peak memory", function (i) {
+			return A[i].peak_mem;
+		}, false, "Largest task peak execution memory"),
+		colBytes("spill", "Spill", function (i) {
+			return A[i].spill;
+		}, false, "Bytes spilled to disk"),
+		{id: "status", label: "Status", kind: "name", w: 104, value: function (i) {
+			return A[i].status;
+		}, cell: function (td, i) {
+			td.appendChild(sparkStatusBadge(A[i].status));
 		}},
 	];
-	var t = new Table({columns: cols, rows: rows, sort: {id: "step", dir: 1}, cls: "index steps", minW: 240,
-			   empty: "No plan steps were captured for this action."});
-	root.appendChild(t.root);
-	t.draw(true);
+	cols[3].w += 8; // "Largest operator" and its sort arrow on two lines
+	if (sparkApps().length > 1)
+		cols.splice(2, 0, {id: "app", label: "Application", kind: "name", w: 120, value: function (i) {
+			return sparkAppName(A[i].app);
+		}, cell: function (td, i) {
+			td.textContent = sparkAppName(A[i].app) || DASH;
+			td.setAttribute("title", td.textContent);
+		}});
+	return cols;
+}
+
+function sparkAppName(k) {
+	var ap = isNum(k) ? sparkApps()[k] : null;
+	return ap && ap.name ? String(ap.name) : null;
 }
