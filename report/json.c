@@ -10,6 +10,7 @@
 #include "flame.h"
 #include "jbuf.h"
 #include "json.h"
+#include "spark.h"
 #include "json_diff.h"
 #include "pyindex.h"
 
@@ -176,7 +177,7 @@ static json_t *run_object(const struct ls_model *m)
 	json_object_set_new(caps, "wait", json_boolean(m->wall));
 	json_object_set_new(caps, "memory", json_boolean(m->memory));
 	json_object_set_new(caps, "gpu", json_boolean(m->gpu || m->gpu_requested));
-	json_object_set_new(caps, "spark", json_false());
+	json_object_set_new(caps, "spark", json_boolean(m->spark && m->spark->napps));
 	json_object_set_new(run, "capabilities", caps);
 	for (size_t i = 0; i < m->nprocs; i++)
 		if (m->procs[i].trace && strncmp(m->procs[i].trace, "on", 2) &&
@@ -743,7 +744,9 @@ char *ls_json__report_text_diff(const struct ls_model *m, const struct ls_diff *
 	ls_jbuf__str(&b, ",\"flame\":");
 	ls_flame__json(&b, m, f);
 	ls_flame__free(f);
-	ls_jbuf__str(&b, ",\"spark\":null}");
+	ls_jbuf__str(&b, ",\"spark\":");
+	ls_jbuf__json(&b, m->spark ? ls_spark__json(m->spark, m, true) : NULL);
+	ls_jbuf__str(&b, "}");
 	return ls_jbuf__detach(&b, len);
 }
 
@@ -925,5 +928,7 @@ json_t *ls_json__lines(const struct ls_model *m)
 	}
 	json_object_set_new(o, "functions", funcs);
 	json_object_set_new(o, "files", files_array(m));
+	json_object_set_new(o, "spark",
+			    m->spark ? ls_spark__json(m->spark, m, false) : json_null());
 	return o;
 }

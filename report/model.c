@@ -7,6 +7,7 @@
 #include "log.h"
 #include "model.h"
 #include "model_int.h"
+#include "spark.h"
 #include "procfs.h"
 #include "pyindex.h"
 #include "store.h"
@@ -817,6 +818,14 @@ int ls_model__load(const char *path, struct ls_model **out)
 
 int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out)
 {
+	struct ls_model_opts o = {.flags = flags};
+
+	return ls_model__load_opts(path, &o, out);
+}
+
+int ls_model__load_opts(const char *path, const struct ls_model_opts *o, struct ls_model **out)
+{
+	unsigned flags = o->flags;
 	struct ls_store *store;
 	struct loader L = {};
 	const char *v;
@@ -854,6 +863,9 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		err = lsm_load_notebooks(&L);
 	if (!err)
 		err = load_samples(&L);
+	/* Spark actions without a call site are matched on the timeline */
+	if (!err && (o->nspark_paths || lsm_has_spark(&L)))
+		flags |= LS_MODEL_STACKS | LS_MODEL_TIMELINE;
 	if (!err && (flags & (LS_MODEL_STACKS | LS_MODEL_TIMELINE)))
 		err = lsm_load_stacks(&L, flags & LS_MODEL_TIMELINE);
 	if (!err)
@@ -911,6 +923,9 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 		v = ls_model__meta(L.m, "gpu");
 		L.m->gpu_requested = v && !strcmp(v, "1");
 	}
+	/* last: actions are matched on everything above */
+	if (!err)
+		err = lsm_load_spark(&L, o->spark_paths, o->nspark_paths);
 	loader_release(&L);
 	ls_store__free(store);
 	if (err) {
@@ -925,6 +940,7 @@ void ls_model__free(struct ls_model *m)
 {
 	if (!m)
 		return;
+	ls_spark__free(m->spark);
 	for (size_t i = 0; i < m->nmeta; i++) {
 		free(m->meta_keys[i]);
 		free(m->meta_vals[i]);

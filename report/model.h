@@ -289,6 +289,8 @@ struct ls_model {
 	bool memory; /* RSS readings were recorded */
 	/* LS_MODEL_STACKS only, else NULL */
 	struct ls_mstacks *stacks;
+	/* Spark applications of the profile or the report's --spark-events (spark.h); NULL none */
+	struct ls_spark *spark;
 };
 
 enum ls_model_flags {
@@ -296,10 +298,20 @@ enum ls_model_flags {
 	LS_MODEL_TIMELINE = 1 << 1, /* and, with it, the timeline (ls_mstacks.ticks) */
 };
 
+/* What else to read with a profile: Spark event logs (`report --spark-events PATH`). */
+struct ls_model_opts {
+	unsigned flags; /* enum ls_model_flags */
+	const char *const *spark_paths;
+	size_t nspark_paths;
+};
+
 /* Loads the profile at path. One-line errors logged (missing, corrupt, wrong schema). */
 int ls_model__load(const char *path, struct ls_model **out);
 /* The same, with what else to keep (enum ls_model_flags). */
 int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out);
+/* The same with opts: Spark applications (the profile's, and those of the paths) load with the
+ * timeline their actions are matched on. */
+int ls_model__load_opts(const char *path, const struct ls_model_opts *o, struct ls_model **out);
 void ls_model__free(struct ls_model *m);
 
 /* Metadata value, or NULL. Valid until ls_model__free(). */

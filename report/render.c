@@ -81,9 +81,11 @@ static unsigned model_flags(enum ls_format fmt)
 		       : 0;
 }
 
-int ls_render__diff(const char *profile, const char *base, const char *output, enum ls_format fmt,
-		    int top, int uid, int gid)
+int ls_render(const struct ls_render_req *r)
 {
+	const char *profile = r->profile, *base = r->base, *output = r->output;
+	enum ls_format fmt = r->fmt;
+	struct ls_model_opts mo = {model_flags(fmt), r->spark_paths, r->nspark_paths};
 	struct ls_model *m, *bm = NULL;
 	struct ls_diff *d = NULL;
 	struct ls_outfile f;
@@ -97,7 +99,7 @@ int ls_render__diff(const char *profile, const char *base, const char *output, e
 	if (base && ls_outfile__same(base, output))
 		return ls_err(-EINVAL, "refusing to write the report over the base profile %s",
 			      base);
-	err = ls_model__load_flags(profile, model_flags(fmt), &m);
+	err = ls_model__load_opts(profile, &mo, &m);
 	if (err)
 		return err;
 	if (base) {
@@ -108,7 +110,7 @@ int ls_render__diff(const char *profile, const char *base, const char *output, e
 		if (err)
 			goto out_models;
 	}
-	err = ls_outfile__open(&f, output, LS_OUT_ANY, uid, gid);
+	err = ls_outfile__open(&f, output, LS_OUT_ANY, r->uid, r->gid);
 	if (err)
 		goto out_models;
 	if (fmt == LS_FMT_PPROF && f.is_stdout && isatty(STDOUT_FILENO)) {
@@ -122,7 +124,7 @@ int ls_render__diff(const char *profile, const char *base, const char *output, e
 	} else {
 		if (!f.is_stdout)
 			f.fd = -1; /* the stream owns it now */
-		err = write_format(out, m, d, profile, base, fmt, top);
+		err = write_format(out, m, d, profile, base, fmt, r->top);
 		if (f.is_stdout ? fflush(out) : fclose(out))
 			err = err ?: -errno;
 	}
@@ -139,6 +141,14 @@ out_models:
 		ls_model__free(bm);
 	ls_model__free(m);
 	return err;
+}
+
+int ls_render__diff(const char *profile, const char *base, const char *output, enum ls_format fmt,
+		    int top, int uid, int gid)
+{
+	struct ls_render_req r = {profile, base, output, fmt, top, uid, gid, NULL, 0};
+
+	return ls_render(&r);
 }
 
 int ls_render__file(const char *profile, const char *output, enum ls_format fmt, int top, int uid,

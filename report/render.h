@@ -33,4 +33,15 @@ int ls_render__file(const char *profile, const char *output, enum ls_format fmt,
 int ls_render__diff(const char *profile, const char *base, const char *output, enum ls_format fmt,
 		    int top, int uid, int gid);
 
+/* Everything a rendering takes; spark_paths: `report --spark-events` logs joined with it. */
+struct ls_render_req {
+	const char *profile, *base, *output;
+	enum ls_format fmt;
+	int top, uid, gid;
+	const char *const *spark_paths;
+	size_t nspark_paths;
+};
+
+int ls_render(const struct ls_render_req *r);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "escape.h"
+#include "spark.h"
 #include "text.h"
 
 static const struct ls_model *sort_model;
@@ -44,6 +45,52 @@ void ls_text__put_source(FILE *out, const struct ls_mfile *f, int line, int widt
 		p++;
 	for (int i = 0; p + i < end && i < width; i++)
 		fputc((unsigned char)p[i] < 0x20 ? ' ' : p[i], out);
+}
+
+static void put_secs(FILE *out, int64_t start_ms, int64_t end_ms)
+{
+	if (start_ms > 0 && end_ms >= start_ms)
+		fprintf(out, "%8.3f", (end_ms - start_ms) / 1e3);
+	else
+		fprintf(out, "%8s", "-");
+}
+
+/* Spark actions in the order they ran: wall and executor time side by side, never added. */
+static void put_spark(FILE *out, const struct ls_model *m)
+{
+	const struct ls_spark *s = m->spark;
+
+	if (!s || !s->napps)
+		return;
+	fprintf(out,
+		"#\n# Spark: %zu applications, %zu actions (wall s, executor s, status, line)\n",
+		s->napps, s->nactions);
+	for (size_t i = 0; i < s->nactions; i++) {
+		const struct ls_spark_action *x = &s->actions[i];
+
+		fputs("#   ", out);
+		ls_text__put_clean(out, x->name, 20);
+		fputc(' ', out);
+		put_secs(out, x->start_ms, x->end_ms);
+		if (x->has_cost)
+			fprintf(out, " %9.3f", x->cost.run_ms / 1e3);
+		else
+			fprintf(out, " %9s", "-");
+		fprintf(out, "  %-9s ", ls_spark_status__name(x->status));
+		if (x->file >= 0) {
+			ls_text__put_clean(out, m->files[x->file].name, -1);
+			fprintf(out, ":%d%s", x->line,
+				x->match && !strcmp(x->match, "time") ? " (matched by time)" : "");
+		} else {
+			fputs("no driver line", out);
+		}
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < s->nnotes; i++) {
+		fputs("#   note: ", out);
+		ls_text__put_clean(out, s->notes[i], -1);
+		fputc('\n', out);
+	}
 }
 
 int ls_text__write(FILE *out, const struct ls_model *m, int top)
@@ -133,6 +180,7 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 				x->python ? "Python " : "", x->python ? x->python : "");
 		}
 	}
+	put_spark(out, m);
 	fprintf(out, "#\n# %8s %9s %9s %9s  %-32s %-24s %s\n", "Time", "Samples", "Self(s)",
 		"Total(s)", "Location", "Function", "Source");
 	if (!m->nlines) {

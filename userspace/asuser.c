@@ -133,7 +133,8 @@ static int open_as_caller(const struct open_req *r)
 		goto out;
 	}
 	if ((r->want == LS_OPEN_REGULAR && !S_ISREG(st.st_mode)) ||
-	    (r->want == LS_OPEN_STREAM && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))) {
+	    (r->want == LS_OPEN_STREAM && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) ||
+	    (r->want == LS_OPEN_DIR && !S_ISDIR(st.st_mode))) {
 		fd = -EINVAL;
 		goto out;
 	}

@@ -25,6 +25,7 @@ struct ls_creds {
 enum ls_open_want {
 	LS_OPEN_REGULAR = 1, /* only a regular file: looked at through O_PATH, then opened */
 	LS_OPEN_STREAM = 2,  /* only a character device or FIFO (an output written through) */
+	LS_OPEN_DIR = 3,     /* only a directory (opened O_RDONLY | O_DIRECTORY to be listed) */
 };
 
 /* The filesystem credentials of process pid (/proc/PID/status Uid, Gid and Groups). */

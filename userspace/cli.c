@@ -97,6 +97,7 @@ enum {
 	OPT_ROTATE,
 	OPT_KEEP,
 	OPT_TENANT,
+	OPT_SPARK,
 };
 
 static const struct argp_option record_opts[] = {
@@ -129,6 +130,10 @@ static const struct argp_option record_opts[] = {
 	{"gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0},
 	{"timeline", OPT_TIMELINE, NULL, 0,
 	 "Also record when each sample and wait happened (for report --format chrome-trace)", 0},
+	{"spark-events", OPT_SPARK, "PATH", 0,
+	 "Read Spark's event logs here while the job runs (a log, or spark.eventLog.dir); "
+	 "repeatable (docs/spark.md)",
+	 0},
 	{"quiet", 'q', NULL, 0, "No live status and no summary", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics (-vv: also libbpf's)", 0},
 	{},
@@ -146,6 +151,10 @@ static const struct argp_option report_opts[] = {
 	 0},
 	{"diff", OPT_DIFF, "BASE", 0,
 	 "Compare with the profile BASE: each line's, function's and file's change in Time", 0},
+	{"spark-events", OPT_SPARK, "PATH", 0,
+	 "Join these Spark event logs (a log, or a directory of them) with the profile; "
+	 "repeatable",
+	 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics", 0},
 	{"quiet", 'q', NULL, 0, "Errors only", 0},
 	{},
@@ -191,6 +200,21 @@ static long parse_long(struct argp_state *state, const char *arg, long min, long
 	if (errno || end == arg || *end || v < min || v > max)
 		usage_error(state, "invalid %s '%s' (expected %ld..%ld)", what, arg, min, max);
 	return v;
+}
+
+static void spark_arg(struct argp_state *state, struct ls_opts *o, const char *arg)
+{
+	const char **v;
+
+	if (!*arg)
+		usage_error(state, "--spark-events needs a path");
+	if (o->nspark_events >= 64)
+		usage_error(state, "too many --spark-events paths (at most 64)");
+	v = realloc(o->spark_events, (o->nspark_events + 1) * sizeof(*v));
+	if (!v)
+		usage_error(state, "out of memory");
+	o->spark_events = v;
+	v[o->nspark_events++] = arg;
 }
 
 /* Sampling faster than this costs more than it tells (and loses samples to the ring buffer). */
@@ -300,6 +324,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_TIMELINE:
 		o->timeline = true;
 		break;
+	case OPT_SPARK:
+		spark_arg(state, o, arg);
+		break;
 	case OPT_PUSH:
 		if (ls_push__check_url(arg))
 			usage_error(state,
@@ -341,6 +368,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "--sample only makes sense with --trace");
 		if (o->keep && !o->rotate)
 			usage_error(state, "--keep only makes sense with --rotate");
+		if (o->nspark_events && o->rotate)
+			usage_error(state, "--spark-events does not go with --rotate yet: record "
+					   "without --spark-events and join the logs with "
+					   "`report --spark-events` on the merged profile");
 		if ((o->tenant || o->name) && !o->push)
 			usage_error(state, "--%s only makes sense with --push",
 				    o->tenant ? "tenant" : "name");
@@ -394,6 +425,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DIFF:
 		o->diff_base = arg;
+		break;
+	case OPT_SPARK:
+		spark_arg(state, o, arg);
 		break;
 	case 'v':
 		o->verbose++;
@@ -577,4 +611,6 @@ void ls_cli__release(struct ls_opts *o)
 	o->pids = NULL;
 	free(o->inputs);
 	o->inputs = NULL;
+	free(o->spark_events);
+	o->spark_events = NULL;
 }

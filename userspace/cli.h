@@ -40,6 +40,8 @@ struct ls_opts {
 	enum ls_time_mode mode;
 	bool memory, trace, sample, gpu;
 	bool timeline; /* --timeline: when each sample happened, too */
+	const char **spark_events; /* --spark-events PATH (repeatable), record and report */
+	int nspark_events;
 	const char *push; /* --push URL: a Pyroscope-compatible server */
 	const char *name; /* --name APP, for --push */
 	const char *tenant; /* --tenant ID, for --push: X-Scope-OrgID */

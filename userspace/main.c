@@ -46,9 +46,19 @@ int main(int argc, char **argv)
 
 		/* under sudo the report belongs to whoever ran it, as a recorded one does */
 		ls_outfile__owner(&uid, &gid);
-		rc = ls_render__diff(opts.profile, opts.diff_base, opts.output, opts.format,
-				     opts.top, uid, gid);
-		rc = rc ? 1 : 0;
+		struct ls_render_req req = {
+			.profile = opts.profile,
+			.base = opts.diff_base,
+			.output = opts.output,
+			.fmt = opts.format,
+			.top = opts.top,
+			.uid = uid,
+			.gid = gid,
+			.spark_paths = opts.spark_events,
+			.nspark_paths = (size_t)opts.nspark_events,
+		};
+
+		rc = ls_render(&req) ? 1 : 0;
 	} else {
 		struct ls_session_result res;
 

@@ -42,7 +42,8 @@ struct input {
 
 /* What moves an input's rows into the merged profile. */
 struct shift {
-	int64_t proc, notebook, host;	     /* added to its ids (processes not merged already) */
+	int64_t proc, notebook, host,
+		spark_log;		     /* added to its ids (processes not merged already) */
 	int64_t host_id;		     /* its own `hosts` row */
 	int64_t dt;			     /* added to its times */
 };
@@ -153,7 +154,10 @@ static void column_rule(const char *t, const char *c, bool has, const struct shi
 			size_t n)
 {
 	static const char *const times[] = {"start_ns", "end_ns", "first_line_ns", "t_ns"};
-	int64_t id_off = !strcmp(t, "notebooks") ? s->notebook : !strcmp(t, "hosts") ? s->host : 0;
+	int64_t id_off = !strcmp(t, "notebooks")    ? s->notebook
+			 : !strcmp(t, "hosts")	    ? s->host
+			 : !strcmp(t, "spark_logs") ? s->spark_log
+						    : 0;
 
 	if (!strcmp(c, "host_id") && has) { /* a merged input's processes keep their hosts */
 		snprintf(buf, n, "COALESCE(host_id + %lld, %lld)", (long long)s->host,
@@ -190,6 +194,8 @@ static void column_rule(const char *t, const char *c, bool has, const struct shi
 		snprintf(buf, n, "ls_map(%s, 1)", c);
 	else if (!strcmp(c, "notebook_id"))
 		snprintf(buf, n, "notebook_id + %lld", (long long)s->notebook);
+	else if (!strcmp(c, "log_id"))
+		snprintf(buf, n, "log_id + %lld", (long long)s->spark_log);
 	else if (!strcmp(c, "frames"))
 		snprintf(buf, n, "ls_frames(frames)");
 	else if (!strcmp(c, "shift_ns"))
@@ -493,8 +499,9 @@ static int run_sql(sqlite3 *db, const char *sql)
 
 /* The tables that follow sources, in the order their ids are referred to. */
 static const char *const tables[] = {
-	"hosts", "processes",	 "execs",	  "threads",	 "samples", "rss",	 "timeline",
-	"gpu",	 "gpu_timeline", "gpu_processes", "gpu_devices", "trace",   "notebooks", "cells",
+	"hosts",     "processes", "execs",	  "threads",	   "samples",	  "rss",
+	"timeline",  "gpu",	  "gpu_timeline", "gpu_processes", "gpu_devices", "trace",
+	"notebooks", "cells",	  "spark_logs",	  "spark_events",
 };
 
 /* Copies the (key, value) rows of in's query q into out through put. */
@@ -544,6 +551,7 @@ static int merge_one(struct input *in, sqlite3 *out)
 		.proc = max_id(out, "processes"),
 		.notebook = max_id(out, "notebooks"),
 		.host = max_id(out, "hosts"),
+		.spark_log = max_id(out, "spark_logs"),
 	};
 	sqlite3_stmt *st;
 	int err;

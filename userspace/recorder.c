@@ -14,6 +14,7 @@
 #include "gpurec.h"
 #include "log.h"
 #include "recorder_int.h"
+#include "sparkrec.h"
 #include "tracerec.h"
 
 int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, void *ctx,
@@ -86,6 +87,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	free(r->ticks);
 	ls_gpurec__free(r->gpu);
 	ls_tracerec__free(r->trace);
+	ls_sparkrec__free(r->spark);
 	ls_hashmap_release(&r->by_pid);
 	ls_hashmap_release(&r->func_index);
 	ls_hashmap_release(&r->agg_index);
@@ -186,6 +188,12 @@ void ls_recorder__enable_timeline(struct ls_recorder *r, uint64_t min_wait_ns)
 		ls_gpurec__enable_timeline(r->gpu, r->t0);
 }
 
+int ls_recorder__enable_spark(struct ls_recorder *r, const char *const *paths, int n,
+			      int64_t since_s, const struct ls_creds *creds)
+{
+	return r->spark ? 0 : ls_sparkrec__new(paths, n, since_s, creds, &r->spark);
+}
+
 int ls_recorder__enable_trace(struct ls_recorder *r)
 {
 	return r->trace ? 0 : ls_tracerec__new(lsr_trace_name, r, &r->trace);
@@ -245,4 +253,5 @@ void ls_recorder__finish(struct ls_recorder *r)
 	}
 	if (r->gpu)
 		ls_gpurec__finish(r->gpu);
+	r->finished = true;
 }

@@ -82,6 +82,10 @@ void ls_recorder__uncut(struct ls_recorder *r);
 void ls_recorder__interval_base(const struct ls_recorder *r, struct ls_recorder_stats *st);
 void ls_recorder__rotate(struct ls_recorder *r, struct ls_store *store);
 
+struct ls_creds;
+/* --spark-events: follows the logs at paths (sparkrec.h), stored at each flush. */
+int ls_recorder__enable_spark(struct ls_recorder *r, const char *const *paths, int n,
+			      int64_t since_s, const struct ls_creds *creds);
 void ls_recorder__enable_timeline(struct ls_recorder *r, uint64_t min_wait_ns);
 
 /* ring_buffer__new() callback shape; ctx is the recorder. */

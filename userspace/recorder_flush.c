@@ -11,6 +11,7 @@
 #include "gpurec.h"
 #include "log.h"
 #include "recorder_int.h"
+#include "sparkrec.h"
 #include "tracerec.h"
 
 const char *lsr_py_note(const struct rproc *p)
@@ -170,6 +171,18 @@ static int put_stats(struct ls_recorder *r)
 			err = ls_store__put_stat(r->store, "trace_lost_batches",
 						 (int64_t)ts.lost_batches);
 	}
+	if (!err && r->spark) {
+		struct ls_sparkrec_stats ss;
+
+		ls_sparkrec__stats(r->spark, &ss);
+		err = ls_store__put_stat(r->store, "spark_bytes", (int64_t)ss.bytes);
+		if (!err)
+			err = ls_store__put_stat(r->store, "spark_events", (int64_t)ss.events);
+		if (!err)
+			err = ls_store__put_stat(r->store, "spark_skipped", (int64_t)ss.skipped);
+		if (!err)
+			err = ls_store__put_stat(r->store, "spark_dropped", (int64_t)ss.dropped);
+	}
 	return err;
 }
 
@@ -328,6 +341,8 @@ int ls_recorder__flush(struct ls_recorder *r)
 
 	/* cells not found yet may be in the history database by now */
 	err = ls_notebooks__retry(&r->notebooks, s);
+	if (!err && r->spark)
+		err = ls_sparkrec__poll(r->spark, r->finished);
 	if (err)
 		return err;
 	err = ls_store__begin(r->store);
@@ -411,6 +426,8 @@ int ls_recorder__flush(struct ls_recorder *r)
 		err = ls_gpurec__flush(r->gpu, r->store);
 	if (!err && r->trace)
 		err = ls_tracerec__flush(r->trace, r->store);
+	if (!err && r->spark)
+		err = ls_sparkrec__flush(r->spark, r->store);
 	for (size_t i = 0; !err && i < r->nreadings; i++)
 		err = ls_store__put_rss(r->store, &r->readings[i]);
 	for (size_t i = 0; !err && i < r->nticks; i++)
@@ -428,6 +445,8 @@ int ls_recorder__flush(struct ls_recorder *r)
 		r->nticks = 0;
 		if (r->gpu)
 			ls_gpurec__committed(r->gpu);
+		if (r->spark)
+			ls_sparkrec__committed(r->spark, true);
 	} else {
 		/* keep the partial work out of the file, and all of it for the next flush */
 		ls_store__rollback(r->store);

@@ -167,6 +167,8 @@ struct ls_recorder {
 	struct ls_recorder_stats st_base; /* st when the interval began (--rotate), else zero */
 	struct ls_gpurec *gpu;	   /* NULL without --gpu */
 	struct ls_tracerec *trace; /* NULL without --trace */
+	struct ls_sparkrec *spark; /* NULL without --spark-events */
+	bool finished;		   /* ls_recorder__finish(): the next flush is the last */
 	uint32_t frames[2 * LS_MAX_FRAMES];
 };
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "asuser.h"
 #include "loader.h"
 #include "log.h"
 #include "outfile.h"
@@ -108,6 +109,24 @@ struct session {
 	uint64_t cpu_last;
 	uint64_t prog_runs_last[64], prog_ns_last[64];
 };
+
+/* --spark-events matches actions without a call site on the timeline */
+static bool want_timeline(const struct ls_opts *o)
+{
+	return o->timeline || o->nspark_events;
+}
+
+/* The logs are read with the rights of the user who asked (under sudo), as our outputs are
+ * written; in a directory, only logs written from the recording's start on (a little before:
+ * the application may have started its log as we loaded). */
+static int enable_spark(struct session *s)
+{
+	struct ls_creds c;
+	bool as_user = s->uid > 0 && !ls_creds__of_user(s->uid, s->gid, &c);
+
+	return ls_recorder__enable_spark(s->rec, s->o->spark_events, s->o->nspark_events,
+					 (int64_t)time(NULL) - 10, as_user ? &c : NULL);
+}
 
 static int rec_set_proc(void *ctx, pid_t pid, const struct ls_proc *p)
 {
@@ -236,7 +255,7 @@ static void write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta(s->store, "mode", o->mode == LS_TIME_WALL ? "wall" : "cpu");
 	ls_store__put_meta(s->store, "memory", o->memory ? "1" : "0");
 	ls_store__put_meta(s->store, "gpu", o->gpu ? "1" : "0");
-	ls_store__put_meta(s->store, "timeline", o->timeline ? "1" : "0");
+	ls_store__put_meta(s->store, "timeline", want_timeline(o) ? "1" : "0");
 	ls_store__put_meta_int(s->store, "frequency_hz", o->frequency);
 	ls_store__put_meta_int(s->store, "period_ns", ls_loader__period_ns(s->loader));
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
@@ -853,7 +872,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		.self_pid = getpid(),
 		.offcpu = o->mode == LS_TIME_WALL,
 		.memory = o->memory,
-		.timeline = o->timeline,
+		.timeline = want_timeline(o),
 		/* LINESCOPE_NO_AGG=1: the ring-buffer path alone, the baseline of bench/scale */
 		.no_agg = getenv("LINESCOPE_NO_AGG") && !strcmp(getenv("LINESCOPE_NO_AGG"), "1"),
 	};
@@ -934,8 +953,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		goto out;
 	if (o->gpu && (err = ls_recorder__enable_gpu(s.rec)))
 		goto out;
-	if (o->timeline)
+	if (want_timeline(o))
 		ls_recorder__enable_timeline(s.rec, ls_loader__period_ns(s.loader));
+	if (o->nspark_events && (err = enable_spark(&s)))
+		goto out;
 	if (o->trace && (err = ls_recorder__enable_trace(s.rec)))
 		goto out;
 	err = ls_loader__ring(s.loader, ls_recorder__handle, s.rec, &s.rb);

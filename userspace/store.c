@@ -40,6 +40,8 @@ enum stmt_id {
 	ST_TRACE,
 	ST_NOTEBOOK,
 	ST_CELL,
+	ST_SPARK_LOG,
+	ST_SPARK_EVENT,
 	ST__N
 };
 
@@ -84,6 +86,9 @@ static const char *const stmt_sql[ST__N] = {
 		" total_ns) VALUES (?,?,?,?,?,?,?)",
 	[ST_NOTEBOOK] = "INSERT OR REPLACE INTO notebooks(id, process_id, pid, path, history, note,"
 			" parent_id, parent_file_id, parent_line) VALUES (?,?,?,?,?,?,?,?,?)",
+	[ST_SPARK_LOG] =
+		"INSERT OR REPLACE INTO spark_logs(id, path, codec, note) VALUES (?,?,?,?)",
+	[ST_SPARK_EVENT] = "INSERT OR REPLACE INTO spark_events(log_id, seq, event) VALUES (?,?,?)",
 	[ST_CELL] = "INSERT OR REPLACE INTO cells(file_id, notebook_id, seq, number, how, hash)"
 		    " VALUES (?,?,?,?,?,?)",
 };
@@ -145,7 +150,10 @@ static const char schema_sql[] =
 	" pid INTEGER NOT NULL, path TEXT, history TEXT, note TEXT, parent_id INTEGER,"
 	" parent_file_id INTEGER, parent_line INTEGER);"
 	"CREATE TABLE cells(file_id INTEGER PRIMARY KEY, notebook_id INTEGER NOT NULL,"
-	" seq INTEGER NOT NULL, number INTEGER, how TEXT, hash INTEGER NOT NULL);";
+	" seq INTEGER NOT NULL, number INTEGER, how TEXT, hash INTEGER NOT NULL);"
+	"CREATE TABLE spark_logs(id INTEGER PRIMARY KEY, path TEXT, codec TEXT, note TEXT);"
+	"CREATE TABLE spark_events(log_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" event TEXT NOT NULL, PRIMARY KEY(log_id, seq)) WITHOUT ROWID;";
 
 struct ls_store {
 	sqlite3 *db;
@@ -558,6 +566,29 @@ int ls_store__put_cell(struct ls_store *s, const struct ls_store_cell *c)
 	bind_text(st, 5, c->how);
 	sqlite3_bind_int64(st, 6, c->hash);
 	return step(s, ST_CELL);
+}
+
+int ls_store__put_spark_log(struct ls_store *s, int64_t id, const char *path, const char *codec,
+			    const char *note)
+{
+	sqlite3_stmt *st = s->st[ST_SPARK_LOG];
+
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, path);
+	bind_text(st, 3, codec);
+	bind_text(st, 4, note);
+	return step(s, ST_SPARK_LOG);
+}
+
+int ls_store__put_spark_event(struct ls_store *s, int64_t log_id, int64_t seq, const char *line,
+			      size_t len)
+{
+	sqlite3_stmt *st = s->st[ST_SPARK_EVENT];
+
+	sqlite3_bind_int64(st, 1, log_id);
+	sqlite3_bind_int64(st, 2, seq);
+	sqlite3_bind_text(st, 3, line, (int)len, SQLITE_STATIC);
+	return step(s, ST_SPARK_EVENT);
 }
 
 int ls_store__put_file(struct ls_store *s, int64_t id, const char *path, int64_t source_id,

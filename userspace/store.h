@@ -15,10 +15,10 @@
 #include "linescope.h"
 #include "jobenv.h"
 
-#define LS_SCHEMA_VERSION 6
+#define LS_SCHEMA_VERSION 7
 /*
  * the oldest schema the reader still reads: 4 only added the notebooks and cells tables, 5 the
- * timeline tables and ranks, 6 the hosts of a merged profile
+ * timeline tables and ranks, 6 the hosts of a merged profile, 7 the Spark event logs
  */
 #define LS_SCHEMA_OLDEST 3
 
@@ -119,6 +119,11 @@ struct ls_store_cell {
 	const char *how; /* "history", "notebook", NULL: not verified */
 	uint32_t hash;
 };
+/* --spark-events: a Spark application's log, and its events (one JSON line each, in order). */
+int ls_store__put_spark_log(struct ls_store *s, int64_t id, const char *path, const char *codec,
+			    const char *note);
+int ls_store__put_spark_event(struct ls_store *s, int64_t log_id, int64_t seq, const char *line,
+			      size_t len);
 int ls_store__put_notebook(struct ls_store *s, const struct ls_store_notebook *nb);
 int ls_store__put_cell(struct ls_store *s, const struct ls_store_cell *c);
 int ls_store__put_function(struct ls_store *s, int64_t id, int64_t file_id, const char *qualname,

@@ -11,7 +11,7 @@ FUZZ_CC ?= clang-14
 FUZZ_OUT := $(OUTPUT)/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_ALL := linetable debug_offsets elf profile pytok pyindex activity trace gpu_records ipynb \
-	ipyhistory jobenv spark_codec
+	ipyhistory jobenv spark_codec spark
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) -std=gnu11 -D_GNU_SOURCE -DLS_VERSION='"$(VERSION)"' \

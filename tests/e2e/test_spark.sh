@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Spark event logs joined with the profile (docs/spark.md).
+#  1. --spark-events DIR while recording fixtures/spark_driver.py, which writes an .inprogress
+#     log event by event and renames it at the end: the log is followed as it grows; the action
+#     without a call site is matched by time to the line the driver spun on during it, the one
+#     with a call site to its line; their driver time agrees with the thread time the driver
+#     measured, executor numbers equal the log's, a failed job is listed with its error.
+#  2. `report --spark-events` of the real PythonPi log (Spark 3.5.3) with a profile of a driver
+#     at the call site's path, /opt/spark/examples/src/main/python/pi.py, put there by a bind
+#     mount in a private mount namespace: the action lands on line 42; the log is of another
+#     run (2025), so its driver time is unknown, and the report says why.
+#  3. The compressed copies of that log (Spark's own codec classes) give the same actions;
+#     a missing path and an unsupported codec are one-line errors with exit 1.
+#  4. The HTML report shows the log's hostile app name as text (tests/report/spark.js covers
+#     the view itself).
+source "$(dirname "$0")/lib.sh"
+need_python "$DEB_PY"
+
+mkdir -p "$WORK/logs"
+"$LS" -q --profile "$WORK/d.lsprof" -o "$WORK/d.html" --spark-events "$WORK/logs" -- \
+	"$DEB_PY" "$FIX/spark_driver.py" "$WORK/logs" "$WORK/truth.json" ||
+	{ fail "recording the driver exited $?"; finish; }
+json_of "$WORK/d.lsprof" >/dev/null || { fail "json report of the driver"; finish; }
+"$PYQ" - "$WORK" <<'PYEOF' | check_lines
+import glob, json, math, sqlite3, sys
+w = sys.argv[1]
+d = json.load(open(w + "/d.json"))
+t = json.load(open(w + "/truth.json"))
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+s = d["spark"]
+say(s and len(s["applications"]) == 1, "one application read from the directory")
+app = s["applications"][0]
+say(app["id"] == t["app"] and app["name"] == "driver</script><b>x" and app["status"] == "succeeded",
+    "application %s %r %s" % (app["id"], app["name"], app["status"]))
+say(t["followed_in_progress"] and app["log"].endswith(t["app"] + ".inprogress") and app["bad_events"] == 0,
+    "followed as %s while it was written, no damaged line" % app["log"])
+db = sqlite3.connect(w + "/d.lsprof")
+stats = dict(db.execute("SELECT key, value FROM stats WHERE key LIKE 'spark%'"))
+stored = db.execute("SELECT count(*) FROM spark_events").fetchone()[0]
+say(stored == app["events"] == stats["spark_events"] and stats["spark_dropped"] == 0,
+    "%d events stored, as counted; none dropped" % stored)
+acts = {a["name"]: a for a in s["actions"]}
+say(sorted(acts) == ["collect", "count", "save", "toPandas"], "actions %s" % sorted(acts))
+period = 1.0 / d["run"]["frequency_hz"]
+for name, line, match, cpu, executor in (("count", t["count_line"], "time", t["count_cpu_s"], 0.7),
+                                         ("collect", t["collect_line"], "call site",
+                                          t["collect_cpu_s"], 0.25)):
+    a = acts[name]
+    say(a["path"] == t["path"] and a["line"] == line and a["match"] == match,
+        "%s: %s:%s by %s (expected line %d by %s)" % (name, a["path"], a["line"], a["match"],
+                                                       line, match))
+    # the driver line's sampled time in the window against the thread time it measured: the
+    # samples of an on-CPU line vary as a count does (sd sqrt(n)); 5 sd, +5% for the window's
+    # edges (the log's clock is in milliseconds)
+    n = max(cpu / period, 1)
+    tol = cpu * (5 / math.sqrt(n) + 0.05)
+    ds = a["driver_s"]
+    say(ds is not None and abs(ds - cpu) <= tol and ds <= a["wall_s"] + 0.002,
+        "%s: driver line %.4f s in its %.3f s window, measured %.4f s (tolerance %.4f)" % (
+            name, ds or -1, a["wall_s"], cpu, tol))
+    say(a["driver_wait_s"] is not None and a["driver_wait_s"] <= 0.05 * cpu + 0.002,
+        "%s: off-CPU %s s of it (it spun)" % (name, a["driver_wait_s"]))
+    say(abs(a["executor_s"] - executor) < 1e-9 and a["status"] == "succeeded",
+        "%s: executor %.3f s from the log's task metrics, never added to the driver's" % (
+            name, a["executor_s"]))
+a = acts["topandas"] if "topandas" in acts else acts.get("toPandas")
+say(a and a["line"] == t["wait_line"] and a["match"] == "call site" and a["driver_wait_s"] is not None
+    and abs(a["driver_wait_s"] - t["wait_s"]) <= 0.05 * t["wait_s"] + 0.003
+    and abs(a["driver_s"] - a["driver_wait_s"]) <= 0.01,
+    "toPandas: the driver waited %s s off-CPU on line %s, measured %.4f s" % (
+        a and a["driver_wait_s"], a and a["line"], t["wait_s"]))
+c = acts["count"]
+say(c["execution"] == 0 and [st["label"] for st in c["steps"]] == ["Generate rows", "Group and summarise"]
+    and c["steps"][1]["rows"] == 2000 and c["steps"][1]["from"] == [1],
+    "count: plan steps %s" % [(st["label"], st["rows"], st["from"]) for st in c["steps"]])
+col = acts["collect"]
+say(col["stages"] == 1 and col["skipped_stages"] == 1 and col["tasks"] == 1,
+    "collect: 1 stage ran, 1 skipped, 1 task")
+sv = acts["save"]
+say(sv["status"] == "failed" and sv["error"] == "Job aborted: disk full" and sv["line"] is None
+    and sv["match"] is None, "save: failed (%r), its call site names no profiled line" % sv["error"])
+say(any("matched by time" in n for n in s["notes"]), "the notes say one action was matched by time")
+PYEOF
+# the HTML: the app name is data, never markup
+grep -q '<b>x' "$WORK/d.html" && fail "the hostile app name is raw in the HTML" ||
+	pass "the hostile app name is escaped in the HTML"
+
+# 2. a driver at the PythonPi log's call site path, in a private mount namespace
+mkdir -p "$WORK/opt/spark/examples/src/main/python"
+cp "$FIX/spark_pi.py" "$WORK/opt/spark/examples/src/main/python/pi.py"
+unshare -m --propagation private bash -c '
+	mount --bind "$1/opt" /opt &&
+	exec "$2" -q --profile "$1/pi.lsprof" -o /dev/null -- "$3" /opt/spark/examples/src/main/python/pi.py "$1/pi.json"
+' _ "$WORK" "$LS" "$DEB_PY" || { fail "recording pi.py at the call site's path exited $?"; finish; }
+[ -e /opt/spark/examples/src/main/python/pi.py ] && fail "the bind mount leaked out of its namespace"
+PI_LOG="$FIX/spark/real/eventlog_v2_spark-bcec39f6201b42b9925124595baad260"
+"$LS" report "$WORK/pi.lsprof" --format json --spark-events "$PI_LOG" -o "$WORK/pi-plain.json" ||
+	{ fail "report --spark-events exited $?"; finish; }
+for c in lz4 snappy zstd; do
+	"$LS" report "$WORK/pi.lsprof" --format json --spark-events "$FIX/spark/pi.$c" \
+		-o "$WORK/pi-$c.json" || fail "report --spark-events pi.$c exited $?"
+done
+"$PYQ" - "$WORK" <<'PYEOF' | check_lines
+import json, sys
+w = sys.argv[1]
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+d = json.load(open(w + "/pi-plain.json"))
+t = json.load(open(w + "/pi.json"))
+a = d["spark"]["actions"]
+say(len(a) == 1 and a[0]["name"] == "reduce", "one action, reduce")
+a = a[0]
+say(a["path"] == "/opt/spark/examples/src/main/python/pi.py" and a["line"] == 42 and a["match"] == "call site",
+    "reduce at %s:%s by %s" % (a["path"], a["line"], a["match"]))
+say(a["pid"] == t["pid"], "its process is the driver (pid %s)" % a["pid"])
+line = [l for l in d["lines"] if l["path"] == a["path"] and l["line"] == 42]
+say(line and line[0]["time_s"] > 0, "line 42 was sampled (%.3f s)" % (line[0]["time_s"] if line else -1))
+say(a["driver_s"] is None and any("outside the recording" in n for n in d["spark"]["notes"]),
+    "the 2025 log is outside the recording: driver time unknown, and said")
+say(abs(a["wall_s"] - 1.541) < 1e-9 and abs(a["executor_s"] - 0.924) < 1e-9 and a["tasks"] == 2,
+    "wall 1.541 s, executor 0.924 s, 2 tasks: the log's")
+app = d["spark"]["applications"][0]
+for c in ("lz4", "snappy", "zstd"):
+    try:
+        e = json.load(open("%s/pi-%s.json" % (w, c)))["spark"]
+    except Exception as ex:
+        say(False, "%s: %s" % (c, ex))
+        continue
+    ea, eb = e["actions"][0], e["applications"][0]
+    same = all(ea[k] == a[k] for k in ("name", "path", "line", "match", "wall_s", "executor_s", "tasks"))
+    say(same and eb["codec"] == c and eb["events"] == app["events"],
+        "%s: the same action from %d events" % (c, eb["events"]))
+PYEOF
+
+# 3. errors: one line, exit 1
+out=$("$LS" report "$WORK/pi.lsprof" --format json --spark-events /nonexistent/events 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ] && pass "a missing log: exit 1, one line ($out)" ||
+	fail "a missing log: exit $rc, $out"
+printf 'ZV\001' >"$WORK/app-1.lzf"
+out=$("$LS" report "$WORK/pi.lsprof" --format json --spark-events "$WORK/app-1.lzf" 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "codec lzf is not supported" &&
+	pass "an lzf log: exit 1, one line" || fail "an lzf log: exit $rc, $out"
+"$LS" -q --rotate 1 --spark-events "$WORK/logs" -- /bin/true 2>/dev/null
+[ $? = 64 ] && pass "--spark-events with --rotate is a usage error" || fail "--spark-events --rotate accepted"
+finish
