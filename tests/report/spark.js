@@ -131,6 +131,25 @@ H.test('spark overview: one process lists its own actions, never an unmatched on
 	eq((await overviewRows(page)).length, A.length, 'all processes again: the unmatched action is back');
 });
 
+H.test('overview: the Spark actions card counts the selection\'s actions and opens the view', async (page) => {
+	const card = async () => page.evaluate(() => {
+		const c = [...document.querySelectorAll('.content .card')].find((e) => e.querySelector('.clabel').textContent === 'Spark actions');
+		return c ? { value: c.querySelector('.cvalue').textContent, href: (c.querySelector('.cvalue a') || {}).hash, extra: (c.querySelector('.cextra') || {}).textContent } : null;
+	});
+	await H.open(page, 'fixture.html', '#overview');
+	let c = await card();
+	eq(c && c.value, fmtCount(A.length), 'all processes: every action');
+	eq(c.extra, APPS.length + ' applications', 'the applications');
+	for (const p of [...new Set(A.map((a) => a.proc).filter(isNum))]) {
+		await H.open(page, 'fixture.html', '#overview?p=' + p);
+		c = await card();
+		eq(c && c.value, fmtCount(listed(p).length), `process ${p}: its actions`);
+	}
+	await page.click('.content .card .cvalue a');
+	await page.waitForFunction(() => location.hash.startsWith('#spark'));
+	eq((await overviewRows(page)).length > 0, true, 'the card opens the Spark view');
+});
+
 H.test('spark overview: trigger locations, "matched by time", unavailable sources', async (page) => {
 	assert(A.some((a) => a.match === 'time') && A.some((a) => !hasSrc(a)), 'fixture lacks a time match or an unmatched action');
 	await H.open(page, 'fixture.html', '#spark');

@@ -124,6 +124,15 @@ function renderOverview(root, r) {
 	cards.appendChild(card("Functions", fmtCount(fnOf(m).n)));
 	cards.appendChild(card("Measured lines", fmtCount(m.n),
 			       isNum(m.sumTime) ? fmtTime(m.sumTime) + " attributed" : null));
+	if (hasSpark()) {
+		// the Spark view's count: the selection's actions, linked to the view
+		var acts = list(D.spark.actions).filter(function (a) {
+			return a && sparkInSel(a);
+		});
+		cards.appendChild(card("Spark actions", el("a", {href: href("spark")}, fmtCount(acts.length)),
+				       list(D.spark.applications).length + " application" +
+				       (list(D.spark.applications).length === 1 ? "" : "s")));
+	}
 	var lost = run.lost || {};
 	if (lost.total > 0)
 		cards.appendChild(card("Lost samples", fmtCount(lost.total), lostDetail(lost), "warn"));
