@@ -10,10 +10,11 @@
 #     at the call site's path, /opt/spark/examples/src/main/python/pi.py, put there by a bind
 #     mount in a private mount namespace: the action lands on line 42; the log is of another
 #     run (2025), so its driver time is unknown, and the report says why.
-#  3. The compressed copies of that log (Spark's own codec classes) give the same actions;
-#     a missing path and an unsupported codec are one-line errors with exit 1.
-#  4. The HTML report shows the log's hostile app name as text (tests/report/spark.js covers
-#     the view itself).
+#  3. The compressed copies of that log (Spark's own codec classes) give the same actions.
+#  4. A notebook executed by nbconvert: the call site names the cell's compile name, and the
+#     action lands on that cell's line of the notebook.
+#  5. A missing path and an unsupported codec are one-line errors with exit 1; the HTML report
+#     shows the log's hostile app name as text (tests/report/spark.js covers the view itself).
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 
@@ -134,7 +135,63 @@ for c in ("lz4", "snappy", "zstd"):
         "%s: the same action from %d events" % (c, eb["events"]))
 PYEOF
 
-# 3. errors: one line, exit 1
+# 3. a notebook's action: PySpark's call site names the cell's compile name
+# (<tmp>/ipykernel_PID/HASH.py); the action lands on that cell's line of the notebook
+mkdir -p "$WORK/nb/logs"
+/usr/bin/python3 - "$WORK/nb/spark.ipynb" <<'PYEOF' || fail "cannot write the notebook"
+import sys
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+cells = [
+    "import inspect, json, os, time\n"
+    "log = open(os.environ['NB_LOG'], 'w')\n"
+    "def ev(**e): log.write(json.dumps(e) + '\\n'); log.flush()\n"
+    "ev(Event='SparkListenerLogStart', **{'Spark Version': '3.5.3'})\n"
+    "ev(Event='SparkListenerApplicationStart', **{'App Name': 'nb', 'App ID': 'local-nb',"
+    " 'Timestamp': int(time.time() * 1000)})",
+    "# an action from a cell: the call site PySpark would set\n"
+    "t0 = time.thread_time()\n"
+    "site = 'collect at %s:%d' % (inspect.currentframe().f_code.co_filename,\n"
+    "                             inspect.currentframe().f_lineno + 2)\n"
+    "ev(Event='SparkListenerJobStart', **{'Job ID': 0, 'Submission Time': int(time.time() * 1000),"
+    " 'Stage IDs': [], 'Properties': {'callSite.short': site}})\n"
+    "while time.thread_time() - t0 < 0.3: pass  # NBSITE\n"
+    "ev(Event='SparkListenerJobEnd', **{'Job ID': 0, 'Completion Time': int(time.time() * 1000),"
+    " 'Job Result': {'Result': 'JobSucceeded'}})\n"
+    "ev(Event='SparkListenerApplicationEnd', Timestamp=int(time.time() * 1000))\n"
+    "log.close()",
+]
+nbformat.write(new_notebook(cells=[new_code_cell(c) for c in cells]), sys.argv[1])
+PYEOF
+(
+	export IPYTHONDIR="$WORK/nb/ipython-home" JUPYTER_RUNTIME_DIR="$WORK/nb/runtime"
+	cd "$WORK/nb" && NB_LOG="$WORK/nb/logs/local-nb" "$LS" -q --profile "$WORK/nb.lsprof" \
+		-o /dev/null --spark-events "$WORK/nb/logs" -- jupyter nbconvert --to notebook \
+		--execute spark.ipynb --output out.ipynb 2>"$WORK/nb.log"
+) || fail "recording the notebook exited $? ($(tail -2 "$WORK/nb.log"))"
+json_of "$WORK/nb.lsprof" >/dev/null || fail "json report of the notebook"
+"$PYQ" - "$WORK" <<'PYEOF' | check_lines
+import json, sys
+w = sys.argv[1]
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+d = json.load(open(w + "/nb.json"))
+acts = (d["spark"] or {}).get("actions", [])
+say(len(acts) == 1 and acts[0]["match"] == "call site", "one action, by its call site: %s" % [
+    (a["name"], a["call_site"], a["match"]) for a in acts])
+if acts:
+    a = acts[0]
+    nb = [f for f in d["files"] if f["kind"] == "notebook"]
+    say(nb and a["path"] == nb[0]["path"] and a["path"].endswith("spark.ipynb"),
+        "on the notebook %s, not the cell's compile name %s" % (a["path"], a["call_site"]))
+    line = [l for l in d["lines"] if l["path"] == a["path"] and l["line"] == a["line"]]
+    # "cell" counts in capture order (the first cell may have no sample): the line is the cell's 6th
+    say(line and line[0]["cell"] >= 1 and line[0]["cell_line"] == 6 and "# NBSITE" in line[0]["source"],
+        "the cell's line 6: %r" % ((line[0]["cell"], line[0]["cell_line"], line[0]["source"]) if line else None,))
+    say(a["driver_s"] is not None and a["driver_s"] > 0.1, "the cell line's time in the action: %s s" % a["driver_s"])
+PYEOF
+
+# 4. errors: one line, exit 1
 out=$("$LS" report "$WORK/pi.lsprof" --format json --spark-events /nonexistent/events 2>&1 >/dev/null)
 rc=$?
 [ $rc = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ] && pass "a missing log: exit 1, one line ($out)" ||
