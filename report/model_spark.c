@@ -103,7 +103,7 @@ static void on_failed(void *ctx, int app, const char *why)
 
 int ls_spark__read_paths(struct ls_spark *s, const char *const *paths, size_t n)
 {
-	static const struct ls_spark_follow_ops ops = {on_app, on_line, on_failed};
+	static const struct ls_spark_follow_ops ops = {on_app, on_line, on_failed, NULL};
 	struct read_ctx c = {s, (int)s->napps, false};
 	struct ls_spark_follow *f;
 	struct ls_creds cr, *crp = NULL;

@@ -228,11 +228,12 @@ static void add_driver(void *ctx, const struct ls_mtick *t, int file, int line, 
 	    line != c->x->line)
 		return;
 	c->x->driver_ns += ns;
-	if (t->kind != LS_CLASS_CPU)
+	/* blocked (Py4J, sockets, sleeps, the GIL): waiting for a CPU is the machine's load */
+	if (t->kind == LS_CLASS_WAIT || t->kind == LS_CLASS_GIL_WAIT)
 		c->x->driver_wait_ns += ns;
 }
 
-/* The matched line's sampled time inside [t0, t1) in its process, and the off-CPU part. */
+/* The matched line's sampled time inside [t0, t1) in its process, and the part it was blocked. */
 static void driver_time(const struct ls_model *m, const struct runs *r, int64_t t0, int64_t t1,
 			struct ls_spark_action *x)
 {

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ struct seen {
 
 struct ls_spark_follow {
 	char **roots;
-	bool *warned;
+	bool *warned, *found;
 	size_t nroots;
 	int64_t since_s;
 	struct ls_creds creds;
@@ -66,7 +67,8 @@ int ls_spark_follow__new(const char *const *paths, size_t n, int64_t since_s,
 	struct ls_spark_follow *f = calloc(1, sizeof(*f));
 
 	if (!f || !(f->roots = calloc(n ?: 1, sizeof(*f->roots))) ||
-	    !(f->warned = calloc(n ?: 1, sizeof(*f->warned)))) {
+	    !(f->warned = calloc(n ?: 1, sizeof(*f->warned))) ||
+	    !(f->found = calloc(n ?: 1, sizeof(*f->found)))) {
 		ls_spark_follow__free(f);
 		return -ENOMEM;
 	}
@@ -111,6 +113,7 @@ void ls_spark_follow__free(struct ls_spark_follow *f)
 		free(f->roots[i]);
 	free(f->roots);
 	free(f->warned);
+	free(f->found);
 	free(f->logs);
 	free(f->seen);
 	free(f);
@@ -387,6 +390,34 @@ static int on_bytes(void *ctx, const char *data, size_t len)
 	return 0;
 }
 
+/*
+ * A single-file log's name now, through its descriptor: Spark renames `X.inprogress` to `X` in
+ * the same directory when the application ends; the new name replaces the old one's last part.
+ */
+static int check_rename(struct log *l)
+{
+	char self[64], now[PATH_MAX], *path;
+	const char *old = base_name(l->path), *cur;
+	ssize_t n;
+
+	if (l->dirfd >= 0 || l->fd < 0 || !l->ops->renamed)
+		return 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", l->fd);
+	n = readlink(self, now, sizeof(now) - 1);
+	if (n <= 0)
+		return 0;
+	now[n] = 0;
+	cur = base_name(now);
+	if (!strcmp(cur, old) || strstr(now, " (deleted)"))
+		return 0;
+	if (asprintf(&path, "%.*s%s", (int)(old - l->path), l->path, cur) < 0)
+		return -ENOMEM;
+	free(l->path);
+	l->path = path;
+	l->ops->renamed(l->ctx, l->app, path);
+	return 0;
+}
+
 static int read_part(struct ls_spark_follow *f, struct log *l, bool *at_end)
 {
 	char buf[65536];
@@ -514,6 +545,12 @@ static int discover(struct ls_spark_follow *f, const struct ls_spark_follow_ops 
 
 		if (err == -ENOMEM)
 			return err;
+		if (!err)
+			f->found[i] = true;
+		/* gone once read: a log renamed when its application ended, read on through its fd
+		 */
+		if (err == -ENOENT && f->found[i])
+			continue;
 		if (err < 0 && !f->warned[i]) {
 			f->warned[i] = true;
 			ls_warn(err, "cannot read spark events %s: %s", f->roots[i],
@@ -551,6 +588,8 @@ int ls_spark_follow__poll(struct ls_spark_follow *f, const struct ls_spark_follo
 			if (l->index == was)
 				break;
 		}
+		if (!err)
+			err = check_rename(l);
 		if (!err && last && !l->failed && l->npartial) {
 			err = emit(l, l->partial, l->npartial);
 			l->npartial = 0;

@@ -23,6 +23,8 @@ struct ls_spark_follow_ops {
 	int (*line)(void *ctx, int app, const char *line, size_t len);
 	/* A log that cannot be read on (damaged, or a codec we do not decode): one line why. */
 	void (*failed)(void *ctx, int app, const char *why);
+	/* A single-file log renamed (`.inprogress` dropped when its application ended); or NULL. */
+	void (*renamed)(void *ctx, int app, const char *path);
 };
 
 /*

@@ -156,9 +156,22 @@ static void on_failed(void *ctx, int app, const char *why)
 	l->dirty = true;
 }
 
+static void on_renamed(void *ctx, int app, const char *path)
+{
+	struct ls_sparkrec *sr = ctx;
+	struct slog *l = &sr->logs[app];
+	char *p = strdup(path);
+
+	if (!p)
+		return; /* the old name stays */
+	free(l->path);
+	l->path = p;
+	l->dirty = true;
+}
+
 int ls_sparkrec__poll(struct ls_sparkrec *sr, bool last)
 {
-	static const struct ls_spark_follow_ops ops = {on_app, on_line, on_failed};
+	static const struct ls_spark_follow_ops ops = {on_app, on_line, on_failed, on_renamed};
 
 	return ls_spark_follow__poll(sr->follow, &ops, sr, last);
 }

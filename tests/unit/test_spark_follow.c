@@ -47,7 +47,14 @@ static int on_line(void *ctx, int app, const char *line, size_t len)
 	return 0;
 }
 
-static const struct ls_spark_follow_ops ops = {on_app, on_line, NULL};
+static void on_renamed(void *ctx, int app, const char *path)
+{
+	struct seen *s = ctx;
+
+	snprintf(s->paths[app], sizeof(s->paths[0]), "%s", path);
+}
+
+static const struct ls_spark_follow_ops ops = {on_app, on_line, NULL, on_renamed};
 
 static void append(const char *path, const char *text)
 {
@@ -97,7 +104,8 @@ static void test_inprogress(void **state)
 	assert_int_equal(ls_spark_follow__poll(f, &ops, &s, true), 0);
 	assert_int_equal(s.n, 3);
 	assert_string_equal(s.lines[2], "{\"c\":3}");
-	assert_int_equal(s.napps, 1); /* the renamed file is the same log */
+	assert_int_equal(s.napps, 1); /* the renamed file is the same log, under its new name */
+	assert_string_equal(s.paths[0], done);
 	ls_spark_follow__free(f);
 }
 
