@@ -3,13 +3,17 @@
  * Notebook cells of IPython kernels: where a kernel's cells can be found (its history database, the
  * notebook its launcher executes), and each sampled cell's text, verified by its name's hash.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "array.h"
+#include "asuser.h"
 #include "ipycell.h"
 #include "jpserver.h"
 #include "log.h"
@@ -159,6 +163,16 @@ static int find_server_notebook(struct ls_notebook *nb)
 	return nb->nb_relpath ? 0 : -ENOMEM;
 }
 
+/* Whether argv (n bytes) is an IPython kernel's: `python -m ipykernel_launcher -f ...` */
+static bool is_kernel(const char *argv, int n)
+{
+	for (const char *p = argv; n > 0 && p < argv + n; p += strlen(p) + 1)
+		if (strstr(p, "ipykernel_launcher") ||
+		    (!strcmp(p, "ipykernel") && p > argv && !strcmp(p - 3, "-m")))
+			return true;
+	return false;
+}
+
 /* The notebook an ancestor executes: the first .ipynb argument of nbconvert, nbclient, papermill */
 static int find_notebook_file(struct ls_notebook *nb)
 {
@@ -175,6 +189,15 @@ static int find_notebook_file(struct ls_notebook *nb)
 			break;
 		pid = st.ppid;
 		n = ls_procfs__argv(pid, argv, sizeof(argv));
+		if (is_kernel(argv, n)) {
+			/* nbclient or papermill run from a notebook: the launcher above is the
+			 * parent notebook's, never this kernel's */
+			nb->by_kernel = pid;
+			add_note(nb,
+				 "started by another kernel (nbclient or papermill in a notebook): "
+				 "its notebook is looked for in its working directory");
+			return 0;
+		}
 		for (const char *p = argv; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1) {
 			size_t len = strlen(p);
 
@@ -392,6 +415,71 @@ static int match_input(struct ls_sources *s, struct ls_nbcell *c, const struct l
 	return 0;
 }
 
+#define CWD_MAX_NOTEBOOKS 64
+#define CWD_MAX_SCANS	  3
+
+/* Whether a notebook file in the kernel's working directory has a code cell hashing to hash. */
+static int cwd_has(const struct ls_notebook *nb, const char *name, uint32_t hash)
+{
+	struct ls_ipynb k;
+	char why[160];
+	bool has = false;
+	int err = ls_ipynb__load(nb->pid, name, &k, why, sizeof(why));
+
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	for (size_t i = 0; i < k.n && !has; i++)
+		has = ls_ipycell__murmur2(k.cells[i].text, k.cells[i].len, LS_IPYCELL_SEED) == hash;
+	ls_ipynb_release(&k);
+	return has;
+}
+
+/*
+ * A kernel another kernel started names no notebook: the notebooks of its working directory
+ * (listed and read with its rights) are tried, and the first with a code cell hashing to c's
+ * name becomes its notebook. 1 when one did.
+ */
+static int adopt_from_cwd(struct ls_notebook *nb, const struct ls_nbcell *c)
+{
+	char link[64], cwd[PATH_MAX];
+	struct ls_creds cr;
+	struct dirent *de;
+	int fd, err = 0, tried = 0;
+	DIR *d;
+
+	if (nb->path || !nb->by_kernel || c->input || nb->cwd_scans >= CWD_MAX_SCANS)
+		return 0;
+	nb->cwd_scans++;
+	snprintf(link, sizeof(link), "/proc/%d/cwd", nb->pid);
+	if (ls_creds__of_pid(nb->pid, &cr) ||
+	    ls_procfs__link(nb->pid, "cwd", cwd, sizeof(cwd)) <= 0)
+		return 0;
+	fd = ls_asuser__open(&cr, AT_FDCWD, link, O_RDONLY, 0, LS_OPEN_DIR);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (!err && tried < CWD_MAX_NOTEBOOKS && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len <= 6 || strcmp(de->d_name + len - 6, ".ipynb") || de->d_name[0] == '.')
+			continue;
+		tried++;
+		err = cwd_has(nb, de->d_name, c->hash);
+		if (err == 1) {
+			nb->nb_relpath = strdup(de->d_name);
+			if (asprintf(&nb->path, "%s/%s", cwd, de->d_name) < 0)
+				nb->path = NULL;
+			err = nb->path && nb->nb_relpath ? 1 : -ENOMEM;
+		}
+	}
+	closedir(d);
+	if (err == 1)
+		nb->loaded_round = UINT_MAX; /* read it now */
+	return err;
+}
+
 /* Finds c's text in notebook nbi's sources; 1 when found (the file has it), 0 when not, -ENOMEM */
 static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c, size_t nbi)
 {
@@ -426,7 +514,8 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 		c->number = k->index;
 		return ls_sources__set_text(s, c->file_id, text, k->len, NULL) ?: 1;
 	}
-	return 0;
+	err = adopt_from_cwd(nb, c);
+	return err == 1 ? match_in(n, s, c, nbi) : err;
 }
 
 /* The path a `%run X.ipynb` line names (quotes taken off), or false */

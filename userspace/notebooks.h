@@ -48,6 +48,8 @@ struct ls_notebook {
 	char *history;	  /* the history database as the kernel names it, or NULL */
 	char *note;	  /* why a way to find cells was unavailable, or NULL */
 	pid_t launcher;	  /* the process that names path (its argv, or a server's sessions) */
+	pid_t by_kernel;  /* the kernel that started it (nbclient in a notebook), or 0 */
+	int cwd_scans;	  /* by_kernel: times its working directory's notebooks were tried */
 	char *nb_relpath; /* path as it names it; the file is read with the kernel's rights */
 	int ncells;
 	bool dirty;

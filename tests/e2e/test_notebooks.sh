@@ -158,8 +158,8 @@ IPYTHONDIR="$WORK/srv-ipython" "$LS" -q --profile "$WORK/server.lsprof" -o "$WOR
 	"$NBPY" -m notebook --no-browser --port="$port" --NotebookApp.token=t0ken --allow-root \
 	--notebook-dir="$WORK" >"$WORK/server.log" 2>&1 &
 prof=$!
-timeout 120 "$NBPY" "$FIX/server_client.py" "$port" t0ken server.ipynb >"$WORK/driver.log" 2>&1 ||
-	fail "server driver: exit $? ($(tail -2 "$WORK/driver.log"))"
+timeout 180 "$NBPY" "$FIX/server_client.py" "$port" t0ken server.ipynb >"$WORK/driver.log" 2>&1 ||
+	{ fail "server driver: exit $? ($(tail -2 "$WORK/driver.log"))"; kill -INT $prof; }
 wait $prof || fail "server: profiler exit $?"
 "$LS" report "$WORK/server.lsprof" --format json -o "$WORK/server.json" || fail "server: report"
 "$PYQ" - "$WORK/server.json" "$WORK/server.ipynb" <<'PYEOF' | check_lines
@@ -246,6 +246,32 @@ ok = ([c["revision"] for c in two] == ["revision 1 of 2", "revision 2 of 2"] and
       all(c["revision"] is None for c in src["cells"] if c["label"] != "Cell 2"))
 print(("ok " if ok else "FAIL ") + "cell 2 edited and run again: %s" % [
     (c["label"], c["revision"], b.split("#")[-1]) for c, b in zip(two, body)])
+PYEOF
+
+# nbclient from a notebook: the child notebook runs in a kernel the parent's kernel started; it
+# is found in that kernel's working directory by its cells' hashes, never named after the parent
+run nbclient nbparent.ipynb
+"$PYQ" - "$WORK/nbclient.json" "$WORK" "$WORK/nbclient.truth" <<'PYEOF' | check_lines
+import json, math, sys
+j, work, truth = json.load(open(sys.argv[1])), sys.argv[2], json.load(open(sys.argv[3]))
+def say(ok, what):
+    print(("ok " if ok else "FAIL ") + what)
+nbs = {f["path"] for f in j["files"] if f["kind"] == "notebook"}
+say(nbs == {work + "/nbparent.ipynb", work + "/nbchild.ipynb"}, "notebooks %s" % sorted(nbs))
+child = [l for l in j["lines"] if "# NBCHILD" in (l["source"] or "")]
+say(child and child[0]["path"] == work + "/nbchild.ipynb" and child[0]["pid"] == truth["pid"]
+    and child[0]["cell_line"] == 2,
+    "the child kernel's NBCHILD line is in nbchild.ipynb: %s" % (
+        child and {k: child[0][k] for k in ("path", "pid", "cell", "cell_line")}))
+kernel = [p for p in j["processes"] if p["pid"] == truth["pid"]]
+say(kernel and kernel[0]["parent_pid"] in {l["pid"] for l in j["lines"] if l["path"] == work + "/nbparent.ipynb"},
+    "its kernel is the parent kernel's child")
+if child:
+    n = max(truth["cpu_s"] * 999, 1)
+    tol = truth["cpu_s"] * (5 / math.sqrt(n) + 0.05)
+    say(abs(child[0]["cpu_time_s"] - truth["cpu_s"]) <= tol,
+        "NBCHILD %.3f s CPU against %.3f s measured (tolerance %.3f)" % (
+            child[0]["cpu_time_s"], truth["cpu_s"], tol))
 PYEOF
 
 # the HTML reports in chromium: one notebook row, lines grouped and numbered by cell; the %run child
