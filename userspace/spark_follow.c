@@ -368,7 +368,7 @@ static int on_bytes(void *ctx, const char *data, size_t len)
 		room = l->cut ? 0 : LINE_MAX_BYTES - l->npartial;
 		if (take > room)
 			l->cut = true;
-		if (!l->cut || room) {
+		if ((!l->cut || room) && take) {
 			size_t k = take < room ? take : room;
 
 			if (reserve(l, l->npartial + k))

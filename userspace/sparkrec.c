@@ -207,6 +207,8 @@ void ls_sparkrec__committed(struct ls_sparkrec *sr, bool ok)
 {
 	if (!ok)
 		return; /* all of it again at the next flush */
+	if (!sr->q)
+		return; /* nothing was ever read: no queue to move */
 	for (size_t i = 0; i < sr->nlogs; i++)
 		sr->logs[i].dirty = false;
 	for (size_t i = 0; i < sr->flushed; i++)
