@@ -115,7 +115,12 @@ say(sum(p["gil_wait_s"] for p in procs) > 0, "four GIL-bound threads waited for 
 traces, stack, value, labels, unlabelled = collections.Counter(), [], None, {}, 0
 def frame(t):
     m = re.match(r"(\S+) (.*):(\d+)$", t)
-    return "%s (%s:%s)" % m.groups() if m else t
+    if m:
+        return "%s (%s:%s)" % m.groups()
+    # pprof prints no line for line 0 (a frame before its code's first line, as in a frozen
+    # module's import), where the folded stack says ":0"
+    m = re.match(r"(\S+) ([</][^:]*)$", t)
+    return "%s (%s:0)" % m.groups() if m else t
 for t in open(work + "/traces").read().split("\n") + ["-----------+"]:
     if t.startswith("-----------+"):
         if stack:
