@@ -826,6 +826,7 @@ int ls_model__load_flags(const char *path, unsigned flags, struct ls_model **out
 int ls_model__load_opts(const char *path, const struct ls_model_opts *o, struct ls_model **out)
 {
 	unsigned flags = o->flags;
+	bool spark = false; /* the profile holds Spark logs */
 	struct ls_store *store;
 	struct loader L = {};
 	const char *v;
@@ -864,7 +865,8 @@ int ls_model__load_opts(const char *path, const struct ls_model_opts *o, struct 
 	if (!err)
 		err = load_samples(&L);
 	/* Spark actions without a call site are matched on the timeline */
-	if (!err && (o->nspark_paths || lsm_has_spark(&L)))
+	spark = !err && lsm_has_spark(&L);
+	if (!err && (o->nspark_paths || spark))
 		flags |= LS_MODEL_STACKS | LS_MODEL_TIMELINE;
 	if (!err && (flags & (LS_MODEL_STACKS | LS_MODEL_TIMELINE)))
 		err = lsm_load_stacks(&L, flags & LS_MODEL_TIMELINE);
@@ -925,7 +927,7 @@ int ls_model__load_opts(const char *path, const struct ls_model_opts *o, struct 
 	}
 	/* last: actions are matched on everything above */
 	if (!err)
-		err = lsm_load_spark(&L, o->spark_paths, o->nspark_paths);
+		err = lsm_load_spark(&L, spark, o->spark_paths, o->nspark_paths);
 	loader_release(&L);
 	ls_store__free(store);
 	if (err) {

@@ -78,7 +78,8 @@ static inline int lsm_line_of(const struct loader *L, int func, int line)
 
 int lsm_load_rss(struct loader *L);
 bool lsm_has_spark(struct loader *L);
-int lsm_load_spark(struct loader *L, const char *const *paths, size_t n);
+/* stored: lsm_has_spark(), asked once by the loader */
+int lsm_load_spark(struct loader *L, bool stored, const char *const *paths, size_t n);
 int lsm_load_gpu(struct loader *L);
 int lsm_load_trace(struct loader *L);
 int lsm_load_execs(struct loader *L);

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "model_int.h"
 #include "spark.h"
+#include "spark_codec.h"
 #include "spark_follow.h"
 
 bool lsm_has_spark(struct loader *L)
@@ -45,12 +46,12 @@ static int load_stored(struct loader *L, struct ls_spark *s)
 
 		if (id != cur) {
 			const char *codec = (const char *)sqlite3_column_text(st, 2), *note;
-			static const char *const codecs[] = {"plain", "lz4", "snappy", "zstd"};
 			const char *c = NULL;
 
-			for (size_t i = 0; i < 4 && codec; i++)
-				if (!strcmp(codec, codecs[i]))
-					c = codecs[i];
+			/* the codec's own static name: a stored string is not kept */
+			for (int k = LS_SPARK_PLAIN; k <= LS_SPARK_ZSTD && codec; k++)
+				if (!strcmp(codec, ls_spark_codec__name(k)))
+					c = ls_spark_codec__name(k);
 			cur = id;
 			app = ls_spark__begin_app(s, (const char *)sqlite3_column_text(st, 1), c);
 			if (app < 0) {
@@ -133,17 +134,17 @@ int ls_spark__read_paths(struct ls_spark *s, const char *const *paths, size_t n)
 	return err ?: c.failed ? -EINVAL : 0;
 }
 
-int lsm_load_spark(struct loader *L, const char *const *paths, size_t n)
+int lsm_load_spark(struct loader *L, bool stored, const char *const *paths, size_t n)
 {
 	struct ls_spark *s;
 	int err = 0;
 
-	if (!n && !lsm_has_spark(L))
+	if (!n && !stored)
 		return 0;
 	s = ls_spark__new();
 	if (!s)
 		return -ENOMEM;
-	if (L->schema >= 7)
+	if (stored)
 		err = load_stored(L, s);
 	if (!err && n)
 		err = ls_spark__read_paths(s, paths, n);
