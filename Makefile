@@ -158,6 +158,7 @@ test: $(APP) ls-all
 
 check:
 	$(Q)clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+	$(Q)tests/lint/sizes.sh
 	$(Q)$(MAKE) test
 
 format:

@@ -18,9 +18,20 @@ int main(int argc, char **argv)
 	int depth = argc > 4 ? atoi(argv[4]) : 2;
 	struct ls_store *s;
 	struct ls_store_proc p = {
-		.id = 1, .pid = 4242, .ppid = 1, .nspid = 4242, .parent_id = -1, .spawn_stack = -1,
-		.spawn_tid = -1, .comm = "python3", .argv = "python3 big_app.py", .start_ns = 0,
-		.end_ns = 60000000000LL, .exit_code = 0, .python = "3.11.2", .python_build = "static",
+		.id = 1,
+		.pid = 4242,
+		.ppid = 1,
+		.nspid = 4242,
+		.parent_id = -1,
+		.spawn_stack = -1,
+		.spawn_tid = -1,
+		.comm = "python3",
+		.argv = "python3 big_app.py",
+		.start_ns = 0,
+		.end_ns = 60000000000LL,
+		.exit_code = 0,
+		.python = "3.11.2",
+		.python_build = "static",
 	};
 	char *text, path[128], hash[64];
 	int64_t stack = 1;
@@ -63,20 +74,26 @@ int main(int argc, char **argv)
 			else if (l % 10 == 9)
 				o += sprintf(text + o, "    return y\n");
 			else
-				o += sprintf(text + o, "    y = (y * %d + x) %% %d  # work\n", l, 97 + l);
+				o += sprintf(text + o, "    y = (y * %d + x) %% %d  # work\n", l,
+					     97 + l);
 		}
 		snprintf(path, sizeof(path), "/srv/app/pkg%d/mod%d.py", f / 100, f);
 		snprintf(hash, sizeof(hash), "%032x", f + 1);
 		ls_store__put_source(s, f + 1, hash, text, o);
 		ls_store__put_file(s, f + 1, path, f + 1, "python", NULL);
 		for (int fn = 0; fn < lines / 10; fn++)
-			ls_store__put_function(s, (int64_t)f * (lines / 10) + fn + 1, f + 1, "f", fn * 10 + 1);
+			ls_store__put_function(s, (int64_t)f * (lines / 10) + fn + 1, f + 1, "f",
+					       fn * 10 + 1);
 		for (int l = 1; l <= lines; l++) {
 			int64_t func = (int64_t)f * (lines / 10) + (l - 1) / 10 + 1;
 			int fn = (l - 1) / 10;
 			struct ls_store_sample x = {
-				.proc_id = 1, .tid = 4242, .stack_id = stack, .kind = 0,
-				.count = 1 + (l * 7 + f) % 13, .weight_ns = 1001001LL * (1 + (l * 7 + f) % 13),
+				.proc_id = 1,
+				.tid = 4242,
+				.stack_id = stack,
+				.kind = 0,
+				.count = 1 + (l * 7 + f) % 13,
+				.weight_ns = 1001001LL * (1 + (l * 7 + f) % 13),
 			};
 
 			frames[0] = func;

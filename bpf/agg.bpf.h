@@ -21,6 +21,12 @@ const volatile bool agg_enabled __weak = false;
 /* --timeline: each added sample also goes as a tick, and off-CPU intervals longer than this */
 const volatile bool timeline_enabled __weak = false;
 const volatile __u64 timeline_min_wait_ns __weak = 0;
+/*
+ * Wall mode without --timeline: a wait at least this long still goes as a tick, so that the
+ * time of a thread blocked across a child's start is known even when its stack is added up
+ * (userspace links a child a library's thread started to the line that waited for it)
+ */
+const volatile __u64 long_wait_ns __weak = 0;
 
 struct ls_agg_map {
 	__uint(type, BPF_MAP_TYPE_HASH);

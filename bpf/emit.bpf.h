@@ -30,9 +30,9 @@ static __always_inline void agg_key_of(const struct ls_proc *p, __u8 kind, __u16
 		k->mode = LS_MODE_UNKNOWN;
 	} else {
 		k->cls = LS_CLASS_CPU;
-		k->mode = kernel ? LS_MODE_KERNEL
+		k->mode = kernel				? LS_MODE_KERNEL
 			  : ip >= p->text_lo && ip < p->text_hi ? LS_MODE_PYTHON
-								  : LS_MODE_NATIVE;
+								: LS_MODE_NATIVE;
 	}
 }
 
@@ -50,10 +50,17 @@ static __always_inline void ls_emit_tick(const struct ls_agg_key *k, __u64 ts, _
 		.stack = k->stack,
 	};
 
-	if (!timeline_enabled || (k->cls != LS_CLASS_CPU && weight <= timeline_min_wait_ns))
+	bool timeline =
+		timeline_enabled && (k->cls == LS_CLASS_CPU || weight > timeline_min_wait_ns);
+
+	if (!timeline && !(long_wait_ns && k->cls == LS_CLASS_WAIT && weight >= long_wait_ns))
 		return;
-	if (bpf_ringbuf_output(&events, &t, sizeof(t), ls_rb_flags()))
+	if (!bpf_ringbuf_output(&events, &t, sizeof(t), ls_rb_flags()))
+		return;
+	if (timeline)
 		LS_STAT_INC(timeline_drops);
+	else
+		LS_STAT_INC(long_wait_drops);
 }
 #endif
 
@@ -109,9 +116,9 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	if (agg_eligible(kind, xflags, b->hdr.flags)) {
 		struct ls_agg_key k = {.pid = pid, .tid = tid};
 
-		kk.stack = k.stack = ls_agg_stack_hash(b->frames, n, b->hdr.flags,
-						       BPF_CORE_READ(task, group_leader, start_time),
-						       p->gen);
+		kk.stack = k.stack =
+			ls_agg_stack_hash(b->frames, n, b->hdr.flags,
+					  BPF_CORE_READ(task, group_leader, start_time), p->gen);
 		if (!bpf_map_lookup_elem(&agg_known, &kk)) {
 			b->hdr.stack = k.stack;
 			first = true;

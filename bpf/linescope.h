@@ -17,6 +17,8 @@
 #ifndef LS_MAX_PROCS
 #define LS_MAX_PROCS 16384 /* target processes tracked at once */
 #endif
+/* wall mode: waits at least this long carry their time even when added up in the kernel */
+#define LS_LONG_WAIT_NS 100000000ULL
 #ifndef LS_MAX_LAYOUTS
 #define LS_MAX_LAYOUTS 64 /* distinct interpreter layouts (one per CPython minor version/build) */
 #endif
@@ -30,11 +32,11 @@ enum ls_rec_type {
 	LS_REC_PROC = 2,   /* ls_proc_event: fork, exec, exit, new process seen in the cgroup */
 	LS_REC_OFFCPU = 3, /* ls_sample (kind LS_SAMPLE_OFFCPU) + frames: a thread blocked */
 	/* 4 was LS_REC_RSS: RSS readings ride on samples (LS_XF_RSS, LS_SAMPLE_RSS) */
-	LS_REC_TRACE = 5,  /* ls_trace_batch: a python-usdt batch of line counts */
-	LS_REC_GPU = 6,	   /* GPU records from gpu/ (see gpu/gpu_records.h) */
-	LS_REC_CODE = 7,   /* ls_code_rec: a code object, captured the first time a walk meets it */
-	LS_REC_EXEC = 8,   /* ls_exec_event: a process replaced its image (identity from the kernel) */
-	LS_REC_TICK = 9,   /* ls_tick: an added-up sample's time (--timeline) */
+	LS_REC_TRACE = 5, /* ls_trace_batch: a python-usdt batch of line counts */
+	LS_REC_GPU = 6,	  /* GPU records from gpu/ (see gpu/gpu_records.h) */
+	LS_REC_CODE = 7,  /* ls_code_rec: a code object, captured the first time a walk meets it */
+	LS_REC_EXEC = 8,  /* ls_exec_event: a process replaced its image (the kernel says so) */
+	LS_REC_TICK = 9,  /* ls_tick: an added-up sample's time (--timeline) */
 };
 
 enum ls_sample_kind {
@@ -90,8 +92,7 @@ struct ls_sample {
 	 * kernel under the same key (struct ls_agg_key.stack): remember what it resolves to.
 	 */
 	__u64 stack;
-	char comm[LS_COMM_LEN]; /* thread name */
-	/* followed by nframes struct ls_frame, innermost first */
+	char comm[LS_COMM_LEN]; /* thread name; nframes struct ls_frame follow, innermost first */
 };
 
 /* Classes of time, as the profile's samples.kind stores them. */
@@ -158,8 +159,8 @@ struct ls_known_key {
 enum ls_proc_event_kind {
 	LS_PE_FORK = 1, /* pid is the new process, ppid its parent */
 	/* 2 was the exec event: exec is an LS_REC_EXEC record of its own */
-	LS_PE_EXIT = 3, /* last thread of pid exited; exit_code as in wait(2) */
-	LS_PE_SEEN = 4, /* pid found in the target cgroup on its first sample */
+	LS_PE_EXIT = 3,	       /* last thread of pid exited; exit_code as in wait(2) */
+	LS_PE_SEEN = 4,	       /* pid found in the target cgroup on its first sample */
 	LS_PE_THREAD_EXIT = 5, /* thread tid of pid exited; cpu_ns is its CPU time as accounted */
 };
 
@@ -176,7 +177,7 @@ struct ls_proc_event {
 	char comm[LS_COMM_LEN];
 	__u64 start_ns; /* LS_PE_FORK, LS_PE_SEEN: the process's task start_time (monotonic) */
 	__u32 nspid;	/* LS_PE_FORK, LS_PE_SEEN: pid in its own pid namespace */
-	__u32 gen;	/* LS_PE_FORK: the new `procs` entry's generation (copied from the parent) */
+	__u32 gen; /* LS_PE_FORK: the new `procs` entry's generation (copied from the parent) */
 };
 
 /*
@@ -198,7 +199,7 @@ struct ls_image_key {
 
 /* ls_exec_event.flags */
 enum ls_exec_flags {
-	LS_EF_KNOWN_IMAGE = 1 << 0, /* BPF set the entry from `images`: walked from its first tick */
+	LS_EF_KNOWN_IMAGE = 1 << 0, /* BPF set it from `images`: walked from its first tick */
 	LS_EF_ARGS_CUT = 1 << 1,    /* the arguments were longer than LS_EXEC_ARGS_MAX */
 	LS_EF_ARGS_FAIL = 1 << 2,   /* the argument pages could not be read */
 };
@@ -215,10 +216,10 @@ struct ls_exec_event {
 	__u64 start_ns; /* task start_time of the pid (its fork), monotonic */
 	__u64 cgroup_id;
 	struct ls_image_key image;
-	__u64 start_code; /* mm->start_code: the new image's load bias follows from it */
-	__u32 gen;	  /* the `procs` entry's generation after this exec */
-	__u16 args_len;	  /* bytes in args (NUL-separated, as /proc/PID/cmdline) */
-	__u16 path_len;	  /* bytes in path, without NUL */
+	__u64 start_code;  /* mm->start_code: the new image's load bias follows from it */
+	__u32 gen;	   /* the `procs` entry's generation after this exec */
+	__u16 args_len;	   /* bytes in args (NUL-separated, as /proc/PID/cmdline) */
+	__u16 path_len;	   /* bytes in path, without NUL */
 	__u32 pidns_level; /* depth of its pid namespace */
 	__u32 pad;
 	char comm[LS_COMM_LEN];
@@ -263,7 +264,7 @@ struct ls_code_rec {
 	__u8 data[2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX];
 };
 
-#define LS_CODE_REC_HDR __builtin_offsetof(struct ls_code_rec, data)
+#define LS_CODE_REC_HDR	    __builtin_offsetof(struct ls_code_rec, data)
 #define LS_CODE_REC_SIZE(r) (LS_CODE_REC_HDR + (r)->fname_len + (r)->qname_len + (r)->ltab_len)
 
 /*
@@ -562,6 +563,7 @@ struct ls_stats {
 			       * next switch or sample, with the stack it has then */
 	__u64 task_works;     /* task works scheduled to report an interval (offcpu.bpf.c) */
 	__u64 lost_at_exit;   /* intervals whose thread exited before reporting them */
+	__u64 long_wait_drops; /* times of long waits (LS_LONG_WAIT_NS) a full ring buffer refused */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

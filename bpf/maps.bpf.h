@@ -154,9 +154,9 @@ static __always_inline void ls_task_scratch_put(__u32 *busy)
  */
 static __always_inline __u64 ls_rb_flags(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LS_RINGBUF_SIZE / 4 ?
-		       BPF_RB_FORCE_WAKEUP :
-		       BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LS_RINGBUF_SIZE / 4
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
 }
 
 #endif /* __LS_MAPS_BPF_H */

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # gpu/: the CUDA injection library liblinescope_cupti.so (CUPTI -> USDT), the GPU tests (tests/gpu,
-# with the collector's join of GPU records, userspace/gpu_agg.c) and the overhead benchmark
+# with the collector's join of GPU records, userspace/gpu_agg*.c) and the overhead benchmark
 # (bench/gpu-overhead).
 # Needs the CUDA 13 headers and libcupti.so.13 (CUDA_HOME, default /usr/local/cuda); no GPU.
 
@@ -12,7 +12,7 @@ GPU_TOUT := $(OUTPUT)/tests/gpu
 GPU_LIB := $(GPU_OUT)/liblinescope_cupti.so
 GPU_HDRS := $(wildcard gpu/*.h) bpf/linescope.h userspace/gpu_agg.h
 # the collector's join, which the GPU tests drive
-GPU_AGG_OBJ := $(OUTPUT)/userspace/gpu_agg.o
+GPU_AGG_OBJ := $(OUTPUT)/userspace/gpu_agg.o $(OUTPUT)/userspace/gpu_agg_mem.o
 # the generated probes.h first: python-usdt/ has a probes.h of its own
 GPU_CFLAGS := -I$(GPU_OUT) $(ALL_CFLAGS) -I$(CUDA_INC)
 
@@ -20,7 +20,7 @@ GPU_CFLAGS := -I$(GPU_OUT) $(ALL_CFLAGS) -I$(CUDA_INC)
 ALL_TARGETS += $(GPU_LIB)
 TEST_TARGETS += test-gpu
 
-GPU_PIC_SRCS := inject activity cupti_api kname nvml
+GPU_PIC_SRCS := inject inject_records inject_buffers inject_api activity cupti_api kname nvml
 GPU_PIC_OBJS := $(patsubst %,$(GPU_OUT)/pic/%.o,$(GPU_PIC_SRCS)) $(GPU_OUT)/pic/probes.o
 
 $(GPU_OUT) $(GPU_OUT)/pic $(GPU_TOUT) $(GPU_TOUT)/fake $(OUTPUT)/bench:

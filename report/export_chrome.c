@@ -15,7 +15,7 @@
 #include <jansson.h>
 #include "export.h"
 #include "json.h"
-#include "store.h"
+#include "profile.h"
 
 /* A frame's identity on the timeline: (function, line), or a leaf that names a kind of wait. */
 #define KEY_NATIVE   (-1)

@@ -27,9 +27,10 @@ struct ls_mproc {
 	int pid, ppid, nspid;
 	int parent; /* index of the parent process in the model, or -1 */
 	int64_t spawn_stack;
+	int64_t waiter_stack; /* the parent's thread that waited for it (ls_store_proc), or -1 */
 	char *comm, *argv, *exe, *python, *python_build, *note;
-	char *cgroup;		  /* cgroup v2 path, or NULL */
-	int64_t cgroup_id;	  /* the kernel's cgroup id, -1 unknown */
+	char *cgroup;			  /* cgroup v2 path, or NULL */
+	int64_t cgroup_id;		  /* the kernel's cgroup id, -1 unknown */
 	int rank, local_rank, world_size; /* its distributed job's (RANK...), -1 unknown */
 	char *master_addr;		  /* MASTER_ADDR, or NULL */
 	char *host; /* the host it ran on, in a merged profile; NULL: the profile's (meta host) */
@@ -50,8 +51,12 @@ struct ls_mproc {
 	int64_t gpu_ns, driver_ns, gpu_peak, gpu_launches, gpu_dropped, gpu_lost;
 	int64_t gpu_nopy_ns;   /* launched by threads with no Python frame */
 	int64_t gpu_unseen_ns; /* whose launch was never seen */
-	/* the line that started this process, when its parent was profiled */
+	/*
+	 * the line that started this process, when its parent was profiled; by_waiter: the line of
+	 * the parent's thread that waited for it, the starting thread having no project frame
+	 */
 	int spawn_file, spawn_line;
+	bool by_waiter;
 	struct ls_mexec *execs; /* its images in order (ls_store_exec) */
 	size_t nexecs;
 };
@@ -78,8 +83,8 @@ struct ls_mfile {
 	 */
 	const char *kind;
 	char *unavailable;
-	char *text;   /* NULL when unavailable */
-	char *stale;  /* the text is not what ran (a function is not where its code says): why */
+	char *text;  /* NULL when unavailable */
+	char *stale; /* the text is not what ran (a function is not where its code says): why */
 	size_t len;
 	int nlines;
 	bool used; /* some line of it was sampled */
@@ -208,8 +213,8 @@ struct ls_mtick {
 
 /* --timeline --gpu (LS_MODEL_TIMELINE): a kernel, copy or set as it ran on a device's stream. */
 struct ls_mgpu_span {
-	int proc;  /* index into procs */
-	int stack; /* the launching stack: index into ls_mstacks.stacks (0: no Python frame) */
+	int proc;    /* index into procs */
+	int stack;   /* the launching stack: index into ls_mstacks.stacks (0: no Python frame) */
 	bool unseen; /* its launch was not seen (stack 0) */
 	int device, stream;
 	int kind;	/* enum ls_gpu_act_kind (gpu/gpu_records.h): 1 kernel, 2 copy, 3 set */
@@ -232,8 +237,8 @@ struct ls_mstacks {
 	size_t nticks;
 	struct ls_mgpu_span *gpu_spans; /* LS_MODEL_TIMELINE: by process, device, stream, time */
 	size_t ngpu_spans;
-	bool timeline;	   /* the run was recorded with --timeline */
-	int64_t ticks_bad; /* timeline rows refused (damaged, or of a thread without samples) */
+	bool timeline;	       /* the run was recorded with --timeline */
+	int64_t ticks_bad;     /* timeline rows refused (damaged, or of a thread without samples) */
 	int64_t gpu_spans_bad; /* gpu_timeline rows refused (damaged) */
 };
 
@@ -273,20 +278,20 @@ struct ls_model {
 	bool gpu;	    /* some GPU work was recorded */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
-	int64_t taken;		   /* on-CPU samples the kernel took (-1: not recorded): */
-				   /* ls_model__kept() + ls_model__lost() */
-	int64_t unresolved_frames; /* frames whose code object could not be read */
-	int64_t lost_records;	   /* other ring-buffer records dropped (process, off-CPU, code) */
+	int64_t taken;		    /* on-CPU samples the kernel took (-1: not recorded): */
+				    /* ls_model__kept() + ls_model__lost() */
+	int64_t unresolved_frames;  /* frames whose code object could not be read */
+	int64_t lost_records;	    /* other ring-buffer records dropped (process, off-CPU, code) */
 	int64_t lost_trace_batches; /* --trace: python-usdt batches lost (sequence gaps) */
-	int64_t damaged_rows;	   /* profile rows skipped: values out of range (a damaged file) */
+	int64_t damaged_rows;	    /* profile rows skipped: values out of range (a damaged file) */
 	double elapsed_s;
 	uint64_t period_ns;
 	struct ls_mcost_prog *cost_progs; /* none when the kernel did not count */
 	size_t ncost_progs;
 	int64_t collector_cpu_ns; /* the recorder's own CPU time while recording; -1: not recorded */
 	int64_t collector_setup_cpu_ns; /* before it: loading BPF; -1: not recorded */
-	bool wall;   /* off-CPU time was recorded */
-	bool memory; /* RSS readings were recorded */
+	bool wall;			/* off-CPU time was recorded */
+	bool memory;			/* RSS readings were recorded */
 	/* LS_MODEL_STACKS only, else NULL */
 	struct ls_mstacks *stacks;
 	/* Spark applications of the profile or the report's --spark-events (spark.h); NULL none */

@@ -6,11 +6,11 @@
 #ifndef LS_MODEL_INT_H
 #define LS_MODEL_INT_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include "array.h"
 #include "hashmap.h"
 #include "model.h"
+#include "profile.h"
 
 struct stack {
 	uint32_t *frames; /* function id, line; innermost first */
@@ -19,8 +19,8 @@ struct stack {
 
 struct loader {
 	struct ls_model *m;
-	sqlite3 *db;
-	int schema; /* the profile's schema version */
+	struct ls_profile *prof;
+	size_t cap; /* of the table being loaded */
 	struct ls_hashmap file_idx, func_idx, proc_idx, line_idx, fstat_idx, edge_idx;
 	struct stack *stacks;
 	size_t nstacks;
@@ -31,33 +31,18 @@ struct loader {
 	size_t scratch;
 };
 
-/*
- * On-CPU samples of a thread are scaled to the CPU time the scheduler accounted for it during the
- * recording, when the profile has it: the timer sample count carries noise at every preemption,
- * GIL hand-off and vCPU stall, the kernel's accounting does not. Lines keep their shares of the
- * thread's samples. Left as sampled: threads under 100 ms (the exit value can be one scheduler
- * tick stale) and factors outside [0.5, 2] (something does not match, e.g. a reused tid).
- * Columns c_proc, c_tid and f (the factor); LSM_SCALED_WEIGHT is a samples row's weight with it.
- */
-#define LSM_CPU_SCALE_SQL                                                                \
-	"SELECT t.process_id AS c_proc, t.tid AS c_tid, t.cpu_ns * 1.0 / w.w AS f"       \
-	" FROM threads t JOIN (SELECT process_id, tid, sum(weight_ns) AS w FROM samples" \
-	" WHERE kind = 0 GROUP BY process_id, tid) w"                                    \
-	" ON w.process_id = t.process_id AND w.tid = t.tid"                              \
-	" WHERE t.cpu_ns >= 100000000 AND w.w >= 100000000"                              \
-	" AND t.cpu_ns BETWEEN w.w / 2 AND w.w * 2"
-#define LSM_SCALED_WEIGHT                          \
-	"CASE WHEN s.kind = 0 AND c.f IS NOT NULL" \
-	" THEN CAST(round(s.weight_ns * c.f) AS INTEGER) ELSE s.weight_ns END"
-
-char *lsm_col_dup(sqlite3_stmt *st, int i);
-/* sqlite3_step(): 1 for a row, 0 at the end, -EIO (logged) when the profile is corrupt. */
-int lsm_step(struct loader *L, sqlite3_stmt *st);
-int64_t lsm_col_id(sqlite3_stmt *st, int i);
-int lsm_prepare(struct loader *L, const char *sql, sqlite3_stmt **st);
+/* strdup() of a column that may be NULL */
+char *lsm_dup(const char *t);
 /* The model line (proc, file, line), created on first use; NULL on -ENOMEM. */
 struct ls_mline *lsm_line_slot(struct loader *L, int proc, int file, int line);
 struct ls_mfstat *lsm_fstat_slot(struct loader *L, int proc, int func);
+/*
+ * Adds a row of summed samples of one stored stack (kind: enum ls_sample_class) to the lines,
+ * functions and edges of process proc (model_attr.c); a stack without a Python frame stays on
+ * the process. -ENOMEM.
+ */
+int lsm_add_row(struct loader *L, int proc, int64_t stack_id, int kind, int mode, int64_t count,
+		int64_t weight);
 /* Model index of a function id, or -1. */
 int lsm_func_at(struct loader *L, uint32_t id);
 /* Index of a stack's own frame: innermost in project code, else the innermost. */
@@ -77,8 +62,7 @@ static inline int lsm_line_of(const struct loader *L, int func, int line)
 }
 
 int lsm_load_rss(struct loader *L);
-bool lsm_has_spark(struct loader *L);
-/* stored: lsm_has_spark(), asked once by the loader */
+/* stored: ls_profile__has_spark(), asked once by the loader */
 int lsm_load_spark(struct loader *L, bool stored, const char *const *paths, size_t n);
 int lsm_load_gpu(struct loader *L);
 int lsm_load_trace(struct loader *L);

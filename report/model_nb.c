@@ -196,13 +196,13 @@ static int add_notebook(struct loader *L, const char *path, const struct nb_row 
 	return 0;
 }
 
-static const char *how_of(const unsigned char *t)
+static const char *how_of(const char *t)
 {
 	if (!t)
 		return NULL;
-	if (!strcmp((const char *)t, "history"))
+	if (!strcmp(t, "history"))
 		return "history";
-	return !strcmp((const char *)t, "notebook") ? "notebook" : NULL;
+	return !strcmp(t, "notebook") ? "notebook" : NULL;
 }
 
 /* Stored frames of cells moved into their notebooks (the functions are already) */
@@ -232,102 +232,165 @@ static int file_of(const struct nb_files *nf, int64_t id)
 	return -1;
 }
 
+/* The code IPython's %time and %%time compile from a cell: its lines are the cell's. */
+static bool timed_code(const struct ls_mfile *f)
+{
+	return !strcmp(f->path, "<timed exec>") || !strcmp(f->path, "<timed eval>");
+}
+
+/*
+ * Where a line of %time/%%time's code is in its cell: the magic's line n of the notebook calls
+ * it; `%%time` (n is the cell's first line) runs the rest of the cell, so its line k is n + k;
+ * `%time STMT` runs the rest of line n. 0 when line n is neither.
+ */
+static int timed_line(const struct ls_mfile *nb, int n, int k)
+{
+	const struct ls_mcell *c = ls_mfile__cell_at(nb, n);
+	const char *t;
+	size_t len;
+
+	t = c ? ls_mfile__line(nb, n, &len) : NULL;
+	while (t && len && (*t == ' ' || *t == '\t'))
+		t++, len--;
+	if (!t || len < 5 || t[0] != '%')
+		return 0;
+	if (len >= 6 && !strncmp(t, "%%time", 6) && (len == 6 || t[6] == ' ') && n == c->first)
+		return k >= 1 && k < c->nlines ? n + k : 0;
+	if (!strncmp(t, "%time", 5) && (len == 5 || t[5] == ' '))
+		return k == 1 ? n : 0;
+	return 0;
+}
+
+/*
+ * Frames of %time/%%time's code (<timed exec>, a file of its own with no text) moved onto the
+ * notebook cell that ran the magic: the nearest outer frame in a notebook, through IPython's
+ * own frames, names the cell and the magic's line.
+ */
+static void fold_timed_frames(struct loader *L)
+{
+	struct ls_model *m = L->m;
+
+	for (size_t s = 0; s < L->nstacks; s++) {
+		uint32_t *fr = L->stacks[s].frames;
+
+		for (int i = 0; i < L->stacks[s].depth; i++) {
+			int f = lsm_func_at(L, fr[2 * i]), line = 0, j = i + 1, g = -1;
+
+			if (f < 0 || !timed_code(&m->files[m->funcs[f].file]))
+				continue;
+			for (; j < L->stacks[s].depth; j++) {
+				g = lsm_func_at(L, fr[2 * j]);
+				if (g >= 0 && ls_mfile__project(&m->files[m->funcs[g].file]))
+					break;
+			}
+			if (j < L->stacks[s].depth &&
+			    !strcmp(m->files[m->funcs[g].file].kind, "notebook"))
+				line = timed_line(&m->files[m->funcs[g].file], (int)fr[2 * j + 1],
+						  (int)fr[2 * i + 1]);
+			if (line > 0) {
+				fr[2 * i] = fr[2 * j];
+				fr[2 * i + 1] = line;
+			}
+		}
+	}
+}
+
+struct runs_load {
+	struct loader *L;
+	const struct nb_files *nf;
+	size_t cap;
+};
+
+static int run_row(void *ctx, const struct ls_prow_nbrun *r)
+{
+	struct runs_load *c = ctx;
+	struct ls_model *m = c->L->m;
+	int child = file_of(c->nf, r->id), parent = file_of(c->nf, r->parent_id);
+	const struct ls_mfile *pf = parent >= 0 ? &m->files[parent] : NULL;
+	const struct ls_mcell *cell = NULL;
+	struct ls_mnbrun *v;
+	uint64_t proc, fi;
+
+	if (child < 0 || !pf || r->parent_line <= 0 ||
+	    !ls_hashmap__get(&c->L->proc_idx, r->proc_id, &proc) ||
+	    !ls_hashmap__get(&c->L->file_idx, r->parent_file_id, &fi))
+		return 0; /* a child with no sampled cell, or a parent line we do not hold */
+	for (size_t k = 0; k < pf->ncells && !cell; k++)
+		if (pf->cells[k].file == (int)fi)
+			cell = &pf->cells[k];
+	if (!cell || r->parent_line > cell->nlines)
+		return 0;
+	v = ls_array_grow(m->nbruns, &c->cap, m->nnbruns, sizeof(*v), 4);
+	if (!v)
+		return -ENOMEM;
+	m->nbruns = v;
+	v[m->nnbruns++] = (struct ls_mnbrun){.proc = (int)proc,
+					     .src = parent,
+					     .line = cell->first + r->parent_line - 1,
+					     .child = child};
+	return 0;
+}
+
 /* Notebooks run by a line of another (%run): the parent's line, moved into its numbering */
 static int load_runs(struct loader *L, const struct nb_files *nf)
 {
-	struct ls_model *m = L->m;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int rc, err;
+	struct runs_load c = {L, nf, 0};
 
-	err = lsm_prepare(
-		L,
-		"SELECT id, process_id, parent_id, parent_file_id, parent_line FROM notebooks"
-		" WHERE parent_id IS NOT NULL ORDER BY id",
-		&st);
-	if (err)
-		return err;
-	while ((rc = lsm_step(L, st)) > 0) {
-		int child = file_of(nf, sqlite3_column_int64(st, 0)),
-		    parent = file_of(nf, sqlite3_column_int64(st, 2)),
-		    line = sqlite3_column_int(st, 4);
-		const struct ls_mfile *pf = parent >= 0 ? &m->files[parent] : NULL;
-		const struct ls_mcell *cell = NULL;
-		struct ls_mnbrun *v;
-		uint64_t proc, fi;
+	return ls_profile__nbruns(L->prof, run_row, &c);
+}
 
-		if (child < 0 || !pf || line <= 0 ||
-		    !ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 1), &proc) ||
-		    !ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 3), &fi))
-			continue; /* a child with no sampled cell, or a parent line we do not hold
-				   */
-		for (size_t k = 0; k < pf->ncells && !cell; k++)
-			if (pf->cells[k].file == (int)fi)
-				cell = &pf->cells[k];
-		if (!cell || line > cell->nlines)
-			continue;
-		v = ls_array_grow(m->nbruns, &cap, m->nnbruns, sizeof(*v), 4);
-		if (!v) {
-			err = -ENOMEM;
-			break;
-		}
-		m->nbruns = v;
-		v[m->nnbruns++] = (struct ls_mnbrun){.proc = (int)proc,
-						     .src = parent,
-						     .line = cell->first + line - 1,
-						     .child = child};
-	}
-	sqlite3_finalize(st);
-	return rc < 0 && !err ? rc : err;
+/* the sampled cells, in capture order, each claiming its file */
+struct cells_load {
+	struct loader *L;
+	struct nb_row *rows;
+	char **paths;
+	size_t n, cap;
+};
+
+static int cell_row(void *ctx, const struct ls_prow_cell *r)
+{
+	struct cells_load *c = ctx;
+	struct ls_model *m = c->L->m;
+	struct nb_row *v;
+	uint64_t fi;
+	char **pv;
+
+	if (!ls_hashmap__get(&c->L->file_idx, r->file_id, &fi) ||
+	    strcmp(m->files[fi].kind, "python"))
+		return 0; /* a cell file the profile does not hold, or named twice */
+	v = ls_array_grow(c->rows, &c->cap, c->n, sizeof(*v), 16);
+	if (!v)
+		return -ENOMEM;
+	c->rows = v;
+	pv = realloc(c->paths, (c->cap > c->n ? c->cap : c->n + 1) * sizeof(*pv));
+	if (!pv)
+		return -ENOMEM;
+	c->paths = pv;
+	c->rows[c->n].notebook = r->notebook_id;
+	c->rows[c->n].file = (int)fi;
+	c->rows[c->n].number = r->number;
+	c->rows[c->n].how = how_of(r->how);
+	c->paths[c->n] = lsm_dup(r->notebook);
+	m->files[fi].kind = "cell"; /* claimed: a second row naming it is skipped */
+	c->n++;
+	return 0;
 }
 
 int lsm_load_notebooks(struct loader *L)
 {
 	struct ls_model *m = L->m;
-	struct nb_row *rows = NULL, *v;
-	size_t n = 0, cap = 0, fcap = m->nfiles;
-	char **paths = NULL;
+	struct cells_load c = {.L = L};
+	struct nb_row *rows;
+	size_t n, fcap = m->nfiles;
+	char **paths;
 	int *max = NULL;
 	struct nb_files nf = {};
-	sqlite3_stmt *st;
-	int rc, err;
+	int err;
 
-	if (L->schema < 4)
-		return 0; /* recorded before notebooks were */
-	err = lsm_prepare(L,
-			  "SELECT c.notebook_id, c.file_id, c.number, c.how,"
-			  " coalesce(n.path, 'kernel ' || n.pid) FROM cells c"
-			  " JOIN notebooks n ON n.id = c.notebook_id ORDER BY c.notebook_id, c.seq",
-			  &st);
-	if (err)
-		return err;
-	while ((rc = lsm_step(L, st)) > 0) {
-		uint64_t fi;
-		char **pv;
-
-		if (!ls_hashmap__get(&L->file_idx, sqlite3_column_int64(st, 1), &fi) ||
-		    strcmp(m->files[fi].kind, "python"))
-			continue; /* a cell file the profile does not hold, or named twice */
-		v = ls_array_grow(rows, &cap, n, sizeof(*v), 16);
-		pv = v ? realloc(paths, (cap > n ? cap : n + 1) * sizeof(*paths)) : NULL;
-		if (v)
-			rows = v;
-		if (!v || !pv) {
-			err = -ENOMEM;
-			break;
-		}
-		paths = pv;
-		rows[n].notebook = sqlite3_column_int64(st, 0);
-		rows[n].file = (int)fi;
-		rows[n].number = sqlite3_column_int(st, 2);
-		rows[n].how = how_of(sqlite3_column_text(st, 3));
-		paths[n] = lsm_col_dup(st, 4);
-		m->files[fi].kind = "cell"; /* claimed: a second row naming it is skipped */
-		n++;
-	}
-	sqlite3_finalize(st);
-	if (rc < 0 && !err)
-		err = rc;
+	err = ls_profile__cells(L->prof, cell_row, &c);
+	rows = c.rows;
+	paths = c.paths;
+	n = c.n;
 	if (!err && n) {
 		L->func_shift = calloc(m->nfuncs ? m->nfuncs : 1, sizeof(*L->func_shift));
 		max = max_lines(L);
@@ -345,8 +408,10 @@ int lsm_load_notebooks(struct loader *L)
 		nf.idx[nf.n++] = (int)m->nfiles - 1;
 		start = i + 1;
 	}
-	if (!err && n)
+	if (!err && n) {
 		move_frames(L);
+		fold_timed_frames(L);
+	}
 	if (!err && n)
 		err = load_runs(L, &nf);
 	free(nf.ids);

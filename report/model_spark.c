@@ -16,57 +16,39 @@
 #include "spark_codec.h"
 #include "spark_follow.h"
 
-bool lsm_has_spark(struct loader *L)
-{
-	sqlite3_stmt *st;
-	bool any = false;
+struct stored_load {
+	struct ls_spark *s;
+	int64_t cur; /* the log being read */
+	int app;
+};
 
-	if (L->schema < 7 || lsm_prepare(L, "SELECT 1 FROM spark_logs LIMIT 1", &st))
-		return false;
-	any = lsm_step(L, st) > 0;
-	sqlite3_finalize(st);
-	return any;
+static int stored_row(void *ctx, const struct ls_prow_spark *r)
+{
+	struct stored_load *c = ctx;
+	struct ls_spark *s = c->s;
+
+	if (r->log_id != c->cur) {
+		const char *codec = NULL;
+
+		/* the codec's own static name: a stored string is not kept */
+		for (int k = LS_SPARK_PLAIN; k <= LS_SPARK_ZSTD && r->codec; k++)
+			if (!strcmp(r->codec, ls_spark_codec__name(k)))
+				codec = ls_spark_codec__name(k);
+		c->cur = r->log_id;
+		c->app = ls_spark__begin_app(s, r->path, codec);
+		if (c->app < 0)
+			return c->app;
+		if (r->note)
+			ls_spark__note(s, "%s: %s", s->apps[c->app].log ?: "spark log", r->note);
+	}
+	return r->event ? ls_spark__event(s, c->app, r->event, r->len) : 0;
 }
 
 static int load_stored(struct loader *L, struct ls_spark *s)
 {
-	sqlite3_stmt *st;
-	int64_t cur = -1;
-	int app = -1, rc = 0, err;
+	struct stored_load c = {s, -1, -1};
 
-	err = lsm_prepare(L,
-			  "SELECT l.id, l.path, l.codec, l.note, e.event FROM spark_logs l"
-			  " LEFT JOIN spark_events e ON e.log_id = l.id ORDER BY l.id, e.seq",
-			  &st);
-	if (err)
-		return err;
-	while (!err && (rc = lsm_step(L, st)) > 0) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		const char *line = (const char *)sqlite3_column_text(st, 4);
-
-		if (id != cur) {
-			const char *codec = (const char *)sqlite3_column_text(st, 2), *note;
-			const char *c = NULL;
-
-			/* the codec's own static name: a stored string is not kept */
-			for (int k = LS_SPARK_PLAIN; k <= LS_SPARK_ZSTD && codec; k++)
-				if (!strcmp(codec, ls_spark_codec__name(k)))
-					c = ls_spark_codec__name(k);
-			cur = id;
-			app = ls_spark__begin_app(s, (const char *)sqlite3_column_text(st, 1), c);
-			if (app < 0) {
-				err = app;
-				break;
-			}
-			note = (const char *)sqlite3_column_text(st, 3);
-			if (note)
-				ls_spark__note(s, "%s: %s", s->apps[app].log ?: "spark log", note);
-		}
-		if (line)
-			err = ls_spark__event(s, app, line, (size_t)sqlite3_column_bytes(st, 4));
-	}
-	sqlite3_finalize(st);
-	return err ?: (rc < 0 ? rc : 0);
+	return ls_profile__spark(L->prof, stored_row, &c);
 }
 
 struct read_ctx {

@@ -9,16 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
-#include "store.h"
 
 struct builder {
+	struct loader *L;
 	struct ls_mstacks *s;
 	size_t tcap, scap, ncap;
 	struct ls_hashmap stack_idx; /* stored stack id -> index in s->stacks */
 };
 
 /* Index of the thread (proc, tid), added when it is not the last one: rows come by thread. */
-static int thread_at(struct builder *b, int proc, int tid, sqlite3_stmt *st, int name_col)
+static int thread_at(struct builder *b, int proc, int tid, const char *name)
 {
 	struct ls_mstacks *s = b->s;
 	struct ls_mthread *t;
@@ -33,7 +33,7 @@ static int thread_at(struct builder *b, int proc, int tid, sqlite3_stmt *st, int
 	t = &s->threads[s->nthreads];
 	t->proc = proc;
 	t->tid = tid;
-	t->name = lsm_col_dup(st, name_col);
+	t->name = lsm_dup(name);
 	return s->nthreads++;
 }
 
@@ -106,6 +106,45 @@ static int add_sample(struct builder *b, int thread, int stack, int kind, int64_
 	return 0;
 }
 
+struct ticks_load {
+	struct loader *L;
+	struct builder *b;
+	struct ls_hashmap thread_idx; /* (proc, tid) -> index in s->threads */
+	size_t cap;
+};
+
+static int tick_row(void *ctx, const struct ls_prow_tick *r)
+{
+	struct ticks_load *c = ctx;
+	struct ls_mstacks *s = c->b->s;
+	struct ls_mtick *x;
+	uint64_t proc, thread;
+	int stack;
+
+	if (!ls_hashmap__get(&c->L->proc_idx, r->proc_id, &proc) || r->tid < 0 ||
+	    r->tid > INT32_MAX || r->kind < LS_CLASS_CPU || r->kind > LS_CLASS_RUNQ ||
+	    r->t_ns < 0 || r->dur_ns < 0 || r->dur_ns > r->t_ns ||
+	    !ls_hashmap__get(&c->thread_idx, proc << 32 | (uint32_t)r->tid, &thread)) {
+		s->ticks_bad++;
+		return 0;
+	}
+	stack = stack_at(c->L, c->b, r->stack_id);
+	if (stack < 0)
+		return stack;
+	x = ls_array_grow(s->ticks, &c->cap, s->nticks, sizeof(*x), 1024);
+	if (!x)
+		return -ENOMEM;
+	s->ticks = x;
+	s->ticks[s->nticks++] = (struct ls_mtick){
+		.thread = (int)thread,
+		.stack = stack,
+		.kind = (int)r->kind,
+		.t_ns = r->t_ns,
+		.dur_ns = r->dur_ns,
+	};
+	return 0;
+}
+
 /*
  * The timeline (schema 5, --timeline), by thread and time. Its ticks are in the samples too, so a
  * tick of a thread or stack they do not hold is damage: counted, left out.
@@ -113,18 +152,13 @@ static int add_sample(struct builder *b, int thread, int stack, int kind, int64_
 static int load_timeline(struct loader *L, struct builder *b)
 {
 	struct ls_mstacks *s = b->s;
-	struct ls_hashmap thread_idx;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int rc = 0, err;
+	struct ticks_load c = {.L = L, .b = b};
+	int err = 0;
 
 	s->timeline = !strcmp(ls_model__meta(L->m, "timeline") ?: "0", "1");
-	if (L->schema < 5)
-		return 0;
-	ls_hashmap_init(&thread_idx);
-	err = 0;
+	ls_hashmap_init(&c.thread_idx);
 	for (size_t i = 0; !err && i < s->nthreads; i++) {
-		uint64_t *slot = ls_hashmap__slot(&thread_idx,
+		uint64_t *slot = ls_hashmap__slot(&c.thread_idx,
 						  (uint64_t)s->threads[i].proc << 32 |
 							  (uint32_t)s->threads[i].tid,
 						  UINT64_MAX);
@@ -135,115 +169,83 @@ static int load_timeline(struct loader *L, struct builder *b)
 			*slot = i;
 	}
 	if (!err)
-		err = lsm_prepare(
-			L,
-			"SELECT process_id, tid, t_ns, dur_ns, stack_id, kind FROM timeline"
-			" ORDER BY process_id, tid, t_ns",
-			&st);
-	if (err)
-		goto out;
-	while (!err && (rc = lsm_step(L, st)) > 0) {
-		int64_t tid = sqlite3_column_int64(st, 1), t = sqlite3_column_int64(st, 2);
-		int64_t dur = sqlite3_column_int64(st, 3), kind = sqlite3_column_int64(st, 5);
-		struct ls_mtick *x;
-		uint64_t proc, thread;
-		int stack;
-
-		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc) || tid < 0 ||
-		    tid > INT32_MAX || kind < LS_CLASS_CPU || kind > LS_CLASS_RUNQ || t < 0 ||
-		    dur < 0 || dur > t ||
-		    !ls_hashmap__get(&thread_idx, proc << 32 | (uint32_t)tid, &thread)) {
-			s->ticks_bad++;
-			continue;
-		}
-		stack = stack_at(L, b, sqlite3_column_int64(st, 4));
-		x = stack < 0 ? NULL : ls_array_grow(s->ticks, &cap, s->nticks, sizeof(*x), 1024);
-		if (!x) {
-			err = stack < 0 ? stack : -ENOMEM;
-			break;
-		}
-		s->ticks = x;
-		s->ticks[s->nticks++] = (struct ls_mtick){
-			.thread = (int)thread,
-			.stack = stack,
-			.kind = (int)kind,
-			.t_ns = t,
-			.dur_ns = dur,
-		};
-	}
-	sqlite3_finalize(st);
-	if (rc < 0 && !err)
-		err = rc;
-out:
-	ls_hashmap_release(&thread_idx);
+		err = ls_profile__ticks(L->prof, tick_row, &c);
+	ls_hashmap_release(&c.thread_idx);
 	return err;
+}
+
+struct spans_load {
+	struct loader *L;
+	struct builder *b;
+	size_t cap;
+};
+
+static int span_row(void *ctx, const struct ls_prow_gpu_span *r)
+{
+	struct spans_load *c = ctx;
+	struct ls_mstacks *s = c->b->s;
+	bool unseen = r->stack_id == LS_GPU_STACK_UNSEEN;
+	struct ls_mgpu_span *x;
+	uint64_t proc;
+	int stack;
+
+	if (!ls_hashmap__get(&c->L->proc_idx, r->proc_id, &proc) || r->device < 0 ||
+	    r->device > INT32_MAX || r->stream < 0 || r->stream > INT32_MAX || r->t_ns < 0 ||
+	    r->dur_ns <= 0 || r->dur_ns > INT64_MAX - r->t_ns || r->kind < 1 || r->kind > 3 ||
+	    r->count < 1 || r->bytes < 0) {
+		s->gpu_spans_bad++;
+		return 0;
+	}
+	stack = unseen ? 0 : stack_at(c->L, c->b, r->stack_id);
+	if (stack < 0)
+		return stack;
+	x = ls_array_grow(s->gpu_spans, &c->cap, s->ngpu_spans, sizeof(*x), 256);
+	if (!x)
+		return -ENOMEM;
+	s->gpu_spans = x;
+	s->gpu_spans[s->ngpu_spans++] = (struct ls_mgpu_span){
+		.proc = (int)proc,
+		.stack = stack,
+		.device = (int)r->device,
+		.stream = (int)r->stream,
+		.kind = (int)r->kind,
+		.t_ns = r->t_ns,
+		.dur_ns = r->dur_ns,
+		.count = r->count,
+		.bytes = r->bytes,
+		.name = lsm_dup(r->name),
+		.unseen = unseen,
+	};
+	return 0;
 }
 
 /* The device work on the timeline (schema 5, --timeline --gpu), by process, device, stream, time.
  */
 static int load_gpu_timeline(struct loader *L, struct builder *b)
 {
-	struct ls_mstacks *s = b->s;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-	int rc = 0, err;
+	struct spans_load c = {L, b, 0};
 
-	err = lsm_prepare(
-		L,
-		"SELECT process_id, device, stream, t_ns, dur_ns, kind, name, stack_id,"
-		" count, bytes FROM gpu_timeline ORDER BY process_id, device, stream, t_ns",
-		&st);
-	if (err)
-		return err;
-	while (!err && (rc = lsm_step(L, st)) > 0) {
-		int64_t dev = sqlite3_column_int64(st, 1), stream = sqlite3_column_int64(st, 2);
-		int64_t t = sqlite3_column_int64(st, 3), dur = sqlite3_column_int64(st, 4);
-		int64_t kind = sqlite3_column_int64(st, 5), count = sqlite3_column_int64(st, 8);
-		int64_t bytes = sqlite3_column_int64(st, 9), sid = sqlite3_column_int64(st, 7);
-		struct ls_mgpu_span *x;
-		uint64_t proc;
-		int stack;
+	return ls_profile__gpu_spans(L->prof, span_row, &c);
+}
 
-		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc) || dev < 0 ||
-		    dev > INT32_MAX || stream < 0 || stream > INT32_MAX || t < 0 || dur <= 0 ||
-		    dur > INT64_MAX - t || kind < 1 || kind > 3 || count < 1 || bytes < 0) {
-			s->gpu_spans_bad++;
-			continue;
-		}
-		stack = sid == LS_GPU_STACK_UNSEEN ? 0 : stack_at(L, b, sid);
-		x = stack < 0 ? NULL
-			      : ls_array_grow(s->gpu_spans, &cap, s->ngpu_spans, sizeof(*x), 256);
-		if (!x) {
-			err = stack < 0 ? stack : -ENOMEM;
-			break;
-		}
-		s->gpu_spans = x;
-		x = &s->gpu_spans[s->ngpu_spans++];
-		*x = (struct ls_mgpu_span){
-			.proc = (int)proc,
-			.stack = stack,
-			.device = (int)dev,
-			.stream = (int)stream,
-			.kind = (int)kind,
-			.t_ns = t,
-			.dur_ns = dur,
-			.count = count,
-			.bytes = bytes,
-			.name = lsm_col_dup(st, 6),
-			.unseen = sid == LS_GPU_STACK_UNSEEN,
-		};
-	}
-	sqlite3_finalize(st);
-	if (rc < 0 && !err)
-		err = rc;
-	return err;
+static int thread_sample_row(void *ctx, const struct ls_prow_thread_sample *r)
+{
+	struct builder *b = ctx;
+	int thread, stack;
+	uint64_t proc;
+
+	/* the reader refused the rows it counted as damaged for the lines already */
+	if (!ls_hashmap__get(&b->L->proc_idx, r->proc_id, &proc))
+		return 0;
+	thread = thread_at(b, (int)proc, r->tid, r->thread_name);
+	stack = thread < 0 ? thread : stack_at(b->L, b, r->stack_id);
+	return stack < 0 ? stack : add_sample(b, thread, stack, r->kind, r->count, r->weight_ns);
 }
 
 int lsm_load_stacks(struct loader *L, bool timeline)
 {
-	struct builder b = {};
-	sqlite3_stmt *st;
-	int rc = 0, err;
+	struct builder b = {.L = L};
+	int err;
 
 	b.s = calloc(1, sizeof(*b.s));
 	if (!b.s)
@@ -252,44 +254,16 @@ int lsm_load_stacks(struct loader *L, bool timeline)
 	ls_hashmap_init(&b.stack_idx);
 	/* stacks[0]: the empty stack */
 	b.s->stacks = calloc(1, sizeof(*b.s->stacks));
-	if (!b.s->stacks)
+	if (!b.s->stacks) {
+		ls_hashmap_release(&b.stack_idx);
 		return -ENOMEM;
-	b.scap = b.s->nstacks = 1;
-	err = lsm_prepare(L,
-			  "SELECT s.process_id, s.tid, s.stack_id, s.kind, sum(s.count),"
-			  " sum(" LSM_SCALED_WEIGHT "),"
-			  " (SELECT name FROM threads t WHERE t.process_id = s.process_id"
-			  " AND t.tid = s.tid)"
-			  " FROM samples s LEFT JOIN (" LSM_CPU_SCALE_SQL ") c"
-			  " ON c.c_proc = s.process_id AND c.c_tid = s.tid"
-			  " GROUP BY s.process_id, s.tid, s.stack_id, s.kind"
-			  " ORDER BY s.process_id, s.tid, s.stack_id, s.kind",
-			  &st);
-	if (err)
-		goto cleanup;
-	while (!err && (rc = lsm_step(L, st)) > 0) {
-		int64_t kind = sqlite3_column_int64(st, 3), count = sqlite3_column_int64(st, 4);
-		int64_t weight = sqlite3_column_int64(st, 5), tid = sqlite3_column_int64(st, 1);
-		int thread, stack;
-		uint64_t proc;
-
-		/* the checks of load_samples(), which has counted these rows as damaged already */
-		if (!ls_hashmap__get(&L->proc_idx, sqlite3_column_int64(st, 0), &proc) ||
-		    kind < LS_CLASS_CPU || kind > LS_CLASS_RUNQ || count < 0 || weight < 0 ||
-		    tid < 0 || tid > INT32_MAX)
-			continue;
-		thread = thread_at(&b, (int)proc, (int)tid, st, 6);
-		stack = thread < 0 ? thread : stack_at(L, &b, sqlite3_column_int64(st, 2));
-		err = stack < 0 ? stack : add_sample(&b, thread, stack, (int)kind, count, weight);
 	}
-	sqlite3_finalize(st);
-	if (rc < 0 && !err)
-		err = rc;
+	b.scap = b.s->nstacks = 1;
+	err = ls_profile__samples_by_thread(L->prof, thread_sample_row, &b);
 	if (!err && timeline)
 		err = load_timeline(L, &b);
-	if (!err && timeline && L->schema >= 5)
+	if (!err && timeline)
 		err = load_gpu_timeline(L, &b);
-cleanup:
 	ls_hashmap_release(&b.stack_idx);
 	return err;
 }

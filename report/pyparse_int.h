@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the Python statement parser, shared by pyparse.c (statements, imports, defs) and
- * pyexpr.c (expressions: loads, targets, lambdas, comprehensions, patterns). Not a public header.
+ * Internals of the Python statement parser, shared by pyparse.c (statements, imports, defs),
+ * pyexpr.c (expressions: loads, targets, lambdas, comprehensions, patterns) and pybindings.c
+ * (where bindings end up). Not a public header.
  */
 #ifndef LS_PYPARSE_INT_H
 #define LS_PYPARSE_INT_H
@@ -126,5 +127,7 @@ void pyx_walk(struct parser *p, int scope, size_t a, size_t b, bool in_call);
 void pyx_walk_target(struct parser *p, int scope, size_t a, size_t b, int kind, int inst);
 void pyx_walk_pattern(struct parser *p, int scope, size_t a, size_t b);
 bool pyx_is_ctor_call(const struct parser *p, size_t a, size_t b);
+/* Settles the bindings of the source parsed into p (those from p->bind0 on): pybindings.c. */
+int pyx_finish_bindings(struct parser *p, size_t scope0, size_t ref0);
 
 #endif

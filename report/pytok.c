@@ -10,48 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pytok.h"
-
-/* CPython allows 100 indentation levels and 150 nested f-strings; deeper input is an error. */
-#define MAX_INDENT 100
-#define MAX_MODES  200
-
-enum mode_kind {
-	M_STR,	 /* inside the literal text of an f/t-string */
-	M_FIELD, /* inside a replacement field: expression, then optionally the format spec */
-};
-
-struct fmode {
-	uint8_t kind;
-	uint8_t spec;	/* M_FIELD: the format spec has started */
-	uint8_t quote;	/* M_STR */
-	uint8_t triple; /* M_STR */
-	uint16_t flags; /* M_STR: token flags for FSTRING_* */
-	int depth;	/* M_FIELD: paren depth before its '{' */
-};
-
-struct ls_pytok_lexer {
-	const uint8_t *s;
-	uint32_t len;
-	uint32_t pos;
-	uint32_t line;
-	uint32_t line_start;
-	/* UTF-16 column cursor: columns are asked for in increasing order within a line */
-	uint32_t c_ls, c_off, c_u16;
-	int paren;
-	bool at_bol;	    /* next scan begins a physical line whose indentation counts */
-	bool blank_line;    /* current line holds only a comment or nothing: its break is NL */
-	bool line_has_code; /* a token since the last NEWLINE: EOF owes a NEWLINE */
-	bool done;
-	bool eof_error_sent;
-	int pending_dedents;
-	uint32_t dedent_pos;
-	int nindent;
-	int indents[MAX_INDENT + 1];
-	int nmodes;
-	int zero_run; /* consecutive zero-width tokens: a backstop against any livelock */
-	struct fmode modes[MAX_MODES];
-};
+#include "pytok_int.h"
 
 /*
  * Decodes one character at s[0..n) as the WHATWG UTF-8 decoder does. Returns the bytes it takes;
@@ -151,26 +110,8 @@ static uint32_t col16_at(struct ls_pytok_lexer *lx, uint32_t ls, uint32_t off)
 	return lx->c_u16;
 }
 
-/* Length of the line break at i ("\r\n", "\r" or "\n"), 0 if none. */
-static uint32_t nl_len(const struct ls_pytok_lexer *lx, uint32_t i)
-{
-	if (i >= lx->len)
-		return 0;
-	if (lx->s[i] == '\n')
-		return 1;
-	if (lx->s[i] == '\r')
-		return (i + 1 < lx->len && lx->s[i + 1] == '\n') ? 2 : 1;
-	return 0;
-}
-
-static int peek(const struct ls_pytok_lexer *lx, uint32_t i)
-{
-	return i < lx->len ? lx->s[i] : -1;
-}
-
-/* Fills *tok for [start, end) that began on line tl (whose first byte is tls). */
-static int emit(struct ls_pytok_lexer *lx, struct ls_pytok *tok, int kind, uint32_t start,
-		uint32_t end, uint32_t tl, uint32_t tls)
+int pytok_emit(struct ls_pytok_lexer *lx, struct ls_pytok *tok, int kind, uint32_t start,
+	       uint32_t end, uint32_t tl, uint32_t tls)
 {
 	memset(tok, 0, sizeof(*tok));
 	tok->kind = kind;
@@ -189,49 +130,17 @@ static int emit(struct ls_pytok_lexer *lx, struct ls_pytok *tok, int kind, uint3
 	return kind;
 }
 
-static int emit_op(struct ls_pytok_lexer *lx, struct ls_pytok *tok, uint32_t n, uint16_t flags)
+int pytok_emit_op(struct ls_pytok_lexer *lx, struct ls_pytok *tok, uint32_t n, uint16_t flags)
 {
 	uint32_t start = lx->pos, op = 0, i;
 
 	for (i = 0; i < n; i++)
 		op |= (uint32_t)lx->s[start + i] << (8 * i);
 	lx->pos += n;
-	emit(lx, tok, LS_PYTOK_OP, start, lx->pos, lx->line, lx->line_start);
+	pytok_emit(lx, tok, LS_PYTOK_OP, start, lx->pos, lx->line, lx->line_start);
 	tok->op = op;
 	tok->flags = flags;
 	return LS_PYTOK_OP;
-}
-
-static void new_line(struct ls_pytok_lexer *lx, uint32_t next_start)
-{
-	lx->line++;
-	lx->line_start = next_start;
-}
-
-static int field_top(const struct ls_pytok_lexer *lx)
-{
-	return lx->nmodes && lx->modes[lx->nmodes - 1].kind == M_FIELD;
-}
-
-/* Pops modes down to index idx (inclusive); popped fields give back their paren depth. */
-static void pop_modes(struct ls_pytok_lexer *lx, int idx)
-{
-	while (lx->nmodes > idx) {
-		struct fmode *m = &lx->modes[--lx->nmodes];
-
-		if (m->kind == M_FIELD)
-			lx->paren = m->depth;
-	}
-}
-
-static int str_mode_idx(const struct ls_pytok_lexer *lx)
-{
-	int i;
-
-	for (i = lx->nmodes - 1; i >= 0; i--)
-		if (lx->modes[i].kind == M_STR)
-			return i;
-	return -1;
 }
 
 static bool is_name_start(int c)
@@ -257,32 +166,6 @@ static uint32_t name_char_len(const struct ls_pytok_lexer *lx, uint32_t i)
 			       : 0;
 	n = u8_step(lx->s + i, lx->len - i, &units, &valid);
 	return valid ? n : 0;
-}
-
-/* r, u, b, f, t, br, rb, fr, rf, tr, rt in any case; returns flags | 0x8000, or 0 if none. */
-static int prefix_flags(const uint8_t *p, uint32_t n)
-{
-	int f = 0, i, c;
-
-	if (n < 1 || n > 2)
-		return 0;
-	for (i = 0; i < (int)n; i++) {
-		c = p[i] | 0x20;
-		int bit = c == 'r'   ? LS_PYTOK_F_RAW
-			  : c == 'b' ? LS_PYTOK_F_BYTES
-			  : c == 'u' ? LS_PYTOK_F_UNICODE
-			  : c == 'f' ? LS_PYTOK_F_FORMAT
-			  : c == 't' ? LS_PYTOK_F_TEMPLATE
-				     : 0;
-		if (!bit || (f & bit))
-			return 0;
-		f |= bit;
-	}
-	if (n == 2 && !(f & LS_PYTOK_F_RAW))
-		return 0; /* two letters: r with one of b, f, t */
-	if (f & LS_PYTOK_F_UNICODE && n != 1)
-		return 0;
-	return f | 0x8000;
 }
 
 static void skip_digits(const struct ls_pytok_lexer *lx, uint32_t *i, bool hex)
@@ -317,7 +200,8 @@ static int scan_number(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 		skip_digits(lx, &j, x == 'x');
 		if (j > i + 2 && lx->s[j - 1] != '_') {
 			lx->pos = j;
-			return emit(lx, tok, LS_PYTOK_NUMBER, start, j, lx->line, lx->line_start);
+			return pytok_emit(lx, tok, LS_PYTOK_NUMBER, start, j, lx->line,
+					  lx->line_start);
 		}
 	}
 	if (c != '.')
@@ -339,185 +223,7 @@ static int scan_number(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 	if ((peek(lx, i) | 0x20) == 'j')
 		i++;
 	lx->pos = i;
-	return emit(lx, tok, LS_PYTOK_NUMBER, start, i, lx->line, lx->line_start);
-}
-
-/*
- * A plain string whose prefix starts at start and quote is at q. Backslash escapes the next byte
- * even in raw strings (r"\"" does not end at the second quote). An unterminated single-quoted
- * string becomes an ERRORTOKEN up to its line break; a triple-quoted one runs to the end.
- */
-static int scan_string(struct ls_pytok_lexer *lx, struct ls_pytok *tok, uint32_t start, uint32_t q,
-		       int flags)
-{
-	uint32_t tl = lx->line, tls = lx->line_start, i, n;
-	uint8_t quote = lx->s[q];
-	bool triple = peek(lx, q + 1) == quote && peek(lx, q + 2) == quote;
-
-	i = q + (triple ? 3 : 1);
-	for (;;) {
-		if (i >= lx->len)
-			break;
-		if (lx->s[i] == '\\') {
-			n = nl_len(lx, i + 1);
-			if (n) {
-				new_line(lx, i + 1 + n);
-				i += 1 + n;
-			} else {
-				i += i + 1 < lx->len ? 2 : 1;
-			}
-			continue;
-		}
-		n = nl_len(lx, i);
-		if (n) {
-			if (!triple)
-				break;
-			new_line(lx, i + n);
-			i += n;
-			continue;
-		}
-		if (lx->s[i] == quote) {
-			if (!triple) {
-				lx->pos = i + 1;
-				goto done;
-			}
-			if (peek(lx, i + 1) == quote && peek(lx, i + 2) == quote) {
-				lx->pos = i + 3;
-				goto done;
-			}
-		}
-		i++;
-	}
-	lx->pos = i;
-	emit(lx, tok, LS_PYTOK_ERRORTOKEN, start, i, tl, tls);
-	tok->flags = LS_PYTOK_F_UNTERMINATED;
-	/* a broken string inside a one-line f-string's field: give up the f-string at this line */
-	if (!triple && lx->nmodes) {
-		int si = str_mode_idx(lx);
-
-		if (si >= 0 && !lx->modes[si].triple)
-			pop_modes(lx, 0);
-	}
-	return LS_PYTOK_ERRORTOKEN;
-done:
-	emit(lx, tok, LS_PYTOK_STRING, start, lx->pos, tl, tls);
-	tok->flags = (flags & 0x7fff) | (triple ? LS_PYTOK_F_TRIPLE : 0);
-	tok->prefix_len = q - start;
-	return LS_PYTOK_STRING;
-}
-
-static int start_fstring(struct ls_pytok_lexer *lx, struct ls_pytok *tok, uint32_t start,
-			 uint32_t q, int flags)
-{
-	uint8_t quote = lx->s[q];
-	bool triple = peek(lx, q + 1) == quote && peek(lx, q + 2) == quote;
-	struct fmode *m;
-
-	if (lx->nmodes >= MAX_MODES) /* too deep to follow: keep it as one opaque string */
-		return scan_string(lx, tok, start, q, flags);
-	m = &lx->modes[lx->nmodes++];
-	memset(m, 0, sizeof(*m));
-	m->kind = M_STR;
-	m->quote = quote;
-	m->triple = triple;
-	m->flags = (flags & 0x7fff) | (triple ? LS_PYTOK_F_TRIPLE : 0);
-	lx->pos = q + (triple ? 3 : 1);
-	emit(lx, tok, LS_PYTOK_FSTRING_START, start, lx->pos, lx->line, lx->line_start);
-	tok->flags = m->flags;
-	tok->prefix_len = q - start;
-	return LS_PYTOK_FSTRING_START;
-}
-
-/* Literal text of the innermost f-string, or of a format spec when a field is in its spec. */
-static int scan_fstring_text(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
-{
-	int si = str_mode_idx(lx);
-	struct fmode *sm = &lx->modes[si];
-	bool in_spec = field_top(lx), raw = sm->flags & LS_PYTOK_F_RAW;
-	uint32_t tl = lx->line, tls = lx->line_start, start = lx->pos, i = lx->pos, n;
-	uint16_t sflags = sm->flags;
-
-	while (i < lx->len) {
-		int c = lx->s[i];
-
-		if (c == sm->quote &&
-		    (!sm->triple || (peek(lx, i + 1) == c && peek(lx, i + 2) == c))) {
-			if (i > start)
-				break;
-			pop_modes(lx, si);
-			lx->pos = i + (sm->triple ? 3 : 1);
-			emit(lx, tok, LS_PYTOK_FSTRING_END, i, lx->pos, tl, tls);
-			tok->flags = sflags;
-			return LS_PYTOK_FSTRING_END;
-		}
-		n = nl_len(lx, i);
-		if (n) {
-			if (!sm->triple) {
-				if (i > start)
-					break;
-				pop_modes(lx, si);
-				emit(lx, tok, LS_PYTOK_ERRORTOKEN, i, i, tl, tls);
-				tok->flags = LS_PYTOK_F_UNTERMINATED;
-				return LS_PYTOK_ERRORTOKEN;
-			}
-			new_line(lx, i + n);
-			i += n;
-			continue;
-		}
-		if (c == '\\') {
-			int d = peek(lx, i + 1);
-
-			if (d == '{' || d == '}') {
-				i++;
-			} else if (!raw && !in_spec && d == 'N' && peek(lx, i + 2) == '{') {
-				/* \N{NAME}: the braces are part of the escape, not a field */
-				i += 3;
-				while (i < lx->len && lx->s[i] != '}' && lx->s[i] != sm->quote &&
-				       !nl_len(lx, i))
-					i++;
-				if (peek(lx, i) == '}')
-					i++;
-			} else if ((n = nl_len(lx, i + 1))) {
-				new_line(lx, i + 1 + n);
-				i += 1 + n;
-			} else {
-				i += d >= 0 ? 2 : 1;
-			}
-			continue;
-		}
-		if (c == '{') {
-			if (!in_spec && peek(lx, i + 1) == '{') {
-				i += 2;
-				continue;
-			}
-			if (i > start)
-				break;
-			if (lx->nmodes >= MAX_MODES) { /* too deep: read the brace as text */
-				i++;
-				continue;
-			}
-			lx->modes[lx->nmodes++] =
-				(struct fmode){.kind = M_FIELD, .depth = lx->paren};
-			lx->paren++;
-			return emit_op(lx, tok, 1, LS_PYTOK_F_FIELD);
-		}
-		if (c == '}') {
-			if (in_spec) {
-				if (i > start)
-					break;
-				pop_modes(lx, lx->nmodes - 1);
-				return emit_op(lx, tok, 1, LS_PYTOK_F_FIELD);
-			}
-			i += peek(lx, i + 1) == '}' ? 2 : 1;
-			continue;
-		}
-		i++;
-	}
-	/* i > start here: a text part; or the text runs to the end of input */
-	lx->pos = i;
-	emit(lx, tok, LS_PYTOK_FSTRING_MIDDLE, start, i, tl, tls);
-	tok->flags = sflags;
-	return LS_PYTOK_FSTRING_MIDDLE;
+	return pytok_emit(lx, tok, LS_PYTOK_NUMBER, start, i, lx->line, lx->line_start);
 }
 
 static int at_eof(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
@@ -528,13 +234,14 @@ static int at_eof(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 	if (lx->nmodes && !lx->eof_error_sent) {
 		lx->eof_error_sent = true;
 		pop_modes(lx, 0);
-		emit(lx, tok, LS_PYTOK_ERRORTOKEN, lx->len, lx->len, lx->line, lx->line_start);
+		pytok_emit(lx, tok, LS_PYTOK_ERRORTOKEN, lx->len, lx->len, lx->line,
+			   lx->line_start);
 		tok->flags = LS_PYTOK_F_UNTERMINATED;
 		return LS_PYTOK_ERRORTOKEN;
 	}
 	pop_modes(lx, 0);
 	if (lx->line_has_code) {
-		emit(lx, tok, LS_PYTOK_NEWLINE, lx->len, lx->len, lx->line, lx->line_start);
+		pytok_emit(lx, tok, LS_PYTOK_NEWLINE, lx->len, lx->len, lx->line, lx->line_start);
 		lx->line_has_code = false;
 		return LS_PYTOK_NEWLINE;
 	}
@@ -579,11 +286,11 @@ static int line_begin(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 
 		lx->pos = i;
 		if (lx->nindent >= MAX_INDENT) {
-			emit(lx, tok, LS_PYTOK_ERRORTOKEN, i, i, lx->line, lx->line_start);
+			pytok_emit(lx, tok, LS_PYTOK_ERRORTOKEN, i, i, lx->line, lx->line_start);
 			return LS_PYTOK_ERRORTOKEN;
 		}
 		lx->indents[++lx->nindent] = col;
-		return emit(lx, tok, LS_PYTOK_INDENT, start, i, lx->line, lx->line_start);
+		return pytok_emit(lx, tok, LS_PYTOK_INDENT, start, i, lx->line, lx->line_start);
 	}
 	lx->pos = i;
 	while (col < lx->indents[lx->nindent]) {
@@ -593,7 +300,7 @@ static int line_begin(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 	lx->dedent_pos = i;
 	if (col !=
 	    lx->indents[lx->nindent]) /* dedent to a column no block used: IndentationError */
-		return emit(lx, tok, LS_PYTOK_ERRORTOKEN, i, i, lx->line, lx->line_start);
+		return pytok_emit(lx, tok, LS_PYTOK_ERRORTOKEN, i, i, lx->line, lx->line_start);
 	return -1;
 }
 
@@ -608,33 +315,33 @@ static int scan_op(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 	case '[':
 	case '{':
 		lx->paren++;
-		return emit_op(lx, tok, 1, 0);
+		return pytok_emit_op(lx, tok, 1, 0);
 	case '}':
 		if (f && lx->paren == floor) {
 			pop_modes(lx, lx->nmodes - 1);
-			return emit_op(lx, tok, 1, LS_PYTOK_F_FIELD);
+			return pytok_emit_op(lx, tok, 1, LS_PYTOK_F_FIELD);
 		}
 		/* fall through */
 	case ')':
 	case ']':
 		if (lx->paren > floor)
 			lx->paren--;
-		return emit_op(lx, tok, 1, 0);
+		return pytok_emit_op(lx, tok, 1, 0);
 	case ',':
 	case ';':
 	case '~':
-		return emit_op(lx, tok, 1, 0);
+		return pytok_emit_op(lx, tok, 1, 0);
 	case ':':
 		if (f && lx->paren == floor) {
 			f->spec = 1;
-			return emit_op(lx, tok, 1, LS_PYTOK_F_SPEC);
+			return pytok_emit_op(lx, tok, 1, LS_PYTOK_F_SPEC);
 		}
-		return emit_op(lx, tok, d == '=' ? 2 : 1, 0);
+		return pytok_emit_op(lx, tok, d == '=' ? 2 : 1, 0);
 	case '.':
-		return emit_op(lx, tok, d == '.' && e == '.' ? 3 : 1, 0);
+		return pytok_emit_op(lx, tok, d == '.' && e == '.' ? 3 : 1, 0);
 	case '!':
 		if (f && lx->paren == floor && d != '=')
-			return emit_op(lx, tok, 1, LS_PYTOK_F_CONVERSION);
+			return pytok_emit_op(lx, tok, 1, LS_PYTOK_F_CONVERSION);
 		/* fall through */
 	case '+':
 	case '%':
@@ -643,18 +350,18 @@ static int scan_op(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 	case '^':
 	case '@':
 	case '=':
-		return emit_op(lx, tok, d == '=' ? 2 : 1, 0);
+		return pytok_emit_op(lx, tok, d == '=' ? 2 : 1, 0);
 	case '-':
-		return emit_op(lx, tok, d == '=' || d == '>' ? 2 : 1, 0);
+		return pytok_emit_op(lx, tok, d == '=' || d == '>' ? 2 : 1, 0);
 	case '*':
 	case '/':
 	case '<':
 	case '>':
 		if (d == c)
-			return emit_op(lx, tok, e == '=' ? 3 : 2, 0);
+			return pytok_emit_op(lx, tok, e == '=' ? 3 : 2, 0);
 		if (d == '=' || (c == '<' && d == '>'))
-			return emit_op(lx, tok, 2, 0);
-		return emit_op(lx, tok, 1, 0);
+			return pytok_emit_op(lx, tok, 2, 0);
+		return pytok_emit_op(lx, tok, 1, 0);
 	}
 	return -1;
 }
@@ -668,8 +375,8 @@ static int scan(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 	for (;;) {
 		if (lx->pending_dedents) {
 			lx->pending_dedents--;
-			return emit(lx, tok, LS_PYTOK_DEDENT, lx->dedent_pos, lx->dedent_pos,
-				    lx->line, lx->line_start);
+			return pytok_emit(lx, tok, LS_PYTOK_DEDENT, lx->dedent_pos, lx->dedent_pos,
+					  lx->line, lx->line_start);
 		}
 		if (lx->at_bol) {
 			r = line_begin(lx, tok);
@@ -678,10 +385,10 @@ static int scan(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 			continue;
 		}
 		if (lx->nmodes && !field_top(lx) && lx->pos < lx->len)
-			return scan_fstring_text(lx, tok);
+			return pytok_scan_fstring_text(lx, tok);
 		if (lx->nmodes && field_top(lx) && lx->modes[lx->nmodes - 1].spec &&
 		    lx->pos < lx->len)
-			return scan_fstring_text(lx, tok);
+			return pytok_scan_fstring_text(lx, tok);
 		while (lx->pos < lx->len &&
 		       (lx->s[lx->pos] == ' ' || lx->s[lx->pos] == '\t' || lx->s[lx->pos] == '\f'))
 			lx->pos++;
@@ -720,7 +427,8 @@ static int scan(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 			while (i < lx->len && lx->s[i] != '\n' && lx->s[i] != '\r')
 				i++;
 			lx->pos = i;
-			return emit(lx, tok, LS_PYTOK_COMMENT, start, i, lx->line, lx->line_start);
+			return pytok_emit(lx, tok, LS_PYTOK_COMMENT, start, i, lx->line,
+					  lx->line_start);
 		}
 		if (c == '\\') {
 			n = nl_len(lx, start + 1);
@@ -731,13 +439,13 @@ static int scan(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 				continue;
 			}
 			lx->pos = start + 1;
-			return emit(lx, tok, LS_PYTOK_ERRORTOKEN, start, start + 1, lx->line,
-				    lx->line_start);
+			return pytok_emit(lx, tok, LS_PYTOK_ERRORTOKEN, start, start + 1, lx->line,
+					  lx->line_start);
 		}
 		if (is_digit(c) || (c == '.' && is_digit(peek(lx, start + 1))))
 			return scan_number(lx, tok);
 		if (c == '"' || c == '\'')
-			return scan_string(lx, tok, start, start, 0);
+			return pytok_scan_string(lx, tok, start, start, 0);
 		if (is_name_start(c) && (n = name_char_len(lx, start))) {
 			int pf;
 
@@ -745,13 +453,14 @@ static int scan(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 			while (i < lx->len && (n = name_char_len(lx, i)))
 				i += n;
 			if (i < lx->len && (lx->s[i] == '"' || lx->s[i] == '\'') &&
-			    (pf = prefix_flags(lx->s + start, i - start))) {
+			    (pf = pytok_prefix_flags(lx->s + start, i - start))) {
 				if (pf & (LS_PYTOK_F_FORMAT | LS_PYTOK_F_TEMPLATE))
-					return start_fstring(lx, tok, start, i, pf);
-				return scan_string(lx, tok, start, i, pf);
+					return pytok_start_fstring(lx, tok, start, i, pf);
+				return pytok_scan_string(lx, tok, start, i, pf);
 			}
 			lx->pos = i;
-			return emit(lx, tok, LS_PYTOK_NAME, start, i, lx->line, lx->line_start);
+			return pytok_emit(lx, tok, LS_PYTOK_NAME, start, i, lx->line,
+					  lx->line_start);
 		}
 		r = scan_op(lx, tok);
 		if (r >= 0)
@@ -759,8 +468,8 @@ static int scan(struct ls_pytok_lexer *lx, struct ls_pytok *tok)
 		/* anything else: one character (or one invalid UTF-8 subpart) of error */
 		n = c < 0x80 ? 1 : u8_step(lx->s + start, lx->len - start, &units, &valid);
 		lx->pos = start + n;
-		return emit(lx, tok, LS_PYTOK_ERRORTOKEN, start, start + n, lx->line,
-			    lx->line_start);
+		return pytok_emit(lx, tok, LS_PYTOK_ERRORTOKEN, start, start + n, lx->line,
+				  lx->line_start);
 	}
 }
 

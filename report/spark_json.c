@@ -8,7 +8,7 @@
 #include "json.h"
 #include "model.h"
 #include "spark.h"
-#include "store.h"
+#include "profile.h"
 
 static json_t *ms_secs(int64_t ms)
 {
@@ -257,7 +257,7 @@ static json_t *action_object(const struct ls_spark *s, const struct ls_spark_act
 json_t *ls_spark__json(const struct ls_spark *s, const struct ls_model *m, bool data)
 {
 	int64_t wall0 =
-		ls_store__meta_num(ls_model__meta(m, "wall_start_ns"), -1, LS_META_WALL_MAX);
+		ls_profile__meta_num(ls_model__meta(m, "wall_start_ns"), -1, LS_META_WALL_MAX);
 	json_t *o = json_object(), *apps = json_array(), *acts = json_array(),
 	       *notes = json_array();
 

@@ -13,10 +13,15 @@
 #include "linescope.h"
 #include "model.h"
 #include "spark.h"
-#include "store.h"
+#include "profile.h"
 
 /* A time match needs the line to cover this share of the window (percent). */
 #define TIME_MATCH_PCT 50
+/*
+ * Spark's times are milliseconds, put on the profile's clock through two clocks read a moment
+ * apart: a window shorter than this cannot be placed on the timeline, so it is not matched by time
+ */
+#define TIME_MATCH_MIN_NS (10 * 1000000LL)
 
 /* "fn at FILE:LINE" -> FILE (malloc'd) and LINE; NULL when it names no line. */
 static char *parse_site(const char *site, int *line)
@@ -246,9 +251,9 @@ static void driver_time(const struct ls_model *m, const struct runs *r, int64_t 
 void ls_spark__match(struct ls_spark *s, const struct ls_model *m)
 {
 	int64_t wall0 =
-		ls_store__meta_num(ls_model__meta(m, "wall_start_ns"), -1, LS_META_WALL_MAX);
+		ls_profile__meta_num(ls_model__meta(m, "wall_start_ns"), -1, LS_META_WALL_MAX);
 	bool timeline = m->stacks && m->stacks->timeline;
-	size_t by_time = 0, untimed = 0, outside = 0;
+	size_t by_time = 0, untimed = 0, outside = 0, brief = 0;
 	struct runs r = {0};
 
 	if (timeline && runs_of(m->stacks, &r))
@@ -276,7 +281,9 @@ void ls_spark__match(struct ls_spark *s, const struct ls_model *m)
 			t0 = t1 = -1;
 		}
 		if (t0 < t1 && timeline) {
-			if (!x->match && match_time(m, &r, t0, t1, x))
+			if (!x->match && t1 - t0 < TIME_MATCH_MIN_NS)
+				brief++;
+			else if (!x->match && match_time(m, &r, t0, t1, x))
 				by_time++;
 			if (x->proc >= 0)
 				driver_time(m, &r, t0, t1, x);
@@ -291,6 +298,12 @@ void ls_spark__match(struct ls_spark *s, const struct ls_model *m)
 			"%zu action%s had no call site naming a profiled line and %s matched "
 			"by time: the driver line that covered most of the window",
 			by_time, by_time == 1 ? "" : "s", by_time == 1 ? "was" : "were");
+	if (brief)
+		ls_spark__note(
+			s,
+			"%zu action%s without a call site naming a profiled line lasted under "
+			"10 ms, too short to place on the profile's clock: not matched by time",
+			brief, brief == 1 ? "" : "s");
 	if (outside)
 		ls_spark__note(
 			s,

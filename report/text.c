@@ -95,8 +95,7 @@ static void put_spark(FILE *out, const struct ls_model *m)
 
 int ls_text__write(FILE *out, const struct ls_model *m, int top)
 {
-	const char *status = ls_model__status(m),
-		   *detail = ls_model__meta(m, "status_detail");
+	const char *status = ls_model__status(m), *detail = ls_model__meta(m, "status_detail");
 	int64_t total_ns = 0, lost = ls_model__lost(m);
 	size_t *order;
 	int shown = 0;
@@ -118,8 +117,8 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	ls_text__put_clean(out, ls_model__meta(m, "scope"), -1);
 	fputc('\n', out);
 	fprintf(out, "# Elapsed: %.3f s, %lld samples, %zu processes, %lld threads, %lld lost",
-		m->elapsed_s, (long long)ls_model__kept(m), m->nprocs,
-		(long long)m->threads, (long long)lost);
+		m->elapsed_s, (long long)ls_model__kept(m), m->nprocs, (long long)m->threads,
+		(long long)lost);
 	if (lost)
 		fprintf(out, " (%lld ring buffer, %lld unresolved)", (long long)m->lost_ringbuf,
 			(long long)m->lost_unresolved);
@@ -134,7 +133,8 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		if (m->collector_cpu_ns >= 0)
 			fprintf(out, ", collector %.3f s CPU (%.1f%% of one core)",
 				m->collector_cpu_ns / 1e9,
-				m->elapsed_s > 0 ? m->collector_cpu_ns / 1e9 / m->elapsed_s * 100 : 0.0);
+				m->elapsed_s > 0 ? m->collector_cpu_ns / 1e9 / m->elapsed_s * 100
+						 : 0.0);
 		if (m->collector_setup_cpu_ns >= 0)
 			fprintf(out, ", %.3f s setting up", m->collector_setup_cpu_ns / 1e9);
 		fputc('\n', out);
@@ -150,7 +150,10 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 			continue;
 		fputs("# Stale source: ", out);
 		ls_text__put_clean(out, m->files[i].path, -1);
-		fprintf(out, ": %s\n", m->files[i].stale);
+		/* it names the function as its code object does: user text too */
+		fputs(": ", out);
+		ls_text__put_clean(out, m->files[i].stale, -1);
+		fputc('\n', out);
 	}
 	fprintf(out, "#\n# Processes:\n");
 	for (size_t i = 0; i < m->nprocs; i++) {

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include "render.h" /* enum ls_format */
 
-#define LS_EXIT_USAGE 64
+#define LS_EXIT_USAGE  64
 #define LS_EXIT_REPORT 74 /* EX_IOERR: the report of a recording could not be written */
 #define LS_EXIT_PUSH   75 /* EX_TEMPFAIL: --push could not deliver the profile */
 
@@ -25,8 +25,8 @@ struct ls_opts {
 	bool push_only;	     /* the `push` subcommand: profile to push */
 	const char **inputs; /* merge's profiles */
 	int ninputs;
-	const char *profile; /* --profile FILE.lsprof, or report's PROFILE */
-	const char *output;  /* -o FILE; NULL: default (record) or stdout (report) */
+	const char *profile;   /* --profile FILE.lsprof, or report's PROFILE */
+	const char *output;    /* -o FILE; NULL: default (record) or stdout (report) */
 	const char *diff_base; /* report --diff BASE */
 	enum ls_format format;
 	/* --weight as given: time makes format LS_FMT_COLLAPSED_TIME */
@@ -39,14 +39,14 @@ struct ls_opts {
 	unsigned frequency; /* -F */
 	enum ls_time_mode mode;
 	bool memory, trace, sample, gpu;
-	bool timeline; /* --timeline: when each sample happened, too */
+	bool timeline;		   /* --timeline: when each sample happened, too */
 	const char **spark_events; /* --spark-events PATH (repeatable), record and report */
 	int nspark_events;
-	const char *push; /* --push URL: a Pyroscope-compatible server */
-	const char *name; /* --name APP, for --push */
+	const char *push;   /* --push URL: a Pyroscope-compatible server */
+	const char *name;   /* --name APP, for --push */
 	const char *tenant; /* --tenant ID, for --push: X-Scope-OrgID */
-	unsigned rotate;  /* --rotate SECONDS: a profile per interval (0: one profile) */
-	unsigned keep;	  /* --keep N interval profiles (0: all) */
+	unsigned rotate;    /* --rotate SECONDS: a profile per interval (0: one profile) */
+	unsigned keep;	    /* --keep N interval profiles (0: all) */
 	bool quiet;
 	int verbose;
 	int top; /* text report: lines shown */

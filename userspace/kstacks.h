@@ -12,12 +12,12 @@
 #include "hashmap.h"
 
 struct ls_kstack {
-	uint64_t hash;	/* BPF's stack hash (frames, walk flags, process start, image) */
-	uint32_t pid;	/* tgid */
-	uint32_t proc;	/* index of the recorder's process */
-	int64_t stack;	/* interned stack id (0: no Python frame) */
-	uint8_t flags;	/* the walk's LS_SF_* flags */
-	uint8_t image;	/* index of the process image (exec) it belongs to */
+	uint64_t hash; /* BPF's stack hash (frames, walk flags, process start, image) */
+	uint32_t pid;  /* tgid */
+	uint32_t proc; /* index of the recorder's process */
+	int64_t stack; /* interned stack id (0: no Python frame) */
+	uint8_t flags; /* the walk's LS_SF_* flags */
+	uint8_t image; /* index of the process image (exec) it belongs to */
 };
 
 struct ls_kstacks {

@@ -173,10 +173,10 @@ static int add_trace_link(struct ls_loader *l, struct bpf_link *link)
  */
 static int attach_trace(struct ls_loader *l, const char *site)
 {
-	struct bpf_program *progs[] = { l->skel->progs.handle_pyusdt_state,
-					l->skel->progs.handle_pyusdt_code,
-					l->skel->progs.handle_pyusdt_batch };
-	const char *probes[] = { "state", "code", "batch" };
+	struct bpf_program *progs[] = {l->skel->progs.handle_pyusdt_state,
+				       l->skel->progs.handle_pyusdt_code,
+				       l->skel->progs.handle_pyusdt_batch};
+	const char *probes[] = {"state", "code", "batch"};
 	struct dirent *de;
 	int n = 0, err = 0;
 	DIR *d = opendir(site);
@@ -190,8 +190,8 @@ static int attach_trace(struct ls_loader *l, const char *site)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", site, de->d_name);
 		for (int i = 0; i < 3 && !err; i++) {
-			struct bpf_link *link = bpf_program__attach_usdt(progs[i], -1, path,
-									 "linescope", probes[i], NULL);
+			struct bpf_link *link = bpf_program__attach_usdt(
+				progs[i], -1, path, "linescope", probes[i], NULL);
 
 			if (!link)
 				err = ls_err(-errno, "--trace: cannot attach to %s: %s", path,
@@ -209,9 +209,10 @@ static int attach_trace(struct ls_loader *l, const char *site)
 
 int ls_loader__attach_native_trace(struct ls_loader *l, pid_t pid, const char *binary)
 {
-	struct bpf_program *progs[] = { l->skel->progs.handle_py_line, l->skel->progs.handle_py_entry,
-					l->skel->progs.handle_py_return };
-	const char *probes[] = { "line", "function__entry", "function__return" };
+	struct bpf_program *progs[] = {l->skel->progs.handle_py_line,
+				       l->skel->progs.handle_py_entry,
+				       l->skel->progs.handle_py_return};
+	const char *probes[] = {"line", "function__entry", "function__return"};
 
 	for (int i = 0; i < 3; i++) {
 		struct bpf_link *link =
@@ -247,8 +248,8 @@ int ls_loader__native_drain(struct ls_loader *l, pid_t pid,
 		if ((pid_t)key.pid != pid || bpf_map_lookup_elem(lines, &key, &v))
 			continue;
 		{
-			struct ls_native_str_key fk = { .pid = key.pid, .hash = key.file };
-			struct ls_native_str_key qk = { .pid = key.pid, .hash = key.func };
+			struct ls_native_str_key fk = {.pid = key.pid, .hash = key.file};
+			struct ls_native_str_key qk = {.pid = key.pid, .hash = key.func};
 			char file[LS_NATIVE_STR + 1] = "", func[LS_NATIVE_STR + 1] = "";
 
 			bpf_map_lookup_elem(strs, &fk, file);
@@ -268,8 +269,8 @@ static int attach_gpu(struct ls_loader *l, const char *lib)
 		const char *probe;
 		struct bpf_link **link;
 	} probes[] = {
-		{ l->skel->progs.handle_gpu_api, "api", &l->gpu_links[0] },
-		{ l->skel->progs.handle_gpu_record, "record", &l->gpu_links[1] },
+		{l->skel->progs.handle_gpu_api, "api", &l->gpu_links[0]},
+		{l->skel->progs.handle_gpu_record, "record", &l->gpu_links[1]},
 	};
 
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
@@ -361,6 +362,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l->skel->rodata->timeline_enabled = opts->timeline;
 	/* shorter waits are sampled at the period's weight: their length is not known */
 	l->skel->rodata->timeline_min_wait_ns = l->period_ns;
+	if (opts->offcpu)
+		l->skel->rodata->long_wait_ns = LS_LONG_WAIT_NS;
 	l->skel->rodata->mem_enabled = opts->memory;
 	if (opts->mem_threshold)
 		l->skel->rodata->mem_threshold = opts->mem_threshold;
@@ -458,15 +461,16 @@ void ls_loader__free(struct ls_loader *l)
 	free(l);
 }
 
-int ls_loader__cost(const struct ls_loader *l, void (*cb)(void *ctx, const char *prog,
-							   uint64_t runs, uint64_t run_ns),
+int ls_loader__cost(const struct ls_loader *l,
+		    void (*cb)(void *ctx, const char *prog, uint64_t runs, uint64_t run_ns),
 		    void *ctx)
 {
 	struct bpf_program *prog;
 
 	if (l->stats_fd < 0)
 		return -ENOTSUP;
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	bpf_object__for_each_program(prog, l->skel->obj)
+	{
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -602,7 +606,8 @@ int ls_loader__agg_swap(struct ls_loader *l)
 #define DRAIN_BATCH 4096
 
 int ls_loader__agg_drain(struct ls_loader *l,
-			 void (*cb)(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v),
+			 void (*cb)(void *ctx, const struct ls_agg_key *k,
+				    const struct ls_agg_val *v),
 			 void *ctx)
 {
 	int fd = bpf_map__fd(l->agg_b_active ? l->skel->maps.agg_a : l->skel->maps.agg_b);

@@ -16,16 +16,16 @@ struct ring_buffer;
 
 struct ls_loader_opts {
 	unsigned frequency_hz;
-	bool offcpu;             /* wall mode: off-CPU intervals */
-	bool memory;             /* --memory: RSS readings and growth events */
-	uint64_t mem_threshold;  /* bytes of RSS change per growth event */
-	const char *gpu_lib;     /* --gpu: liblinescope_cupti.so whose probes to attach, or NULL */
-	const char *trace_site;  /* --trace: python-usdt site directory whose builds to attach */
-	bool no_sampling;        /* --trace without --sample: no cpu-clock sampler */
-	bool no_agg;             /* every sample whole through the ring buffer (benchmarks) */
-	bool timeline;		 /* --timeline: a tick for each sample added up in the kernel */
-	int cgroup_fd;	/* -1 unless profiling a cgroup */
-	pid_t self_pid; /* never sampled */
+	bool offcpu;		/* wall mode: off-CPU intervals */
+	bool memory;		/* --memory: RSS readings and growth events */
+	uint64_t mem_threshold; /* bytes of RSS change per growth event */
+	const char *gpu_lib;	/* --gpu: liblinescope_cupti.so whose probes to attach, or NULL */
+	const char *trace_site; /* --trace: python-usdt site directory whose builds to attach */
+	bool no_sampling;	/* --trace without --sample: no cpu-clock sampler */
+	bool no_agg;		/* every sample whole through the ring buffer (benchmarks) */
+	bool timeline;		/* --timeline: a tick for each sample added up in the kernel */
+	int cgroup_fd;		/* -1 unless profiling a cgroup */
+	pid_t self_pid;		/* never sampled */
 };
 
 /* Loads and attaches everything; one-line errors are logged. */
@@ -66,14 +66,15 @@ int ls_loader__agg_start(struct ls_loader *l);
 /* false under LINESCOPE_NO_AGG=1: nothing is added in the kernel, so there is nothing to swap */
 bool ls_loader__agg_on(const struct ls_loader *l);
 int ls_loader__agg_drain(struct ls_loader *l,
-			 void (*cb)(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v),
+			 void (*cb)(void *ctx, const struct ls_agg_key *k,
+				    const struct ls_agg_val *v),
 			 void *ctx);
 /*
  * Our own cost so far: for each loaded program, its runs and the kernel-measured time in them.
  * -ENOTSUP when the kernel would not count (bpf_enable_stats refused).
  */
-int ls_loader__cost(const struct ls_loader *l, void (*cb)(void *ctx, const char *prog,
-							   uint64_t runs, uint64_t run_ns),
+int ls_loader__cost(const struct ls_loader *l,
+		    void (*cb)(void *ctx, const char *prog, uint64_t runs, uint64_t run_ns),
 		    void *ctx);
 
 /* Makes BPF send this (process, thread, stack) whole again. */

@@ -43,9 +43,9 @@ struct input {
 /* What moves an input's rows into the merged profile. */
 struct shift {
 	int64_t proc, notebook, host,
-		spark_log;		     /* added to its ids (processes not merged already) */
-	int64_t host_id;		     /* its own `hosts` row */
-	int64_t dt;			     /* added to its times */
+		spark_log; /* added to its ids (processes not merged already) */
+	int64_t host_id;   /* its own `hosts` row */
+	int64_t dt;	   /* added to its times */
 };
 
 static char *meta_of(sqlite3 *db, const char *key)
@@ -62,11 +62,11 @@ static char *meta_of(sqlite3 *db, const char *key)
 	return v;
 }
 
-/* A time or count from a profile's meta, range-checked (ls_store__meta_num) */
+/* A time or count from a profile's meta, range-checked (ls_profile__meta_num) */
 static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt, int64_t max)
 {
 	char *v = meta_of(db, key);
-	int64_t x = ls_store__meta_num(v, dflt, max);
+	int64_t x = ls_profile__meta_num(v, dflt, max);
 
 	free(v);
 	return x;
@@ -183,7 +183,7 @@ static void column_rule(const char *t, const char *c, bool has, const struct shi
 		snprintf(buf, n, "parent_id + %lld", (long long)s->notebook);
 	else if (!strcmp(c, "parent_id"))
 		snprintf(buf, n, "ls_map(parent_id, 3)");
-	else if (!strcmp(c, "stack_id") || !strcmp(c, "spawn_stack"))
+	else if (!strcmp(c, "stack_id") || !strcmp(c, "spawn_stack") || !strcmp(c, "waiter_stack"))
 		/* 0: no stack; LS_GPU_STACK_UNSEEN: a launch never seen */
 		snprintf(buf, n,
 			 "CASE WHEN %1$s > 0 AND %1$s < %2$u THEN ls_map(%1$s, 4) ELSE %1$s END", c,

@@ -76,7 +76,7 @@ static int one_rank(const struct ls_model *m)
 
 static int64_t meta_num(const struct ls_model *m, const char *key, int64_t dflt, int64_t max)
 {
-	return ls_store__meta_num(ls_model__meta(m, key), dflt, max);
+	return ls_profile__meta_num(ls_model__meta(m, key), dflt, max);
 }
 
 /* The ingest URL with its query: name APP{host=...[,rank=N]}, from, until, format, rate. */

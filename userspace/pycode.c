@@ -286,8 +286,7 @@ int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r)
 		free(code->linetable);
 		code->linetable = malloc(r->ltab_len);
 		if (code->linetable) {
-			memcpy(code->linetable, r->data + r->fname_len + r->qname_len,
-			       r->ltab_len);
+			memcpy(code->linetable, r->data + r->fname_len + r->qname_len, r->ltab_len);
 			code->ltlen = r->ltab_len;
 		}
 	}

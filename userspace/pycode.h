@@ -45,7 +45,7 @@ struct ls_pycode_cache {
 	pid_t pid;
 	const struct ls_pyinfo *py;  /* borrowed; must outlive the cache */
 	struct ls_linetables *lines; /* borrowed, or NULL: each code object decodes its own */
-	struct ls_hashmap map;	    /* (addr ^ fp << 32) -> struct ls_pycode * */
+	struct ls_hashmap map;	     /* (addr ^ fp << 32) -> struct ls_pycode * */
 	uint64_t reads, stale, failed, described;
 };
 

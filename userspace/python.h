@@ -28,13 +28,13 @@ struct ls_pyinfo {
 	bool tsd_verified; /* the thread-state lookup was checked against a live thread */
 	/* the interpreter is the executable itself: `images` can name it by its inode */
 	bool in_exe;
-	bool dyn; /* ET_DYN: relocated by its load bias */
+	bool dyn;		   /* ET_DYN: relocated by its load bias */
 	struct ls_image_key image; /* its file, as the kernel names it at exec */
 	uint64_t x_vaddr;	   /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
 	uint8_t build_id[32];	   /* its GNU build id, build_id_len bytes (0: none) */
 	uint8_t build_id_len;
 	struct ls_pylayout layout;
-	struct ls_pyver ver;    /* everything else about this interpreter's layout */
+	struct ls_pyver ver; /* everything else about this interpreter's layout */
 	struct ls_proc proc; /* what BPF gets in `procs` (layout_id filled by the caller) */
 };
 

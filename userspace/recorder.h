@@ -37,20 +37,20 @@ struct ls_recorder_ops {
 struct ls_recorder_stats {
 	uint64_t samples; /* on-CPU samples received */
 	uint64_t proc_events;
-	uint64_t unresolved;  /* frames whose code object could not be read */
-	uint64_t truncated;   /* samples with a cut stack */
-	uint64_t read_fail;   /* samples whose walk hit an unreadable address */
-	uint64_t bad_records; /* malformed ring-buffer records */
+	uint64_t unresolved;	     /* frames whose code object could not be read */
+	uint64_t truncated;	     /* samples with a cut stack */
+	uint64_t read_fail;	     /* samples whose walk hit an unreadable address */
+	uint64_t bad_records;	     /* malformed ring-buffer records */
 	uint64_t unresolved_samples; /* on-CPU samples without lines: interpreter not known yet */
 	uint64_t images_known;	     /* execs resolved from a known image, without /proc */
 	uint64_t healed;	     /* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	     /* records that arrived after their process's exit */
-	uint64_t agg_orphans; /* samples added up in the kernel under a stack never described */
-	uint64_t ticks;	      /* --timeline: samples and intervals put on it */
+	uint64_t agg_orphans;	/* samples added up in the kernel under a stack never described */
+	uint64_t ticks;		/* --timeline: samples and intervals put on it */
 	uint64_t timeline_lost; /* ticks not put on it: stack never described, or no memory */
 	uint64_t ringbuf_bytes; /* records received, with their ring-buffer headers */
-	unsigned processes;   /* processes seen */
-	unsigned live;	      /* targets not yet exited */
+	unsigned processes;	/* processes seen */
+	unsigned live;		/* targets not yet exited */
 	unsigned threads;
 };
 
@@ -136,6 +136,5 @@ void ls_recorder__native_count(void *ctx, const struct ls_native_key *k,
 
 /* The run is over: attribute whatever is still held back (GPU activity without an exit). */
 void ls_recorder__finish(struct ls_recorder *r);
-
 
 #endif

@@ -108,6 +108,8 @@ static int flush_procs(struct ls_recorder *r)
 			.python_build = p->py_state == PY_READY ? p->py.build : NULL,
 			.note = lsr_py_note(p),
 			.parent_wait_ns = p->parent_wait_ns,
+			.waiter_stack = p->waiter_stack,
+			.waiter_tid = p->waiter_tid,
 			.trace = r->trace ? ls_tracerec__state(r->trace, p->id) : NULL,
 			.cgroup = p->cgroup,
 			.cgroup_id = p->cgroup_id,

@@ -49,11 +49,19 @@ struct rproc {
 	int64_t id;
 	pid_t pid, ppid, nspid;
 	int64_t parent_id, spawn_stack, spawn_tid;
-	int64_t parent_wait_ns;	  /* the parent's wait4/waitid time for this process */
+	int64_t parent_wait_ns; /* the parent's wait4/waitid time for this process */
+	/*
+	 * Started by a thread with no project frame (a library's helper thread): the parent's
+	 * thread found blocked on a project line across its start, and that wait's stack; -1 until
+	 * one is (recorder_samples.c, note_waiter())
+	 */
+	int64_t waiter_stack, waiter_tid;
+	bool foreign_spawn;	  /* started by such a thread, not yet given a waiter */
+	int foreign_children;	  /* of this process's children, those */
 	uint64_t last_reading_ns; /* last RSS reading kept from a sample */
 	char *comm, *argv, *exe;
-	char *cgroup;	   /* v2 path from /proc, when it was readable */
-	int64_t cgroup_id; /* from the kernel's records; -1 unknown */
+	char *cgroup;	      /* v2 path from /proc, when it was readable */
+	int64_t cgroup_id;    /* from the kernel's records; -1 unknown */
 	struct ls_jobenv job; /* its rank in a distributed job, from its environment */
 	int64_t start_ns, end_ns;
 	int exit_code;
@@ -118,8 +126,8 @@ struct thread_row {
 	uint64_t base_ns; /* its CPU time when the recording started watching it */
 	uint64_t cpu_ns;
 	char name[LS_COMM_LEN + 1];
-	bool renamed; /* its name changed after it was stored */
-	bool reopen;  /* --rotate: running at the cut, counted again from base_ns after it */
+	bool renamed;	   /* its name changed after it was stored */
+	bool reopen;	   /* --rotate: running at the cut, counted again from base_ns after it */
 	uint64_t cut_from; /* base_ns before the cut, should the interval go on (uncut) */
 };
 
@@ -165,10 +173,10 @@ struct ls_recorder {
 
 	struct ls_recorder_stats st;
 	struct ls_recorder_stats st_base; /* st when the interval began (--rotate), else zero */
-	struct ls_gpurec *gpu;	   /* NULL without --gpu */
-	struct ls_tracerec *trace; /* NULL without --trace */
-	struct ls_sparkrec *spark; /* NULL without --spark-events */
-	bool finished;		   /* ls_recorder__finish(): the next flush is the last */
+	struct ls_gpurec *gpu;		  /* NULL without --gpu */
+	struct ls_tracerec *trace;	  /* NULL without --trace */
+	struct ls_sparkrec *spark;	  /* NULL without --spark-events */
+	bool finished;			  /* ls_recorder__finish(): the next flush is the last */
 	uint32_t frames[2 * LS_MAX_FRAMES];
 };
 

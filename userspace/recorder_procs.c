@@ -25,6 +25,20 @@
 #define RETRY_EXEC_NS	(1 * MS)   /* the exec record of what /proc showed is on its way */
 #define RETRY_OTHER_NS	(100 * MS) /* any other failure */
 #define NO_PYTHON_AFTER 3	   /* tries that found no interpreter file: not Python */
+/* no interpreter yet: the delay before the next try, by how many were made */
+static const struct {
+	int below; /* tries */
+	uint64_t delay_ns;
+} discovery_backoff[] = {{5, 1 * MS}, {20, 5 * MS}, {40, 100 * MS}, {INT_MAX, 1000 * MS}};
+
+static uint64_t discovery_delay(int tries)
+{
+	size_t i = 0;
+
+	while (tries >= discovery_backoff[i].below)
+		i++;
+	return discovery_backoff[i].delay_ns;
+}
 
 /* Forgets the code objects (their memory is gone); exec also forgets the interpreter. */
 void lsr_proc_drop_python(struct rproc *p, bool forget_interpreter)
@@ -97,6 +111,7 @@ struct rproc *lsr_proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_
 	p->parent_id = -1;
 	p->spawn_stack = -1;
 	p->spawn_tid = -1;
+	p->waiter_stack = p->waiter_tid = -1;
 	p->end_ns = -1;
 	p->exit_code = -1;
 	p->job = (struct ls_jobenv){.rank = -1, .local_rank = -1, .world_size = -1};
@@ -329,11 +344,7 @@ void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	snprintf(p->note, sizeof(p->note), "%s", why);
 	p->dirty = true;
 	if (err == -EAGAIN || err == -ENOENT) {
-		/* an exec'd process maps libpython within milliseconds; others may dlopen it */
-		uint64_t delay = p->tries < 5	 ? 1 * MS
-				 : p->tries < 20 ? 5 * MS
-				 : p->tries < 40 ? 100 * MS
-						 : 1000 * MS;
+		uint64_t delay = discovery_delay(p->tries);
 
 		p->py_state = PY_PENDING;
 		p->next_try_ns = now + delay;
@@ -598,6 +609,8 @@ void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 		p->gen = e->gen;
 		p->nspid = e->nspid ? (pid_t)e->nspid : p->nspid;
 		p->cgroup_id = (int64_t)e->cgroup_id; /* the parent's, in whose context it forked */
+		/* its row holds these: written at the next flush, also when no parent names it */
+		p->dirty = true;
 		if (parent) {
 			p->parent_id = parent->id;
 			if (fresh)

@@ -218,6 +218,59 @@ static void note_child_wait(struct ls_recorder *r, struct rproc *parent, pid_t p
 	}
 }
 
+/* Whether a stored stack has a frame in project code (a file that is not a library's). */
+static bool project_stack(const struct ls_recorder *r, int64_t stack)
+{
+	const struct ls_stack *s = ls_stacks__get(&r->stacks, stack);
+
+	for (int i = 0; s && i < s->depth; i++) {
+		uint32_t fid = s->frames[2 * i];
+		int64_t file = fid < r->nfuncs ? r->funcs[fid].file_id : -1;
+
+		if (file > 0 && (size_t)file < r->sources.nfiles &&
+		    !strcmp(r->sources.files[file].kind, "python"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A child started by a thread with no project frame (jupyter_client's launcher thread under
+ * nbclient, a pool's worker handler) is charged to the parent's thread that was blocked on a
+ * project line across the child's start, when one was: that interval, [end - weight, end],
+ * holds the start. Only intervals seen with their time count (a stack's first wait, which
+ * goes whole, and ticks: every wait longer than LS_LONG_WAIT_NS, and all with --timeline); the
+ * part of each that the child lived is its wait.
+ */
+static void note_waiter(struct ls_recorder *r, struct rproc *parent, int tid, int64_t stack,
+			uint64_t ts, uint64_t weight)
+{
+	int64_t end = rel_ns(r, ts), start = end - (int64_t)weight;
+
+	if (!parent->foreign_children || weight < 1 || !project_stack(r, stack))
+		return;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *c = r->procs[i];
+		int64_t from, to;
+
+		if (c->parent_id != parent->id || c->spawn_tid == tid || c->start_ns < start ||
+		    c->start_ns > end)
+			continue;
+		if (c->foreign_spawn) {
+			c->foreign_spawn = false;
+			parent->foreign_children--;
+			c->waiter_stack = stack;
+			c->waiter_tid = tid;
+		}
+		if (c->waiter_stack != stack || c->waiter_tid != tid)
+			continue;
+		from = c->start_ns;
+		to = c->exited && c->end_ns >= 0 && c->end_ns < end ? c->end_ns : end;
+		c->parent_wait_ns += to > from ? to - from : 0;
+		c->dirty = true;
+	}
+}
+
 /* Resolves a sample's frames to an interned stack id (0: no Python frame). */
 static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
 			     const struct ls_frame *frames, int n)
@@ -372,6 +425,11 @@ void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t 
 			lsr_inherit(r, child, p);
 		}
 		if (child) {
+			bool foreign = !project_stack(r, stack);
+
+			if (foreign != child->foreign_spawn)
+				p->foreign_children += foreign ? 1 : -1;
+			child->foreign_spawn = foreign;
 			child->spawn_stack = stack;
 			child->spawn_tid = s->tid;
 			child->parent_id = p->id;
@@ -401,6 +459,8 @@ void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t 
 						      : LS_CLASS_RUNQ;
 		add_samples(r, p, s->tid, stack, cls, LS_MODE_UNKNOWN, 0, 1, s->weight_ns);
 		add_tick(r, p, s->tid, stack, cls, LS_MODE_UNKNOWN, s->ts, s->weight_ns);
+		if (!(s->xflags & LS_XF_WAITPID)) /* a wait for a child is that child's already */
+			note_waiter(r, p, s->tid, stack, s->ts, s->weight_ns);
 	} else {
 		int mode = cpu_mode(p, s);
 
@@ -419,10 +479,13 @@ void lsr_handle_tick(struct ls_recorder *r, const struct ls_tick *t)
 		return;
 	}
 	if (!e || e->proc >= r->nprocs) {
-		r->st.timeline_lost++;
+		/* without --timeline, only long waits come (LS_LONG_WAIT_NS), for note_waiter() */
+		r->st.timeline_lost += r->timeline;
 		return;
 	}
 	add_tick(r, r->procs[e->proc], (int)t->tid, e->stack, t->cls, t->mode, t->ts, t->weight_ns);
+	if (t->cls != LS_CLASS_CPU)
+		note_waiter(r, r->procs[e->proc], (int)t->tid, e->stack, t->ts, t->weight_ns);
 }
 
 /*

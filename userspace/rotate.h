@@ -17,10 +17,10 @@ struct ls_rotate_file {
 };
 
 struct ls_rotate {
-	const char *base;	      /* --profile, whose name the intervals' names extend */
+	const char *base;		  /* --profile, whose name the intervals' names extend */
 	const char *push, *name, *tenant; /* --push URL, --name and --tenant, or NULL */
-	unsigned keep;		      /* --keep: closed profiles kept (0: all) */
-	struct ls_rotate_file *files; /* closed profiles still on disk, oldest first */
+	unsigned keep;			  /* --keep: closed profiles kept (0: all) */
+	struct ls_rotate_file *files;	  /* closed profiles still on disk, oldest first */
 	unsigned nfiles, cap;
 	unsigned pushed, push_failed; /* push children that delivered / did not */
 	unsigned removed;	      /* profiles removed for --keep */

@@ -52,7 +52,8 @@ static const char *const stmt_sql[ST__N] = {
 		"INSERT OR REPLACE INTO processes(id, pid, ppid, nspid, parent_id, spawn_stack,"
 		" spawn_tid, comm, argv, exe, start_ns, end_ns, exit_code, python, python_build,"
 		" note, cgroup, parent_wait_ns, trace, cgroup_id, rank, local_rank, world_size,"
-		" master_addr) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		" master_addr, waiter_stack, waiter_tid)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_EXEC] =
 		"INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
 		" exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
@@ -101,7 +102,7 @@ static const char schema_sql[] =
 	" argv TEXT, exe TEXT, start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, python TEXT,"
 	" python_build TEXT, note TEXT, cgroup TEXT, parent_wait_ns INTEGER, trace TEXT,"
 	" cgroup_id INTEGER, rank INTEGER, local_rank INTEGER, world_size INTEGER,"
-	" master_addr TEXT, host_id INTEGER);"
+	" master_addr TEXT, host_id INTEGER, waiter_stack INTEGER, waiter_tid INTEGER);"
 	"CREATE TABLE hosts(id INTEGER PRIMARY KEY, name TEXT, boot_id TEXT,"
 	" clock_start_ns INTEGER, wall_start_ns INTEGER, shift_ns INTEGER NOT NULL, profile TEXT);"
 	"CREATE TABLE execs(process_id INTEGER NOT NULL, seq INTEGER NOT NULL, how TEXT NOT NULL,"
@@ -167,7 +168,7 @@ struct ls_store {
 	 */
 	unsigned long fault_txn, fault_write, txns, writes;
 	bool fault_kill;
-	int err; /* the open transaction's first failed write: every later one is skipped */
+	int err;     /* the open transaction's first failed write: every later one is skipped */
 	int version; /* the schema of a profile opened for reading */
 };
 
@@ -419,18 +420,6 @@ static void bind_id(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_null(st, i);
 }
 
-int64_t ls_store__meta_num(const char *v, int64_t dflt, int64_t max)
-{
-	char *end;
-	long long x;
-
-	if (!v)
-		return dflt;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	return errno || end == v || *end || x < 0 || x > max ? dflt : x;
-}
-
 int ls_store__put_meta(struct ls_store *s, const char *key, const char *value)
 {
 	bind_text(s->st[ST_META], 1, key);
@@ -482,6 +471,8 @@ int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p)
 	bind_id(st, 22, p->job ? p->job->local_rank : -1);
 	bind_id(st, 23, p->job ? p->job->world_size : -1);
 	bind_text(st, 24, p->job && p->job->master_addr[0] ? p->job->master_addr : NULL);
+	bind_id(st, 25, p->waiter_stack);
+	bind_id(st, 26, p->waiter_tid);
 	return step(s, ST_PROC);
 }
 

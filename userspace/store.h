@@ -2,8 +2,8 @@
 /*
  * The profile file (.lsprof): a SQLite database, schema in docs/profile-schema.md. The recorder
  * writes rows inside ls_store__begin/__commit (one transaction per flush, so a killed profiler
- * leaves everything up to the last flush readable); readers open it with ls_store__open and query
- * the tables directly. Not thread-safe.
+ * leaves everything up to the last flush readable). The report reads it through profile.h; merge.c
+ * copies tables with SQL, through ls_store__db(). Not thread-safe.
  */
 #ifndef LS_STORE_H
 #define LS_STORE_H
@@ -14,13 +14,7 @@
 #include <sqlite3.h>
 #include "linescope.h"
 #include "jobenv.h"
-
-#define LS_SCHEMA_VERSION 7
-/*
- * the oldest schema the reader still reads: 4 only added the notebooks and cells tables, 5 the
- * timeline tables and ranks, 6 the hosts of a merged profile, 7 the Spark event logs
- */
-#define LS_SCHEMA_OLDEST 3
+#include "profile.h"
 
 struct ls_store;
 
@@ -50,16 +44,6 @@ int ls_store__commit(struct ls_store *s);
 /* Drops the open transaction's writes. */
 void ls_store__rollback(struct ls_store *s);
 
-/*
- * A meta value read back as a number: dflt when v is NULL, not a plain decimal, or outside
- * [0, max]. A profile is untrusted input: wall-clock times are kept below LS_META_WALL_MAX
- * (2^62 ns, year 2116), clocks and durations below LS_META_SPAN_MAX (2^60 ns, 36 years), so that
- * sums and differences of a few of them stay within int64_t.
- */
-#define LS_META_WALL_MAX (1LL << 62)
-#define LS_META_SPAN_MAX (1LL << 60)
-int64_t ls_store__meta_num(const char *v, int64_t dflt, int64_t max);
-
 int ls_store__put_meta(struct ls_store *s, const char *key, const char *value);
 int ls_store__put_meta_int(struct ls_store *s, const char *key, int64_t value);
 int ls_store__put_stat(struct ls_store *s, const char *key, int64_t value);
@@ -77,23 +61,28 @@ struct ls_store_proc {
 	const char *cgroup;	/* cgroup v2 path, as /proc showed it; NULL when not read */
 	int64_t cgroup_id;	/* the kernel's cgroup id (inode of the v2 directory); -1 unknown */
 	int64_t parent_wait_ns; /* time the parent spent in wait4/waitid for this process */
-	const char *trace;      /* --trace: "on", or why exact tracing was unavailable; NULL */
+	const char *trace;	/* --trace: "on", or why exact tracing was unavailable; NULL */
 	const struct ls_jobenv *job; /* its rank in a distributed job; NULL: none known */
+	/*
+	 * started by a thread with no project frame: the stack of the parent's thread that waited
+	 * on a project line while it started (docs/profile-schema.md, "processes"), or -1
+	 */
+	int64_t waiter_stack, waiter_tid;
 };
 int ls_store__put_process(struct ls_store *s, const struct ls_store_proc *p);
 
 /* One image of a process, in order: the one it had when first seen, then each exec. */
 struct ls_store_exec {
 	int64_t proc_id;
-	int seq;	     /* 0, 1, ... */
-	const char *how;     /* "exec", "fork" (its parent's image), "attach" (running at start) */
+	int seq;	 /* 0, 1, ... */
+	const char *how; /* "exec", "fork" (its parent's image), "attach" (running at start) */
 	int64_t start_ns, end_ns; /* relative to the run start; end -1 while current */
 	const char *comm, *argv, *exe;
 	const char *python, *python_build, *note; /* python NULL: not a CPython image */
-	int64_t samples;     /* on-CPU samples while this image ran */
-	int64_t cpu_ns;	     /* their time */
-	int64_t wait_ns;     /* off-CPU time of its threads */
-	int64_t unresolved;  /* on-CPU samples without lines: the interpreter was not known yet */
+	int64_t samples;			  /* on-CPU samples while this image ran */
+	int64_t cpu_ns;				  /* their time */
+	int64_t wait_ns;			  /* off-CPU time of its threads */
+	int64_t unresolved;    /* on-CPU samples without lines: the interpreter was not known yet */
 	int64_t first_line_ns; /* its first sample with a Python line, or -1 */
 };
 int ls_store__put_exec(struct ls_store *s, const struct ls_store_exec *x);
@@ -182,23 +171,22 @@ struct ls_store_gpu_span {
 int ls_store__put_gpu_span(struct ls_store *s, const struct ls_store_gpu_span *x);
 
 /* GPU work launched from one stack of one process (totals; writing again replaces). */
-#define LS_GPU_STACK_UNSEEN 0xffffffff /* stack_id of work whose launch was never seen */
 struct ls_store_gpu {
 	int64_t proc_id, stack_id; /* stack 0: launched by a thread with no Python frame */
-	int64_t gpu_ns;            /* device time of its kernels, copies and sets */
-	int64_t api_ns;            /* CPU time inside the CUDA API calls (driver time) */
-	int64_t mem_peak;          /* highest device memory of the process while it ran */
+	int64_t gpu_ns;		   /* device time of its kernels, copies and sets */
+	int64_t api_ns;		   /* CPU time inside the CUDA API calls (driver time) */
+	int64_t mem_peak;	   /* highest device memory of the process while it ran */
 	int64_t kernels;
 	int64_t nccl_ns; /* part of gpu_ns in NCCL (communication) kernels */
-	bool sampled;    /* launches were sampled: estimates */
+	bool sampled;	 /* launches were sampled: estimates */
 };
 int ls_store__put_gpu(struct ls_store *s, const struct ls_store_gpu *x);
 
 /* The GPU library's state in one process. */
 struct ls_store_gpu_proc {
 	int64_t proc_id;
-	bool hello;          /* the library reported in */
-	int status;          /* enum ls_gpu_status_code */
+	bool hello;	     /* the library reported in */
+	int status;	     /* enum ls_gpu_status_code */
 	const char *message; /* why collection is partial, or "" */
 	int cupti_version;
 	const char *nvml_note; /* why NVML gave no device memory, or "" */
@@ -222,9 +210,9 @@ struct ls_store_trace {
 	int64_t proc_id;
 	int tid;
 	int64_t func_id;
-	int line;      /* LS_TRACE_CALLS (-1): hits are calls, total_ns the time inside it */
+	int line; /* LS_TRACE_CALLS (-1): hits are calls, total_ns the time inside it */
 	int64_t hits;
-	int64_t own_ns;   /* the line's own wall time (callees in other project code excluded) */
+	int64_t own_ns;	  /* the line's own wall time (callees in other project code excluded) */
 	int64_t total_ns; /* including everything it called */
 };
 int ls_store__put_trace(struct ls_store *s, const struct ls_store_trace *x);

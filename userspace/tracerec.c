@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * python-usdt messages come from the traced process: every length and count is checked against
- * the record before use. Batches carry deltas since the thread's previous batch; they are added.
+ * the record before use. Batches carry deltas since the thread's previous batch; they are added,
+ * and a line whose counts would take a total past int64_t is refused (counted as bad).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -186,6 +187,7 @@ static void on_batch(struct ls_tracerec *t, struct pstate *p, const struct ls_tr
 	if (b->seq >= p->next_seq)
 		p->next_seq = b->seq + 1;
 	for (uint32_t i = 0; i < b->nlines; i++) {
+		int64_t hits, own, total;
 		uint64_t func;
 		struct row *r;
 
@@ -193,12 +195,25 @@ static void on_batch(struct ls_tracerec *t, struct pstate *p, const struct ls_tr
 			t->st.bad++; /* a code id never named: its message was lost */
 			continue;
 		}
+		/* counts from the process: none may take a total past int64_t (negative in the
+		 * profile) */
+		if (ln[i].hits > INT64_MAX || ln[i].own_ns > INT64_MAX ||
+		    ln[i].total_ns > INT64_MAX) {
+			t->st.bad++;
+			continue;
+		}
 		r = row_of(t, p->proc_id, (int)b->tid, func, ln[i].line);
 		if (!r)
 			return;
-		r->v.hits += ln[i].hits;
-		r->v.own_ns += ln[i].own_ns;
-		r->v.total_ns += ln[i].total_ns;
+		if (__builtin_add_overflow(r->v.hits, (int64_t)ln[i].hits, &hits) ||
+		    __builtin_add_overflow(r->v.own_ns, (int64_t)ln[i].own_ns, &own) ||
+		    __builtin_add_overflow(r->v.total_ns, (int64_t)ln[i].total_ns, &total)) {
+			t->st.bad++;
+			continue;
+		}
+		r->v.hits = hits;
+		r->v.own_ns = own;
+		r->v.total_ns = total;
 		r->dirty = true;
 	}
 }

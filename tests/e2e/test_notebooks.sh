@@ -230,6 +230,13 @@ ok = (r.get("status") == "Reference" and r.get("src") == src.get(work + "/parent
       data["sources"][r["src"]]["text"].split("\n")[r["line"] - 1] == "%run child.ipynb" and
       r["wait_s"] >= child[0]["time_s"])
 print(("ok " if ok else "FAIL ") + "children: %s" % runs)
+# --format json lists the same run with paths and the %run line's cell
+jr = [c for c in j["children"] if c["kind"] == "notebook"]
+ok = (len(jr) == 1 and jr[0]["path"] == work + "/parent.ipynb" and
+      jr[0]["notebook"] == work + "/child.ipynb" and jr[0]["status"] == "Reference" and
+      jr[0]["cell"] is not None and jr[0]["cell_line"] is not None and
+      jr[0]["wait_s"] == r.get("wait_s") and jr[0]["via"] == "spawn")
+print(("ok " if ok else "FAIL ") + "--format json children: %s" % jr)
 PYEOF
 
 # a cell edited and run again: both texts are kept, as revisions of that cell
@@ -251,9 +258,10 @@ PYEOF
 # nbclient from a notebook: the child notebook runs in a kernel the parent's kernel started; it
 # is found in that kernel's working directory by its cells' hashes, never named after the parent
 run nbclient nbparent.ipynb
-"$PYQ" - "$WORK/nbclient.json" "$WORK" "$WORK/nbclient.truth" <<'PYEOF' | check_lines
+"$PYQ" - "$WORK/nbclient.json" "$WORK" "$WORK/nbclient.truth" "$WORK/nbclient.data.json" <<'PYEOF' | check_lines
 import json, math, sys
 j, work, truth = json.load(open(sys.argv[1])), sys.argv[2], json.load(open(sys.argv[3]))
+data = json.load(open(sys.argv[4]))
 def say(ok, what):
     print(("ok " if ok else "FAIL ") + what)
 nbs = {f["path"] for f in j["files"] if f["kind"] == "notebook"}
@@ -272,11 +280,44 @@ if child:
     say(abs(child[0]["cpu_time_s"] - truth["cpu_s"]) <= tol,
         "NBCHILD %.3f s CPU against %.3f s measured (tolerance %.3f)" % (
             child[0]["cpu_time_s"], truth["cpu_s"], tol))
+# jupyter_client's launcher thread started the child kernel; the parent's line that waited for
+# it is the execute() line of nbparent.ipynb, with the child's life as its wait
+link = [c for c in data["children"] if c["pid"] == truth["pid"]]
+src = data["sources"][link[0]["src"]] if link else {}
+text = src.get("text", "").split("\n")[link[0]["line"] - 1] if link else ""
+say(link and src["path"] == work + "/nbparent.ipynb" and "# RUNS" in text and
+    link[0]["via"] == "waiting thread" and
+    truth["cpu_s"] <= link[0]["wait_s"] <= link[0]["duration_s"] + 0.001,
+    "the child kernel is linked from the parent's waiting line: %s" % (
+        link and dict(link[0], line_text=text)))
+jc = [c for c in j["children"] if c["pid"] == truth["pid"]]
+say(jc and jc[0]["path"] == work + "/nbparent.ipynb" and jc[0]["cell"] == 2 and
+    jc[0]["cell_line"] == 2 and jc[0]["via"] == "waiting thread" and
+    jc[0]["wait_s"] == link[0]["wait_s"], "--format json children: %s" % jc)
+PYEOF
+
+# %%time and %time: the code IPython compiles under <timed exec> is on its cell's lines
+run timed timed.ipynb
+"$PYQ" - "$WORK/timed.json" "$WORK" "$WORK/timed.truth" <<'PYEOF' | check_lines
+import json, math, sys
+j, work, truth = json.load(open(sys.argv[1])), sys.argv[2], json.load(open(sys.argv[3]))
+say = lambda ok, what: print(("ok " if ok else "FAIL ") + what)
+say(not [l for l in j["lines"] if l["path"].startswith("<timed")],
+    "no line left in <timed exec>: %s" % sorted({l["path"] for l in j["lines"]}))
+for tag, key, cell_line in (("# TIMED", "timed", 3), ("# LINETIMED", "line", 2)):
+    l = [x for x in j["lines"] if tag + "\n" in (x["source"] or "") + "\n"]
+    n = max(truth[key] * 999, 1)
+    tol = truth[key] * (5 / math.sqrt(n) + 0.05)
+    say(len(l) == 1 and l[0]["path"] == work + "/timed.ipynb" and l[0]["cell_line"] == cell_line and
+        abs(l[0]["cpu_time_s"] - truth[key]) <= tol,
+        "%s on cell line %d: %s, %.3f s measured (tolerance %.3f)" % (
+            tag, cell_line, l and {k: l[0][k] for k in ("cell", "cell_line", "cpu_time_s")},
+            truth[key], tol))
 PYEOF
 
 # the HTML reports in chromium: one notebook row, lines grouped and numbered by cell; the %run child
 if node "$ROOT/tests/report/notebook.js" "$WORK/plain.html" "$WORK/plain.json" \
-	"$WORK/parent.html" >"$WORK/nb.log" 2>&1; then
+	"$WORK/parent.html" "$WORK/nbclient.html" >"$WORK/nb.log" 2>&1; then
 	pass "html in chromium: $(tail -1 "$WORK/nb.log")"
 else
 	fail "html in chromium: $(grep -v '^  ok' "$WORK/nb.log" | head -8)"

@@ -3,8 +3,9 @@
 // in chromium against the same profile as JSON (`--format json`): the Files index lists the
 // notebook once, as a notebook, and none of its cells' own files; the source view groups the
 // lines by cell, labelled as the data says, and numbers them from 1 in each cell; and, in the report
-// of a notebook that runs another (%run), that inline run as a child invocation.
-// Usage: node notebook.js REPORT.html REPORT.json PARENT.html
+// of a notebook that runs another (%run), that inline run as a child invocation; in that of a
+// notebook that runs another through nbclient, the child kernel hanging off the waiting line.
+// Usage: node notebook.js REPORT.html REPORT.json PARENT.html NBCLIENT.html
 'use strict';
 
 const fs = require('fs');
@@ -77,6 +78,32 @@ H.test('child: a %run notebook is an inline run of its line', async (page) => {
 	const child = rows.find((r) => (r.cells.source || '').includes('# CHILD'));
 	assert(child, 'no CHILD line in the child notebook');
 	eq(child.cells.ln.trim(), '2', 'the CHILD line is line 2 of its cell');
+});
+
+H.test('child: the kernel nbclient started hangs off the line that waited for it', async (page) => {
+	const report = path.basename(path.resolve(process.argv[5]));
+	await H.open(page, report, '#overview');
+	const c = await page.evaluate(() => {
+		const D = JSON.parse(document.getElementById('ls-data').textContent);
+		const i = D.children.findIndex((x) => x.via === 'waiting thread');
+		return i < 0 ? null : { i, src: D.children[i].src, line: D.children[i].line,
+					path: D.sources[D.children[i].src].path };
+	});
+	assert(c, 'no child linked by its waiting thread in ' + report);
+	assert(c.path.endsWith('/nbparent.ipynb'), 'the waiting line is in ' + c.path);
+	await H.open(page, report, '#child/' + c.i);
+	const text = await page.textContent('main');
+	for (const want of ['Waited for at', "started by a library's thread while this line waited",
+			    'ipykernel_launcher'])
+		assert(text.includes(want), `the child view does not say "${want}"`);
+	const links = await page.evaluate(() => [...document.querySelectorAll('main dd a')]
+		.map((a) => a.getAttribute('href')));
+	assert(links.some((h) => h.includes('source/' + c.src + '/' + c.line)),
+	       `no link to source ${c.src} line ${c.line}: ${links}`);
+	await H.open(page, report, `#source/${c.src}/${c.line}`);
+	const rows = await tableRows(page, 'table.srctable');
+	const r = rows.find((x) => x.row === c.line);
+	assert(r && (r.cells.source || '').includes('# RUNS'), 'the linked line is not the execute() line');
 });
 
 H.run().then((failed) => process.exit(failed ? 1 : 0), (e) => {

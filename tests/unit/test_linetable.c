@@ -26,10 +26,11 @@ static void check_interpreter_in(const char *root, const char *python)
 	close(fd);
 	if (root) {
 		/* the root's /tmp holds the script and the dump while its interpreter runs */
-		snprintf(cmd, sizeof(cmd),
-			 "cp tests/fixtures/dump_positions.py %s/tmp/ls-dump.py && "
-			 "chroot %s %s /tmp/ls-dump.py /tmp/ls-dump.bin && mv %s/tmp/ls-dump.bin %s",
-			 root, root, python, root, path);
+		snprintf(
+			cmd, sizeof(cmd),
+			"cp tests/fixtures/dump_positions.py %s/tmp/ls-dump.py && "
+			"chroot %s %s /tmp/ls-dump.py /tmp/ls-dump.bin && mv %s/tmp/ls-dump.bin %s",
+			root, root, python, root, path);
 	} else {
 		snprintf(cmd, sizeof(cmd), "%s tests/fixtures/dump_positions.py %s", python, path);
 	}

@@ -639,8 +639,10 @@ static void compare_defs(char *expect, struct def_stats *st)
 			/* CPython's own compile refuses these (bad_coding*.py, badsyntax_*.py, lib2to3's
 			 * Python 2 data): nothing to compare with; any other reason is a broken oracle */
 			st->excluded++;
-			if (!strstr(line + 2, " SyntaxError") && !strstr(line + 2, " IndentationError") &&
-			    !strstr(line + 2, " TabError") && !strstr(line + 2, " UnicodeDecodeError"))
+			if (!strstr(line + 2, " SyntaxError") &&
+			    !strstr(line + 2, " IndentationError") &&
+			    !strstr(line + 2, " TabError") &&
+			    !strstr(line + 2, " UnicodeDecodeError"))
 				st->excluded_other++;
 			print_message("excluded (CPython rejects it): %s\n", line + 2);
 		} else if (line[0] == 'F') {

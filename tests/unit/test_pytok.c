@@ -695,8 +695,10 @@ static void compare_tokens(char *expect, bool collapse, bool skip_middle, struct
 			/* CPython's own compile refuses these (bad_coding*.py, badsyntax_*.py, lib2to3's
 			 * Python 2 data): nothing to compare with; any other reason is a broken oracle */
 			st->excluded++;
-			if (!strstr(line + 2, " SyntaxError") && !strstr(line + 2, " IndentationError") &&
-			    !strstr(line + 2, " TabError") && !strstr(line + 2, " UnicodeDecodeError") &&
+			if (!strstr(line + 2, " SyntaxError") &&
+			    !strstr(line + 2, " IndentationError") &&
+			    !strstr(line + 2, " TabError") &&
+			    !strstr(line + 2, " UnicodeDecodeError") &&
 			    !strstr(line + 2, " OracleLimit"))
 				st->excluded_other++;
 			print_message("excluded (CPython rejects it): %s\n", line + 2);

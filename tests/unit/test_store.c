@@ -98,11 +98,23 @@ static void write_profile(void)
 	assert_int_equal(ls_store__put_stat(s, "unresolved_samples", 2), 0);
 	assert_int_equal(ls_store__put_stat(s, "taken", 45), 0);
 	{
-		struct ls_store_exec x0 = {.proc_id = 1, .seq = 0, .how = "attach", .end_ns = 5,
-					   .comm = "sh", .argv = "sh -c x", .samples = 1},
-				     x1 = {.proc_id = 1, .seq = 1, .how = "exec", .start_ns = 5,
-					   .end_ns = -1, .comm = "python3.11", .python = "3.11.2",
-					   .samples = 41, .cpu_ns = 41000, .unresolved = 2};
+		struct ls_store_exec x0 = {.proc_id = 1,
+					   .seq = 0,
+					   .how = "attach",
+					   .end_ns = 5,
+					   .comm = "sh",
+					   .argv = "sh -c x",
+					   .samples = 1},
+				     x1 = {.proc_id = 1,
+					   .seq = 1,
+					   .how = "exec",
+					   .start_ns = 5,
+					   .end_ns = -1,
+					   .comm = "python3.11",
+					   .python = "3.11.2",
+					   .samples = 41,
+					   .cpu_ns = 41000,
+					   .unresolved = 2};
 
 		assert_int_equal(ls_store__put_exec(s, &x0), 0);
 		assert_int_equal(ls_store__put_exec(s, &x1), 0);
@@ -125,9 +137,15 @@ static const struct ls_mline *find_line(const struct ls_model *m, int line)
  */
 static void test_line_key_collision(void **state)
 {
-	const uint32_t big = (1u << 22) + 3, st1[] = {1, big}, st2[] = {2, 3}, st3[] = {2, 3, 1, big};
-	struct ls_store_proc p = {.id = 1, .pid = 100, .parent_id = -1, .spawn_stack = -1,
-				  .spawn_tid = -1, .comm = "python3", .exit_code = 0};
+	const uint32_t big = (1u << 22) + 3, st1[] = {1, big}, st2[] = {2, 3},
+		       st3[] = {2, 3, 1, big};
+	struct ls_store_proc p = {.id = 1,
+				  .pid = 100,
+				  .parent_id = -1,
+				  .spawn_stack = -1,
+				  .spawn_tid = -1,
+				  .comm = "python3",
+				  .exit_code = 0};
 	const struct ls_mline *a = NULL, *b = NULL;
 	struct ls_store *s;
 	struct ls_model *m;
@@ -177,8 +195,8 @@ static void test_round_trip(void **state)
 	assert_string_equal(m->procs[0].python, "3.11.2");
 	assert_int_equal(m->procs[0].threads, 1);
 	assert_int_equal(m->samples, 42);
-	assert_int_equal(m->lost_ringbuf, 3);	 /* the samples among the ring buffer's drops */
-	assert_int_equal(m->lost_records, 1);	 /* the other record */
+	assert_int_equal(m->lost_ringbuf, 3); /* the samples among the ring buffer's drops */
+	assert_int_equal(m->lost_records, 1); /* the other record */
 	assert_int_equal(m->lost_unresolved, 2);
 	assert_int_equal(m->taken, 45); /* 42 received (2 of them unresolved) + 3 dropped */
 	assert_int_equal(m->procs[0].nexecs, 2);
@@ -215,8 +233,13 @@ static void test_round_trip(void **state)
 static int64_t scaled_line5_ns(int64_t cpu_ns)
 {
 	struct ls_store *s;
-	struct ls_store_proc p = {.id = 1, .pid = 100, .parent_id = -1, .spawn_stack = -1,
-				  .spawn_tid = -1, .comm = "python3", .exit_code = 0};
+	struct ls_store_proc p = {.id = 1,
+				  .pid = 100,
+				  .parent_id = -1,
+				  .spawn_stack = -1,
+				  .spawn_tid = -1,
+				  .comm = "python3",
+				  .exit_code = 0};
 	struct ls_model *m;
 	const struct ls_mline *l2, *l5;
 	int64_t total;
@@ -252,10 +275,10 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 
 static void test_cpu_scaled_to_accounting(void **state)
 {
-	assert_int_equal(scaled_line5_ns(-1), 200000000);	  /* no accounting */
+	assert_int_equal(scaled_line5_ns(-1), 200000000);	 /* no accounting */
 	assert_int_equal(scaled_line5_ns(300000000), 300000000); /* 1.5x */
 	assert_int_equal(scaled_line5_ns(150000000), 150000000); /* 0.75x */
-	assert_int_equal(scaled_line5_ns(50000000), 200000000);  /* under 100 ms: as sampled */
+	assert_int_equal(scaled_line5_ns(50000000), 200000000);	 /* under 100 ms: as sampled */
 	assert_int_equal(scaled_line5_ns(900000000), 200000000); /* 4.5x: does not match */
 }
 
@@ -381,7 +404,8 @@ static void test_corrupt_page(void **state)
 	char junk[64];
 
 	write_profile();
-	snprintf(cmd, sizeof(cmd), "sqlite3 %s \"SELECT rootpage FROM sqlite_master WHERE name = 'stacks'\"", path);
+	snprintf(cmd, sizeof(cmd),
+		 "sqlite3 %s \"SELECT rootpage FROM sqlite_master WHERE name = 'stacks'\"", path);
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	assert_int_equal(fscanf(f, "%d", &root), 1);

@@ -320,46 +320,108 @@ function renderFlame(root, r) {
 	var st = UI.flame;
 	if (metrics.indexOf(st.metric) < 0)
 		st.metric = fd.wall ? "wall" : metrics[0];
-	var t = null, zoom = -1, focus = -1, C = flameColors(), rows = [], maxRow = 0, zoomRow = 0;
-	var canvas = el("canvas", {class: "flamecanvas", tabindex: "0", role: "img",
-				   "aria-label": "Flame graph; arrow keys move between frames, Enter zooms, Escape zooms out"});
-	var wrap = el("div", {class: "flamewrap"}, canvas);
-	var tip = el("div", {class: "flametip", role: "tooltip", hidden: true});
-	var crumbs = el("nav", {class: "crumbs", "aria-label": "Zoom path"});
-	var search = el("input", {type: "search", class: "flamesearch", placeholder: "Search functions and files (/)",
-				  "aria-label": "Search frames"});
-	search.value = st.query;
-	var found = el("span", {class: "flamefound", "aria-live": "polite"});
-	var detail = el("div", {class: "flamedetail", "aria-live": "polite"});
-	var summary = el("span", {class: "flametotal"});
-	var legend = el("div", {class: "flamelegend"});
-	function swatch(cls, label) {
-		return el("span", {class: "lg"}, el("i", {class: "sw " + cls}), label);
+	var F = flameView(fd, selp, want);
+	flameControls(F, root, metrics);
+	flameCanvasEvents(F);
+	flameSearchEvents(F);
+	function onKey(ev) {
+		if (ev.key === "/" && document.activeElement !== F.search && !/^(INPUT|TEXTAREA|SELECT)$/.test(ev.target.tagName)) {
+			ev.preventDefault();
+			F.search.focus();
+			F.search.select();
+		}
 	}
+	document.addEventListener("keydown", onKey);
+	var theme = new MutationObserver(function () {
+		F.C = flameColors();
+		flameDraw(F);
+	});
+	theme.observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme"]});
+	var resizeTimer = 0;
+	function onResize() {
+		clearTimeout(resizeTimer);
+		resizeTimer = setTimeout(F.draw, 100);
+	}
+	window.addEventListener("resize", onResize);
+
+	flameRebuild(F, false);
+	mark("ls-flame-drawn");
+	requestAnimationFrame(function () {
+		setTimeout(function () {
+			mark("ls-flame-ready");
+		}, 0);
+	});
+	return {
+		destroy: function () {
+			document.removeEventListener("keydown", onKey);
+			window.removeEventListener("resize", onResize);
+			theme.disconnect();
+			F.tip.remove();
+		},
+	};
+}
+
+// The flame view's state: the data and selection it shows, the tree of the current weight (t),
+// the zoomed and focused nodes, the laid-out rows of boxes, and its elements.
+function flameView(fd, selp, want) {
+	var F = {fd: fd, selp: selp, want: want, st: UI.flame, t: null, zoom: -1, focus: -1,
+		 C: flameColors(), rows: [], maxRow: 0, zoomRow: 0, crumbsFor: null,
+		 sumCache: {t: null, v: -1, cpu: 0, samples: 0}};
+	F.canvas = el("canvas", {class: "flamecanvas", tabindex: "0", role: "img",
+				 "aria-label": "Flame graph; arrow keys move between frames, Enter zooms, Escape zooms out"});
+	F.wrap = el("div", {class: "flamewrap"}, F.canvas);
+	F.tip = el("div", {class: "flametip", role: "tooltip", hidden: true});
+	F.crumbs = el("nav", {class: "crumbs", "aria-label": "Zoom path"});
+	F.search = el("input", {type: "search", class: "flamesearch", placeholder: "Search functions and files (/)",
+				"aria-label": "Search frames"});
+	F.search.value = F.st.query;
+	F.found = el("span", {class: "flamefound", "aria-live": "polite"});
+	F.detail = el("div", {class: "flamedetail", "aria-live": "polite"});
+	F.summary = el("span", {class: "flametotal"});
+	F.draw = function () {
+		flameDraw(F);
+	};
+	return F;
+}
+
+function flameSwatch(cls, label) {
+	return el("span", {class: "lg"}, el("i", {class: "sw " + cls}), label);
+}
+
+// What the colours mean, in this profile or in a diff.
+function flameLegend(fd) {
+	var legend = el("div", {class: "flamelegend"});
 	if (fd.diff) {
-		legend.appendChild(swatch("up", "larger share of the total than in the base"));
-		legend.appendChild(swatch("down", "smaller share"));
+		legend.appendChild(flameSwatch("up", "larger share of the total than in the base"));
+		legend.appendChild(flameSwatch("down", "smaller share"));
 		legend.appendChild(el(
 			"span", {class : "lg norm"},
 			"Width: the new profile; colour: each frame's share " +
 				"of its own profile's total, new minus base (so runs of different length compare)"));
 	} else {
-		legend.appendChild(swatch("py", "project code"));
-		legend.appendChild(swatch("lib", "library"));
+		legend.appendChild(flameSwatch("py", "project code"));
+		legend.appendChild(flameSwatch("lib", "library"));
 	}
-	legend.appendChild(swatch("nat", "[native]: no Python frame"));
+	legend.appendChild(flameSwatch("nat", "[native]: no Python frame"));
 	if (fd.folded)
-		legend.appendChild(swatch("oth", "(other): " + fmtCount(fd.folded) + " small frames folded"));
+		legend.appendChild(flameSwatch("oth", "(other): " + fmtCount(fd.folded) + " small frames folded"));
 	if (fd.wall && !fd.diff) { // a diff colours waits by change too; their frames are named
-		legend.appendChild(swatch("wt", "waiting: I/O, sleep, locks"));
-		legend.appendChild(swatch("gil", "waiting for the GIL"));
-		legend.appendChild(swatch("rq", "waiting for a CPU"));
+		legend.appendChild(flameSwatch("wt", "waiting: I/O, sleep, locks"));
+		legend.appendChild(flameSwatch("gil", "waiting for the GIL"));
+		legend.appendChild(flameSwatch("rq", "waiting for a CPU"));
 	}
+	return legend;
+}
+
+// The bar (weight, diff switch, search, total), legend, breadcrumbs, canvas and detail row.
+function flameControls(F, root, metrics) {
+	var st = F.st;
+	var legend = flameLegend(F.fd);
 	var seg = segmented("Weight", "flame-graph", metrics.map(function (k) {
 		return {value: k, label: FL_METRICS[k]};
 	}), st.metric, function (v) {
 		st.metric = v;
-		rebuild(true);
+		flameRebuild(F, true);
 	}, "flame-metric");
 	var show = hasDiffFlame()
 			   ? segmented("Show", "diffs",
@@ -375,493 +437,480 @@ function renderFlame(root, r) {
 				       "flame-show")
 			   : null;
 	root.appendChild(el("div", {class : "flamebar"}, show, seg,
-			    el("div", {class : "control"}, search, found), summary));
+			    el("div", {class : "control"}, F.search, F.found), F.summary));
 	root.appendChild(legend);
-	root.appendChild(crumbs);
-	root.appendChild(wrap);
-	root.appendChild(detail);
-	document.body.appendChild(tip);
+	root.appendChild(F.crumbs);
+	root.appendChild(F.wrap);
+	root.appendChild(F.detail);
+	document.body.appendChild(F.tip);
+}
 
-	function metricText(v) {
-		return st.metric === "samples" ? fmtCount(v) + " samples" : fmtTime(v);
-	}
-	// "+12 ms, share +3.1 pp": the change in value and in share of each profile's total
-	function changeText(v)
-	{
-		var d = t.tot[v] - t.btot[v], ds = flameShareDelta(t, v) * 100;
-		return (d > 0	? "+"
-			: d < 0 ? "\u2212"
-				: "") +
-		       metricText(Math.abs(d)) + ", share " + (ds >= 0 ? "+" : "\u2212") +
-		       Math.abs(ds).toFixed(1) + " pp";
-	}
-	function share(value) {
-		return t.tot[t.root] > 0 ? value / t.tot[t.root] : NaN;
-	}
-	function isAncestor(a, v) { // a is v or above it
-		for (; v >= 0; v = v === t.root ? -1 : t.parent[v])
-			if (v === a)
-				return true;
-		return false;
-	}
+function flameMetricText(F, v) {
+	return F.st.metric === "samples" ? fmtCount(v) + " samples" : fmtTime(v);
+}
 
-	function rebuild(keep) {
-		var zl = keep && zoom >= 0 ? t.src[zoom] : -1, zk = keep && zoom >= 0 ? t.kind[zoom] : 0;
-		t = flameTree(fd, st.metric, selp);
-		if (fd.diff)
-			t.maxDelta = flameMaxDelta(t);
-		zoom = t.root;
-		if (zl >= 0 && zk === FL_KIND.real && isAncestor(t.root, zl) && t.tot[zl] > 0)
-			zoom = zl;
-		focus = zoom;
-		summary.textContent = fd.diff ? "New " + metricText(t.tot[t.root]) + ", base " +
-							metricText(t.btot[t.root]) +
-							" (all processes)"
-					      : "Total " + metricText(t.tot[t.root]) +
-							(selp !== -1 ? " in " + selName(selp) : "");
-		if (fd.diff)
-			summary.setAttribute("data-base-total", String(t.btot[t.root]));
-		summary.setAttribute("data-total", String(t.tot[t.root]));
-		applySearch();
-		draw();
-	}
+// "+12 ms, share +3.1 pp": the change in value and in share of each profile's total
+function flameChangeText(F, v) {
+	var t = F.t, d = t.tot[v] - t.btot[v], ds = flameShareDelta(t, v) * 100;
+	return (d > 0	? "+"
+		: d < 0 ? "\u2212"
+			: "") +
+	       flameMetricText(F, Math.abs(d)) + ", share " + (ds >= 0 ? "+" : "\u2212") +
+	       Math.abs(ds).toFixed(1) + " pp";
+}
 
-	// ---- layout and drawing ----------------------------------------------------------------
+function flameShare(F, value) {
+	return F.t.tot[F.t.root] > 0 ? value / F.t.tot[F.t.root] : NaN;
+}
 
-	function layout(W) {
-		rows = [];
-		var anc = [];
-		for (var v = zoom; v !== t.root; v = t.parent[v])
-			anc.unshift(t.parent[v]);
-		anc.push(zoom);
-		// the zoom path, full width (dimmed above the zoomed frame)
-		anc.forEach(function (a, d) {
-			rows[d] = [{v: a, x: 0, w: W}];
-		});
-		var base = anc.length - 1, scale = t.tot[zoom] > 0 ? W / t.tot[zoom] : 0;
-		var stack = [zoom, 0, base];
-		maxRow = zoomRow = base;
-		while (stack.length) {
-			var d = stack.pop(), x = stack.pop(), u = stack.pop(), ks = t.kidStart, cx = x, small = 0, ns = 0;
-			if (d + 1 > 2000)
-				continue;
-			for (var k = ks[u]; k < ks[u + 1]; k++) {
-				var c = t.kids[k], w = t.tot[c] * scale;
-				if (w < FL_MIN_W) {
-					small += w;
-					ns++;
-					continue;
-				}
-				(rows[d + 1] = rows[d + 1] || []).push({v: c, x: cx, w: w});
-				if (d + 1 > maxRow)
-					maxRow = d + 1;
-				stack.push(c, cx, d + 1);
-				cx += w;
-			}
-			if (small >= FL_MIN_W) {
-				(rows[d + 1] = rows[d + 1] || []).push({v: -1, x: cx, w: small, n: ns, val: small / scale});
-				maxRow = Math.max(maxRow, d + 1);
-			}
-		}
-		rows.forEach(function (rw) {
-			rw.sort(function (a, b) {
-				return a.x - b.x;
-			});
-		});
-	}
+function flameIsAncestor(t, a, v) { // a is v or above it
+	for (; v >= 0; v = v === t.root ? -1 : t.parent[v])
+		if (v === a)
+			return true;
+	return false;
+}
 
-	function draw() {
-		var W = Math.max(200, wrap.clientWidth), dpr = window.devicePixelRatio || 1;
-		layout(W);
-		var H = (maxRow + 1) * FL_ROW;
-		canvas.width = Math.round(W * dpr);
-		canvas.height = Math.round(H * dpr);
-		canvas.style.width = W + "px";
-		canvas.style.height = H + "px";
-		var g = canvas.getContext("2d");
-		g.setTransform(dpr, 0, 0, dpr, 0, 0);
-		g.fillStyle = C.bg;
-		g.fillRect(0, 0, W, H);
-		g.font = "12px " + getComputedStyle(canvas).fontFamily;
-		g.textBaseline = "middle";
-		var cw = g.measureText("abcdefghij").width / 10 || 7, searching = !!st.query;
-		for (var d = 0; d < rows.length; d++) {
-			var rw = rows[d] || [], y = d * FL_ROW;
-			for (var j = 0; j < rw.length; j++) {
-				var b = rw[j];
-				if (b.v < 0) {
-					g.fillStyle = C.other;
-					g.fillRect(b.x, y, Math.max(b.w, 0.5), FL_ROW - 1);
-					continue;
-				}
-				var m = searching && isMatch(b.v);
-				g.fillStyle = m ? C.match : searching ? C.dim : flameFill(fd, t, b.v, C);
-				g.globalAlpha = d < zoomRow ? 0.55 : 1;
-				g.fillRect(b.x, y, Math.max(b.w - (b.w > 3 ? 1 : 0), 0.5), FL_ROW - 1);
-				g.globalAlpha = 1;
-				if (b.w > 24) {
-					var s = flameLabel(b.v), fit = Math.floor((b.w - 6) / cw);
-					if (s.length > fit)
-						s = flameName(fd, t, b.v);
-					if (s.length > fit)
-						s = fit > 1 ? s.slice(0, fit - 1) + "\u2026" : "";
-					if (s) {
-						g.fillStyle = C.text;
-						g.fillText(s, b.x + 3, y + FL_ROW / 2);
-					}
-				}
-				if (b.v === focus && document.activeElement === canvas) {
-					g.strokeStyle = C.focus;
-					g.lineWidth = 2;
-					g.strokeRect(b.x + 1, y + 1, Math.max(b.w - 2, 1), FL_ROW - 3);
-				}
-			}
-		}
-		drawCrumbs();
-		showDetail(focus);
-		canvas.setAttribute("data-zoom", String(zoom));
-		canvas.setAttribute("data-focus", String(focus));
-	}
+// A new tree for the current weight; keep: stay zoomed on the same frame when it is still there.
+function flameRebuild(F, keep) {
+	var fd = F.fd, zoom = F.zoom, t = F.t;
+	var zl = keep && zoom >= 0 ? t.src[zoom] : -1, zk = keep && zoom >= 0 ? t.kind[zoom] : 0;
+	t = F.t = flameTree(fd, F.st.metric, F.selp);
+	if (fd.diff)
+		t.maxDelta = flameMaxDelta(t);
+	F.zoom = t.root;
+	if (zl >= 0 && zk === FL_KIND.real && flameIsAncestor(t, t.root, zl) && t.tot[zl] > 0)
+		F.zoom = zl;
+	F.focus = F.zoom;
+	F.summary.textContent = fd.diff ? "New " + flameMetricText(F, t.tot[t.root]) + ", base " +
+						  flameMetricText(F, t.btot[t.root]) +
+						  " (all processes)"
+					: "Total " + flameMetricText(F, t.tot[t.root]) +
+						  (F.selp !== -1 ? " in " + selName(F.selp) : "");
+	if (fd.diff)
+		F.summary.setAttribute("data-base-total", String(t.btot[t.root]));
+	F.summary.setAttribute("data-total", String(t.tot[t.root]));
+	flameApplySearch(F);
+	flameDraw(F);
+}
 
-	// "main (app.py:27)" as py-spy writes frames: a function has a box per line it ran
-	function flameLabel(v) {
-		var loc = flameLoc(fd, t, v);
-		return flameName(fd, t, v) + (loc ? " (" + locText(loc.src, loc.line) + ")" : "");
-	}
+// ---- layout and drawing ----------------------------------------------------------------
 
-	function rowOf(v) {
-		for (var d = 0; d < rows.length; d++)
-			if (rows[d] && findIn(rows[d], v))
-				return d;
-		return -1;
-	}
-	function findIn(rw, v) {
-		for (var j = 0; j < rw.length; j++)
-			if (rw[j].v === v)
-				return rw[j];
-		return null;
-	}
-	function boxOf(v) {
-		var d = rowOf(v);
-		return d < 0 ? null : {d: d, b: findIn(rows[d], v)};
-	}
-	function hit(ev) {
-		var b = hitBox(ev);
-		return b ? b.v : -1;
-	}
-	function hitBox(ev) {
-		var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, d = Math.floor((ev.clientY - r.top) / FL_ROW);
-		var rw = rows[d];
-		if (!rw)
-			return null;
-		var lo = 0, hi = rw.length - 1;
-		while (lo <= hi) {
-			var mid = (lo + hi) >> 1, b = rw[mid];
-			if (x < b.x)
-				hi = mid - 1;
-			else if (x >= b.x + b.w)
-				lo = mid + 1;
-			else
-				return b;
-		}
-		return null;
-	}
-
-	var crumbsFor = null;
-	// rebuilt only when the zoom changes: a draw on blur must not replace the button being clicked
-	function drawCrumbs() {
-		if (crumbsFor === t && +crumbs.getAttribute("data-zoom") === zoom)
-			return;
-		crumbsFor = t;
-		crumbs.setAttribute("data-zoom", String(zoom));
-		clear(crumbs);
-		var path = [];
-		for (var v = zoom; ; v = t.parent[v]) {
-			path.unshift(v);
-			if (v === t.root)
-				break;
-		}
-		path.forEach(function (v, i) {
-			if (i)
-				crumbs.appendChild(el("span", {class: "sep", "aria-hidden": "true"}, "\u203a"));
-			var b = el("button", {type: "button", class: "crumb", "data-node": String(v),
-					      "aria-current": v === zoom ? "true" : null}, flameName(fd, t, v));
-			b.addEventListener("click", function () {
-				zoomTo(v);
-			});
-			crumbs.appendChild(b);
-		});
-	}
-
-	function showDetail(v) {
-		clear(detail);
-		if (v < 0)
-			return;
-		var loc = flameLoc(fd, t, v);
-		detail.setAttribute("data-node", String(v));
-		detail.appendChild(el("b", {class: "fname"}, flameName(fd, t, v)));
-		if (loc) {
-			detail.appendChild(srcLink(loc.src, loc.line, null, "flameline"));
-			if (loc.def)
-				detail.appendChild(el("a", {class: "flamefunc", href: srcHref(loc.src, loc.def)}, "function"));
-		}
-		detail.appendChild(el("span", {class : "num"},
-				      metricText(t.tot[v]) + " \u00b7 " + fmtPct(share(t.tot[v])) +
-					      " of total" +
-					      (fd.diff ? " \u00b7 " + changeText(v) : "")));
-	}
-
-	function showTip(box, ev) {
-		var v = box ? box.v : -1;
-		if (!box) {
-			tip.hidden = true;
-			return;
-		}
-		clear(tip);
-		if (v < 0) { // narrow frames drawn as one block
-			tip.appendChild(el("div", {class: "tname"}, fmtCount(box.n) + " frames too narrow to draw"));
-			tip.appendChild(el("div", {class: "thint"}, metricText(box.val) + " \u00b7 " + fmtPct(share(box.val)) +
-					       " of total; zoom into their parent to see them"));
-			placeTip(ev);
-			return;
-		}
-		var loc = flameLoc(fd, t, v);
-		tip.appendChild(el("div", {class: "tname"}, flameName(fd, t, v)));
-		if (loc)
-			tip.appendChild(el("div", {class: "tloc"}, (D.sources[loc.src].path || D.sources[loc.src].name) + ":" +
-						   shownLine(loc.src, loc.line)));
-		var dl = el("dl");
-		function row(k, val) {
-			dl.appendChild(el("dt", null, k));
-			dl.appendChild(el("dd", null, val));
-		}
-		row(FL_METRICS[st.metric], metricText(t.tot[v]) + (t.self[v] > 0 && t.kidStart[v + 1] > t.kidStart[v]
-								   ? " (self " + metricText(t.self[v]) + ")" : ""));
-		row("Share", fmtPct(share(t.tot[v])) + " of total");
-		if (fd.diff) {
-			row("Base", metricText(t.btot[v]));
-			row("Change", changeText(v));
-		}
-		if (t.kind[v] === FL_KIND.real || t.kind[v] === FL_KIND.top) {
-			if (st.metric !== "cpu")
-				row("CPU time", fmtTime(subtreeSum(v, fd.cpu)));
-			if (fd.hasSamples && st.metric !== "samples")
-				row("Samples", fmtCount(subtreeSum(v, fd.samples)));
-		}
-		tip.appendChild(dl);
-		tip.appendChild(el("div", {class: "thint"}, loc ? "Click to zoom \u00b7 double-click opens the line" : "Click to zoom"));
-		placeTip(ev);
-	}
-
-	function placeTip(ev) {
-		tip.hidden = false;
-		var x = ev.clientX + 14, y = ev.clientY + 14, tw = tip.offsetWidth, th = tip.offsetHeight;
-		if (x + tw > window.innerWidth - 8)
-			x = Math.max(8, ev.clientX - tw - 14);
-		if (y + th > window.innerHeight - 8)
-			y = Math.max(8, ev.clientY - th - 14);
-		tip.style.left = x + "px";
-		tip.style.top = y + "px";
-	}
-
-	// a column summed below a node, whatever the metric (tooltips only: one subtree walk, kept)
-	var sumCache = {t: null, v: -1, cpu: 0, samples: 0};
-	function subtreeSum(v, arr) {
-		var c = sumCache;
-		if (c.t !== t || c.v !== v) {
-			c = sumCache = {t: t, v: v, cpu: 0, samples: 0};
-			var todo = [v];
-			while (todo.length) {
-				var u = todo.pop();
-				if (u < fd.n && (!want || want[fd.proc[u]] === 1)) {
-					c.cpu += fd.cpu[u];
-					c.samples += fd.samples[u];
-				}
-				for (var k = t.kidStart[u]; k < t.kidStart[u + 1]; k++)
-					todo.push(t.kids[k]);
-			}
-		}
-		return arr === fd.cpu ? c.cpu : c.samples;
-	}
-
-	// ---- search --------------------------------------------------------------------------
-
-	function isMatch(v) {
-		return t.kind[v] === FL_KIND.real && fd.match[t.src[v]] === 1;
-	}
-
-	function applySearch() {
-		var q = st.query.trim().toLowerCase(), n = fd.n, i;
-		fd.match.fill(0);
-		clear(found);
-		if (!q)
-			return;
-		var fm = fd.fname.map(function (nm, f) {
-			var s = fd.fsrc[f] >= 0 ? D.sources[fd.fsrc[f]] : null;
-			return (nm + " " + (s ? s.path || s.name : "")).toLowerCase().indexOf(q) >= 0;
-		});
-		var nm = 0;
-		for (i = 0; i < n; i++) {
-			var f = fd.func[i];
-			if (f >= 0 ? fm[f] : f !== -1 && FL_SPECIAL[f].indexOf(q) >= 0) {
-				fd.match[i] = 1;
-				nm++;
-			}
-		}
-		// a sample counts once however many matching frames its stack has: the time of every
-		// node at or below a match, in the shown selection
-		var cov = new Uint8Array(t.N), sum = 0;
-		for (i = 0; i < t.N; i++) {
-			if (i === t.top)
-				continue;
-			var p = t.parent[i];
-			cov[i] = (t.kind[i] === FL_KIND.real && fd.match[i]) || (p !== t.top && cov[p]) ? 1 : 0;
-			if (cov[i]) // nodes outside the selection have no self value in t
-				sum += t.self[i];
-		}
-		found.textContent = fmtCount(nm) + (nm === 1 ? " frame" : " frames") + " \u00b7 " +
-				    metricText(sum) + " \u00b7 " + fmtPct(share(sum)) + " of total";
-		found.setAttribute("data-share", String(share(sum)));
-		found.setAttribute("data-value", String(sum));
-	}
-
-	// ---- interaction -----------------------------------------------------------------------
-
-	function zoomTo(v) {
-		if (v < 0 || !(t.tot[v] > 0))
-			return;
-		zoom = v;
-		focus = v;
-		draw();
-	}
-
-	function openSource(v) {
-		var loc = flameLoc(fd, t, v);
-		if (loc)
-			location.hash = srcHref(loc.src, loc.line);
-	}
-
-	// the frame next to v in its row (dir -1 left, 1 right)
-	function beside(v, dir) {
-		var bx = boxOf(v);
-		if (!bx)
-			return v;
-		var rw = rows[bx.d], j = rw.indexOf(bx.b) + dir;
-		while (j >= 0 && j < rw.length && rw[j].v < 0)
-			j += dir;
-		return j >= 0 && j < rw.length ? rw[j].v : v;
-	}
-
-	function firstChild(v) {
-		for (var k = t.kidStart[v]; k < t.kidStart[v + 1]; k++)
-			if (boxOf(t.kids[k]))
-				return t.kids[k];
-		return v;
-	}
-
-	canvas.addEventListener("mousemove", function (ev) {
-		var b = hitBox(ev);
-		canvas.style.cursor = b && b.v >= 0 ? "pointer" : "default";
-		showTip(b, ev);
+function flameLayout(F, W) {
+	var t = F.t, zoom = F.zoom, rows = F.rows = [];
+	var anc = [];
+	for (var v = zoom; v !== t.root; v = t.parent[v])
+		anc.unshift(t.parent[v]);
+	anc.push(zoom);
+	// the zoom path, full width (dimmed above the zoomed frame)
+	anc.forEach(function (a, d) {
+		rows[d] = [{v: a, x: 0, w: W}];
 	});
-	canvas.addEventListener("mouseleave", function () {
+	var base = anc.length - 1, scale = t.tot[zoom] > 0 ? W / t.tot[zoom] : 0;
+	var stack = [zoom, 0, base];
+	var maxRow = F.zoomRow = base;
+	while (stack.length) {
+		var d = stack.pop(), x = stack.pop(), u = stack.pop(), ks = t.kidStart, cx = x, small = 0, ns = 0;
+		if (d + 1 > 2000)
+			continue;
+		for (var k = ks[u]; k < ks[u + 1]; k++) {
+			var c = t.kids[k], w = t.tot[c] * scale;
+			if (w < FL_MIN_W) {
+				small += w;
+				ns++;
+				continue;
+			}
+			(rows[d + 1] = rows[d + 1] || []).push({v: c, x: cx, w: w});
+			if (d + 1 > maxRow)
+				maxRow = d + 1;
+			stack.push(c, cx, d + 1);
+			cx += w;
+		}
+		if (small >= FL_MIN_W) {
+			(rows[d + 1] = rows[d + 1] || []).push({v: -1, x: cx, w: small, n: ns, val: small / scale});
+			maxRow = Math.max(maxRow, d + 1);
+		}
+	}
+	F.maxRow = maxRow;
+	rows.forEach(function (rw) {
+		rw.sort(function (a, b) {
+			return a.x - b.x;
+		});
+	});
+}
+
+function flameDraw(F) {
+	var fd = F.fd, t = F.t, C = F.C, canvas = F.canvas;
+	var W = Math.max(200, F.wrap.clientWidth), dpr = window.devicePixelRatio || 1;
+	flameLayout(F, W);
+	var rows = F.rows, zoomRow = F.zoomRow, focus = F.focus;
+	var H = (F.maxRow + 1) * FL_ROW;
+	canvas.width = Math.round(W * dpr);
+	canvas.height = Math.round(H * dpr);
+	canvas.style.width = W + "px";
+	canvas.style.height = H + "px";
+	var g = canvas.getContext("2d");
+	g.setTransform(dpr, 0, 0, dpr, 0, 0);
+	g.fillStyle = C.bg;
+	g.fillRect(0, 0, W, H);
+	g.font = "12px " + getComputedStyle(canvas).fontFamily;
+	g.textBaseline = "middle";
+	var cw = g.measureText("abcdefghij").width / 10 || 7, searching = !!F.st.query;
+	for (var d = 0; d < rows.length; d++) {
+		var rw = rows[d] || [], y = d * FL_ROW;
+		for (var j = 0; j < rw.length; j++) {
+			var b = rw[j];
+			if (b.v < 0) {
+				g.fillStyle = C.other;
+				g.fillRect(b.x, y, Math.max(b.w, 0.5), FL_ROW - 1);
+				continue;
+			}
+			var m = searching && flameIsMatch(F, b.v);
+			g.fillStyle = m ? C.match : searching ? C.dim : flameFill(fd, t, b.v, C);
+			g.globalAlpha = d < zoomRow ? 0.55 : 1;
+			g.fillRect(b.x, y, Math.max(b.w - (b.w > 3 ? 1 : 0), 0.5), FL_ROW - 1);
+			g.globalAlpha = 1;
+			if (b.w > 24) {
+				var s = flameLabel(F, b.v), fit = Math.floor((b.w - 6) / cw);
+				if (s.length > fit)
+					s = flameName(fd, t, b.v);
+				if (s.length > fit)
+					s = fit > 1 ? s.slice(0, fit - 1) + "\u2026" : "";
+				if (s) {
+					g.fillStyle = C.text;
+					g.fillText(s, b.x + 3, y + FL_ROW / 2);
+				}
+			}
+			if (b.v === focus && document.activeElement === canvas) {
+				g.strokeStyle = C.focus;
+				g.lineWidth = 2;
+				g.strokeRect(b.x + 1, y + 1, Math.max(b.w - 2, 1), FL_ROW - 3);
+			}
+		}
+	}
+	flameDrawCrumbs(F);
+	flameShowDetail(F, focus);
+	canvas.setAttribute("data-zoom", String(F.zoom));
+	canvas.setAttribute("data-focus", String(focus));
+}
+
+// "main (app.py:27)" as py-spy writes frames: a function has a box per line it ran
+function flameLabel(F, v) {
+	var loc = flameLoc(F.fd, F.t, v);
+	return flameName(F.fd, F.t, v) + (loc ? " (" + locText(loc.src, loc.line) + ")" : "");
+}
+
+function flameRowOf(rows, v) {
+	for (var d = 0; d < rows.length; d++)
+		if (rows[d] && flameFindIn(rows[d], v))
+			return d;
+	return -1;
+}
+function flameFindIn(rw, v) {
+	for (var j = 0; j < rw.length; j++)
+		if (rw[j].v === v)
+			return rw[j];
+	return null;
+}
+function flameBoxOf(F, v) {
+	var d = flameRowOf(F.rows, v);
+	return d < 0 ? null : {d: d, b: flameFindIn(F.rows[d], v)};
+}
+function flameHit(F, ev) {
+	var b = flameHitBox(F, ev);
+	return b ? b.v : -1;
+}
+function flameHitBox(F, ev) {
+	var r = F.canvas.getBoundingClientRect(), x = ev.clientX - r.left, d = Math.floor((ev.clientY - r.top) / FL_ROW);
+	var rw = F.rows[d];
+	if (!rw)
+		return null;
+	var lo = 0, hi = rw.length - 1;
+	while (lo <= hi) {
+		var mid = (lo + hi) >> 1, b = rw[mid];
+		if (x < b.x)
+			hi = mid - 1;
+		else if (x >= b.x + b.w)
+			lo = mid + 1;
+		else
+			return b;
+	}
+	return null;
+}
+
+// rebuilt only when the zoom changes: a draw on blur must not replace the button being clicked
+function flameDrawCrumbs(F) {
+	var t = F.t, zoom = F.zoom, crumbs = F.crumbs;
+	if (F.crumbsFor === t && +crumbs.getAttribute("data-zoom") === zoom)
+		return;
+	F.crumbsFor = t;
+	crumbs.setAttribute("data-zoom", String(zoom));
+	clear(crumbs);
+	var path = [];
+	for (var v = zoom; ; v = t.parent[v]) {
+		path.unshift(v);
+		if (v === t.root)
+			break;
+	}
+	path.forEach(function (v, i) {
+		if (i)
+			crumbs.appendChild(el("span", {class: "sep", "aria-hidden": "true"}, "\u203a"));
+		var b = el("button", {type: "button", class: "crumb", "data-node": String(v),
+				      "aria-current": v === zoom ? "true" : null}, flameName(F.fd, t, v));
+		b.addEventListener("click", function () {
+			flameZoomTo(F, v);
+		});
+		crumbs.appendChild(b);
+	});
+}
+
+function flameShowDetail(F, v) {
+	var fd = F.fd, t = F.t, detail = F.detail;
+	clear(detail);
+	if (v < 0)
+		return;
+	var loc = flameLoc(fd, t, v);
+	detail.setAttribute("data-node", String(v));
+	detail.appendChild(el("b", {class: "fname"}, flameName(fd, t, v)));
+	if (loc) {
+		detail.appendChild(srcLink(loc.src, loc.line, null, "flameline"));
+		if (loc.def)
+			detail.appendChild(el("a", {class: "flamefunc", href: srcHref(loc.src, loc.def)}, "function"));
+	}
+	detail.appendChild(el("span", {class : "num"},
+			      flameMetricText(F, t.tot[v]) + " \u00b7 " + fmtPct(flameShare(F, t.tot[v])) +
+				      " of total" +
+				      (fd.diff ? " \u00b7 " + flameChangeText(F, v) : "")));
+}
+
+function flameShowTip(F, box, ev) {
+	var fd = F.fd, t = F.t, tip = F.tip, st = F.st;
+	var v = box ? box.v : -1;
+	if (!box) {
 		tip.hidden = true;
-	});
-	canvas.addEventListener("click", function (ev) {
-		var v = hit(ev);
-		if (v >= 0)
-			zoomTo(v);
-	});
-	canvas.addEventListener("dblclick", function (ev) {
-		var v = hit(ev);
-		if (v >= 0)
-			openSource(v);
-	});
-	canvas.addEventListener("focus", draw);
-	canvas.addEventListener("blur", draw);
-	canvas.addEventListener("keydown", function (ev) {
-		var v = focus;
-		switch (ev.key) {
-		case "ArrowUp":
-			v = focus === t.root ? focus : t.parent[focus];
-			break;
-		case "ArrowDown":
-			v = firstChild(focus);
-			break;
-		case "ArrowLeft":
-			v = beside(focus, -1);
-			break;
-		case "ArrowRight":
-			v = beside(focus, 1);
-			break;
-		case "Enter":
-			zoomTo(focus);
-			ev.preventDefault();
-			return;
-		case "Escape":
-			if (zoom !== t.root)
-				zoomTo(t.parent[zoom]);
-			ev.preventDefault();
-			return;
-		default:
-			return;
+		return;
+	}
+	clear(tip);
+	if (v < 0) { // narrow frames drawn as one block
+		tip.appendChild(el("div", {class: "tname"}, fmtCount(box.n) + " frames too narrow to draw"));
+		tip.appendChild(el("div", {class: "thint"}, flameMetricText(F, box.val) + " \u00b7 " + fmtPct(flameShare(F, box.val)) +
+				       " of total; zoom into their parent to see them"));
+		flamePlaceTip(F, ev);
+		return;
+	}
+	var loc = flameLoc(fd, t, v);
+	tip.appendChild(el("div", {class: "tname"}, flameName(fd, t, v)));
+	if (loc)
+		tip.appendChild(el("div", {class: "tloc"}, (D.sources[loc.src].path || D.sources[loc.src].name) + ":" +
+					   shownLine(loc.src, loc.line)));
+	var dl = el("dl");
+	function row(k, val) {
+		dl.appendChild(el("dt", null, k));
+		dl.appendChild(el("dd", null, val));
+	}
+	row(FL_METRICS[st.metric], flameMetricText(F, t.tot[v]) + (t.self[v] > 0 && t.kidStart[v + 1] > t.kidStart[v]
+								  ? " (self " + flameMetricText(F, t.self[v]) + ")" : ""));
+	row("Share", fmtPct(flameShare(F, t.tot[v])) + " of total");
+	if (fd.diff) {
+		row("Base", flameMetricText(F, t.btot[v]));
+		row("Change", flameChangeText(F, v));
+	}
+	if (t.kind[v] === FL_KIND.real || t.kind[v] === FL_KIND.top) {
+		if (st.metric !== "cpu")
+			row("CPU time", fmtTime(flameSubtreeSum(F, v, fd.cpu)));
+		if (fd.hasSamples && st.metric !== "samples")
+			row("Samples", fmtCount(flameSubtreeSum(F, v, fd.samples)));
+	}
+	tip.appendChild(dl);
+	tip.appendChild(el("div", {class: "thint"}, loc ? "Click to zoom \u00b7 double-click opens the line" : "Click to zoom"));
+	flamePlaceTip(F, ev);
+}
+
+function flamePlaceTip(F, ev) {
+	var tip = F.tip;
+	tip.hidden = false;
+	var x = ev.clientX + 14, y = ev.clientY + 14, tw = tip.offsetWidth, th = tip.offsetHeight;
+	if (x + tw > window.innerWidth - 8)
+		x = Math.max(8, ev.clientX - tw - 14);
+	if (y + th > window.innerHeight - 8)
+		y = Math.max(8, ev.clientY - th - 14);
+	tip.style.left = x + "px";
+	tip.style.top = y + "px";
+}
+
+// a column summed below a node, whatever the metric (tooltips only: one subtree walk, kept)
+function flameSubtreeSum(F, v, arr) {
+	var fd = F.fd, t = F.t, want = F.want, c = F.sumCache;
+	if (c.t !== t || c.v !== v) {
+		c = F.sumCache = {t: t, v: v, cpu: 0, samples: 0};
+		var todo = [v];
+		while (todo.length) {
+			var u = todo.pop();
+			if (u < fd.n && (!want || want[fd.proc[u]] === 1)) {
+				c.cpu += fd.cpu[u];
+				c.samples += fd.samples[u];
+			}
+			for (var k = t.kidStart[u]; k < t.kidStart[u + 1]; k++)
+				todo.push(t.kids[k]);
 		}
-		ev.preventDefault();
-		focus = v;
-		draw();
+	}
+	return arr === fd.cpu ? c.cpu : c.samples;
+}
+
+// ---- search --------------------------------------------------------------------------
+
+function flameIsMatch(F, v) {
+	return F.t.kind[v] === FL_KIND.real && F.fd.match[F.t.src[v]] === 1;
+}
+
+function flameApplySearch(F) {
+	var fd = F.fd, t = F.t, found = F.found;
+	var q = F.st.query.trim().toLowerCase(), n = fd.n, i;
+	fd.match.fill(0);
+	clear(found);
+	if (!q)
+		return;
+	var fm = fd.fname.map(function (nm, f) {
+		var s = fd.fsrc[f] >= 0 ? D.sources[fd.fsrc[f]] : null;
+		return (nm + " " + (s ? s.path || s.name : "")).toLowerCase().indexOf(q) >= 0;
 	});
-	var timer = 0;
+	var nm = 0;
+	for (i = 0; i < n; i++) {
+		var f = fd.func[i];
+		if (f >= 0 ? fm[f] : f !== -1 && FL_SPECIAL[f].indexOf(q) >= 0) {
+			fd.match[i] = 1;
+			nm++;
+		}
+	}
+	// a sample counts once however many matching frames its stack has: the time of every
+	// node at or below a match, in the shown selection
+	var cov = new Uint8Array(t.N), sum = 0;
+	for (i = 0; i < t.N; i++) {
+		if (i === t.top)
+			continue;
+		var p = t.parent[i];
+		cov[i] = (t.kind[i] === FL_KIND.real && fd.match[i]) || (p !== t.top && cov[p]) ? 1 : 0;
+		if (cov[i]) // nodes outside the selection have no self value in t
+			sum += t.self[i];
+	}
+	found.textContent = fmtCount(nm) + (nm === 1 ? " frame" : " frames") + " \u00b7 " +
+			    flameMetricText(F, sum) + " \u00b7 " + fmtPct(flameShare(F, sum)) + " of total";
+	found.setAttribute("data-share", String(flameShare(F, sum)));
+	found.setAttribute("data-value", String(sum));
+}
+
+function flameSearchEvents(F) {
+	var search = F.search, st = F.st, timer = 0;
 	search.addEventListener("input", function () {
 		clearTimeout(timer);
 		timer = setTimeout(function () {
 			st.query = search.value;
-			applySearch();
-			draw();
+			flameApplySearch(F);
+			flameDraw(F);
 		}, 80);
 	});
 	search.addEventListener("keydown", function (ev) {
 		if (ev.key === "Enter") {
 			clearTimeout(timer);
 			st.query = search.value;
-			applySearch();
-			draw();
+			flameApplySearch(F);
+			flameDraw(F);
 		} else if (ev.key === "Escape") {
-			canvas.focus();
+			F.canvas.focus();
 		}
 	});
-	function onKey(ev) {
-		if (ev.key === "/" && document.activeElement !== search && !/^(INPUT|TEXTAREA|SELECT)$/.test(ev.target.tagName)) {
-			ev.preventDefault();
-			search.focus();
-			search.select();
-		}
-	}
-	document.addEventListener("keydown", onKey);
-	var theme = new MutationObserver(function () {
-		C = flameColors();
-		draw();
-	});
-	theme.observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme"]});
-	var resizeTimer = 0;
-	function onResize() {
-		clearTimeout(resizeTimer);
-		resizeTimer = setTimeout(draw, 100);
-	}
-	window.addEventListener("resize", onResize);
+}
 
-	rebuild(false);
-	mark("ls-flame-drawn");
-	requestAnimationFrame(function () {
-		setTimeout(function () {
-			mark("ls-flame-ready");
-		}, 0);
+// ---- interaction -----------------------------------------------------------------------
+
+function flameZoomTo(F, v) {
+	if (v < 0 || !(F.t.tot[v] > 0))
+		return;
+	F.zoom = v;
+	F.focus = v;
+	flameDraw(F);
+}
+
+function flameOpenSource(F, v) {
+	var loc = flameLoc(F.fd, F.t, v);
+	if (loc)
+		location.hash = srcHref(loc.src, loc.line);
+}
+
+// the frame next to v in its row (dir -1 left, 1 right)
+function flameBeside(F, v, dir) {
+	var bx = flameBoxOf(F, v);
+	if (!bx)
+		return v;
+	var rw = F.rows[bx.d], j = rw.indexOf(bx.b) + dir;
+	while (j >= 0 && j < rw.length && rw[j].v < 0)
+		j += dir;
+	return j >= 0 && j < rw.length ? rw[j].v : v;
+}
+
+function flameFirstChild(F, v) {
+	var t = F.t;
+	for (var k = t.kidStart[v]; k < t.kidStart[v + 1]; k++)
+		if (flameBoxOf(F, t.kids[k]))
+			return t.kids[k];
+	return v;
+}
+
+// Arrow keys move the focus between frames, Enter zooms on it, Escape zooms out.
+function flameKey(F, ev) {
+	var t = F.t, focus = F.focus, v = focus;
+	switch (ev.key) {
+	case "ArrowUp":
+		v = focus === t.root ? focus : t.parent[focus];
+		break;
+	case "ArrowDown":
+		v = flameFirstChild(F, focus);
+		break;
+	case "ArrowLeft":
+		v = flameBeside(F, focus, -1);
+		break;
+	case "ArrowRight":
+		v = flameBeside(F, focus, 1);
+		break;
+	case "Enter":
+		flameZoomTo(F, focus);
+		ev.preventDefault();
+		return;
+	case "Escape":
+		if (F.zoom !== t.root)
+			flameZoomTo(F, t.parent[F.zoom]);
+		ev.preventDefault();
+		return;
+	default:
+		return;
+	}
+	ev.preventDefault();
+	F.focus = v;
+	flameDraw(F);
+}
+
+function flameCanvasEvents(F) {
+	var canvas = F.canvas;
+	canvas.addEventListener("mousemove", function (ev) {
+		var b = flameHitBox(F, ev);
+		canvas.style.cursor = b && b.v >= 0 ? "pointer" : "default";
+		flameShowTip(F, b, ev);
 	});
-	return {
-		destroy: function () {
-			document.removeEventListener("keydown", onKey);
-			window.removeEventListener("resize", onResize);
-			theme.disconnect();
-			tip.remove();
-		},
-	};
+	canvas.addEventListener("mouseleave", function () {
+		F.tip.hidden = true;
+	});
+	canvas.addEventListener("click", function (ev) {
+		var v = flameHit(F, ev);
+		if (v >= 0)
+			flameZoomTo(F, v);
+	});
+	canvas.addEventListener("dblclick", function (ev) {
+		var v = flameHit(F, ev);
+		if (v >= 0)
+			flameOpenSource(F, v);
+	});
+	canvas.addEventListener("focus", F.draw);
+	canvas.addEventListener("blur", F.draw);
+	canvas.addEventListener("keydown", function (ev) {
+		flameKey(F, ev);
+	});
 }

@@ -14,7 +14,21 @@ function renderSource(root, r) {
 		root.appendChild(viewHead("Source not found", "This report has no source #" + r.a + "."));
 		return {};
 	}
-	var m = sel(), lines = srcLines(s), S0 = m.srcStart[s], S1 = m.srcStart[s + 1], k, rr;
+	var v = sourceLines(s, src, sel());
+	var cols = sourceColumns(v);
+	var heatOpts = sourceHeatOptions(v.m);
+	var t = sourceTable(v, cols, sourceSort(s, cols));
+	var hot = sourceHead(root, v, t, heatOpts);
+	root.appendChild(t.root);
+	t.draw(true);
+	watchScroll(t.root);
+	return sourceViewHooks(t, hot);
+}
+
+// What the source view of source s shows, in selection m: its rows (line numbers), each line's
+// row of m, the notebook cell of each line, and the measurements of a line (val).
+function sourceLines(s, src, m) {
+	var lines = srcLines(s), S0 = m.srcStart[s], S1 = m.srcStart[s + 1], k, rr;
 	var nl = srcLineCount(s);
 	for (k = S0; k < S1; k++)
 		nl = Math.max(nl, m.line[m.srcRows[k]]);
@@ -68,9 +82,17 @@ function renderSource(root, r) {
 			if (rowOf[k] >= 0)
 				rows.push(k);
 	}
+	return {s: s, src: src, m: m, lines: lines, nl: nl, rowOf: rowOf, present: present, val: val,
+		T: T, SM: SM, ctxKeys: ctxKeys, cells: cells, groupOf: groupOf, hasText: hasText,
+		rows: rows};
+}
 
+// The columns of the source table: line number, the measurements the selection has, context
+// and the code.
+function sourceColumns(v) {
+	var m = v.m, s = v.s, val = v.val, present = v.present, T = v.T, SM = v.SM;
 	var cols = [];
-	var digits = String(nl).length;
+	var digits = String(v.nl).length;
 	cols.push({id: "ln", label: "", kind: "none", cls: "ln", w: numW(digits) + 22, aria: "Line",
 		   value: null, cell: function (td, line) {
 			   lineNumberCell(td, m, s, line);
@@ -130,7 +152,7 @@ function renderSource(root, r) {
 		cols.push(colBytes("gpumem", "GPU peak memory", function (line) {
 			return val(m.gpu_peak_mem, line);
 		}, false, "Highest sampled device memory for the line"));
-	if (ctxKeys)
+	if (v.ctxKeys)
 		cols.push({id: "context", label: "Context", kind: "num", w: 190, cls: "ctx",
 			   title: "Child runs and Spark actions started by the line",
 			   value: function (line) {
@@ -144,17 +166,23 @@ function renderSource(root, r) {
 		   value: null, cell: function (td, line) {
 			   codeCell(td, s, line, true);
 		   }});
+	return cols;
+}
 
-	var maxT = UI.mode === "total" ? m.maxTotal || m.maxTime : m.maxTime;
+// The heat choices the selection allows; a heat it no longer has falls back to time.
+function sourceHeatOptions(m) {
 	var memOk = m.has.mem_change && m.maxMem > 0;
 	if (!UI.heat.source || (UI.heat.source === "mem" && !memOk))
 		UI.heat.source = "time";
 	var heatOpts = [{value: "none", label: "None"}, {value: "time", label: "Time"}];
 	if (m.has.mem_change)
 		heatOpts.push({value: "mem", label: "Mem Growth"});
+	return heatOpts;
+}
 
-	// A source table starts in line order; its sort survives only re-renders of the same source
-	// (Self/Total, process selection, links within the file).
+// A source table starts in line order; its sort survives only re-renders of the same source
+// (Self/Total, process selection, links within the file).
+function sourceSort(s, cols) {
 	var sortSt = UI.sortSrc === s ? UI.sort.source : null;
 	if (sortSt && !cols.some(function (c) {
 		return c.id === sortSt.id;
@@ -162,8 +190,14 @@ function renderSource(root, r) {
 		sortSt = null;
 	UI.sortSrc = s;
 	UI.sort.source = sortSt;
-	var t = new Table({
-		columns: cols, rows: rows, fill: true, cls: "srctable", minW: Math.ceil(maxLineCells(s, lines) * METRIC.ch + 28),
+	return sortSt;
+}
+
+function sourceTable(v, cols, sortSt) {
+	var m = v.m, rowOf = v.rowOf, T = v.T, cells = v.cells, groupOf = v.groupOf;
+	var maxT = UI.mode === "total" ? m.maxTotal || m.maxTime : m.maxTime;
+	return new Table({
+		columns: cols, rows: v.rows, fill: true, cls: "srctable", minW: Math.ceil(maxLineCells(v.s, v.lines) * METRIC.ch + 28),
 		sort: sortSt || {id: "source", dir: 1},
 		onSort: function (st) {
 			UI.sort.source = st;
@@ -188,11 +222,15 @@ function renderSource(root, r) {
 		},
 		heatKind: UI.heat.source === "mem" ? "mheat" : "heat",
 		empty: UI.hotOnly ? "No line of this file has a measurement; switch Hot only off to see them all."
-				  : hasText ? "This source has no lines." : "No line of this source was measured.",
+				  : v.hasText ? "This source has no lines." : "No line of this source was measured.",
 	});
+}
 
-	var total = m.srcTime[s];
-	var sub = [hasText ? fmtCount(nl) + (nl === 1 ? " line" : " lines") : "no captured text",
+// The title block (name, size, total time, notices) and its tools; returns the Hot only toggle.
+function sourceHead(root, v, t, heatOpts) {
+	var src = v.src, nl = v.nl, cells = v.cells;
+	var total = v.m.srcTime[v.s];
+	var sub = [v.hasText ? fmtCount(nl) + (nl === 1 ? " line" : " lines") : "no captured text",
 		   cells ? " \u00b7 " + cells.length + " cells" : "",
 		   " \u00b7 Total time: ", el("strong", {id: "src-total"}, fmtTime(total))];
 	var hot = toggle("Hot only", UI.hotOnly, function (on) {
@@ -211,15 +249,16 @@ function renderSource(root, r) {
 				 : null,
 			 src.stale ? el("p", {class: "notice bad"}, "This text is not what ran: " + src.stale + ".") : null),
 		      el("div", {class: "vtools"}, modeSwitch(render), hot,
-			 heatSwitch("source", heatOpts, function (v) {
-				 t.o.heatKind = v === "mem" ? "mheat" : "heat";
+			 heatSwitch("source", heatOpts, function (heat) {
+				 t.o.heatKind = heat === "mem" ? "mheat" : "heat";
 				 t.refresh(false);
 			 })));
 	root.appendChild(head);
-	root.appendChild(t.root);
-	t.draw(true);
-	watchScroll(t.root);
+	return hot;
+}
 
+// The view's hooks for the shell: scroll state across re-renders, and entering at a line.
+function sourceViewHooks(t, hot) {
 	return {
 		table: t,
 		state: function () {
@@ -416,7 +455,8 @@ function contextBadge(c) {
 		var ch = D.children[c.i], st = childStatus(ch), pid = childPid(ch);
 		var detail = (ch.cmd || "") + (isNum(pid) ? " (pid " + pid + ")" : "") + " \u2014 waited " +
 			     fmtTime(ch.wait_s) + (isNum(ch.duration_s) ? ", ran " + fmtTime(ch.duration_s) : "") +
-			     (ch.exit ? ", " + ch.exit : "") + ", " + st;
+			     (ch.exit ? ", " + ch.exit : "") + ", " + st +
+			     (ch.via === "waiting thread" ? " (started by a library's thread while this line waited)" : "");
 		return el("a", {class: "ctxb child " + st.toLowerCase(), href: href("child/" + c.i), title: detail},
 			  el("span", {class: "badge " + st.toLowerCase()},
 			     st === "Reference" ? "Ref" : ch.kind === "notebook" ? "nb" : "run"),

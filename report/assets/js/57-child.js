@@ -25,7 +25,11 @@ function renderChild(root, r) {
 		dl.appendChild(el("dd", null, v === null || v === undefined || v === "" ? DASH : v));
 	}
 	row("Command", el("span", {class: "mono"}, ch.cmd || DASH));
-	row("Started at", isNum(ch.src) ? srcLink(ch.src, ch.line) : DASH);
+	if (ch.via === "waiting thread")
+		row("Waited for at", [isNum(ch.src) ? srcLink(ch.src, ch.line) : DASH,
+				      el("span", {class: "sub"}, " started by a library's thread while this line waited")]);
+	else
+		row("Started at", isNum(ch.src) ? srcLink(ch.src, ch.line) : DASH);
 	row("Parent", isNum(ch.parent_proc) && D.processes[ch.parent_proc]
 			      ? el("a", {href: "#overview?p=" + ch.parent_proc}, procLabel(ch.parent_proc)) : DASH);
 	row("Parent waited", fmtTime(ch.wait_s));

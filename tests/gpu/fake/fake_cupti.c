@@ -43,7 +43,7 @@ static struct {
 	int ndone;
 	uint32_t period_ms;
 	int worker;
-	pthread_cond_t wake; /* a buffer filled up: the worker hands it back now */
+	pthread_cond_t wake;   /* a buffer filled up: the worker hands it back now */
 	int delivering;	       /* deliver() calls handing buffers back right now */
 	pthread_cond_t handed; /* one of them finished */
 	/* driver state */

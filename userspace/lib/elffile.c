@@ -220,9 +220,9 @@ bool ls_elf__needs(const struct ls_elf *elf, const char *prefix)
  * Calls fn for each note of the SHT_NOTE sections (name and desc point into the mapped file)
  * until it returns true; returns whether one did.
  */
-static bool each_note(const struct ls_elf *elf,
-		      bool (*fn)(void *ctx, const GElf_Nhdr *nh, const char *name, const char *desc),
-		      void *ctx)
+static bool
+each_note(const struct ls_elf *elf,
+	  bool (*fn)(void *ctx, const GElf_Nhdr *nh, const char *name, const char *desc), void *ctx)
 {
 	Elf_Scn *scn = NULL;
 
