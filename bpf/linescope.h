@@ -282,6 +282,7 @@ enum ls_trace_msg_kind {
 	LS_TM_STATE = 1, /* ls_trace_state: tracing turned on or off, or cannot start */
 	LS_TM_CODE = 2,	 /* ls_trace_code + file name + qualname: names a code id */
 	LS_TM_BATCH = 3, /* ls_trace_batch + nlines * ls_trace_line: one thread's counts */
+	LS_TM_CELL = 4,	 /* ls_trace_cell + a part of its texts: an IPython cell (linescope:code) */
 };
 
 struct ls_trace_rec {
@@ -336,6 +337,31 @@ struct ls_trace_code {
 	__u16 qualname_len; /* bytes of co_qualname right after the file name */
 	__u32 pad;
 	__u64 addr; /* address of the code object (matches sampled ls_frame.code) */
+};
+
+/*
+ * An IPython cell as the kernel compiled it: its compile name (the code's co_filename), the text
+ * as typed (run_cell's raw_cell) and the text compiled (after IPython's transforms), sent as
+ * name + raw + text in parts of at most LS_TRACE_MAX_MSG, in order, that share seq. Userspace
+ * keeps a text only when it hashes to the name, as for every other way a cell is found.
+ */
+#define LS_TRACE_CELL_MAX (1u << 20) /* largest name + raw + text announced */
+
+enum ls_trace_cell_flags {
+	LS_TCELL_NO_RAW = 1 << 0, /* the raw text is not known (a cell cached before the attach) */
+};
+
+struct ls_trace_cell {
+	__u32 kind;	/* LS_TM_CELL */
+	__u32 seq;	/* the announcement within the process; its parts share it */
+	__u32 off;	/* where this part starts in name + raw + text */
+	__u32 part_len; /* bytes of that right after this struct */
+	__u32 name_len; /* UTF-8, no NUL */
+	__u32 raw_len;
+	__u32 text_len;
+	__s32 number; /* the execution count IPython cached it under */
+	__u32 flags;  /* enum ls_trace_cell_flags */
+	__u32 pad;
 };
 
 enum ls_trace_batch_flags {

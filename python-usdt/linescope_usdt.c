@@ -43,6 +43,7 @@ static void set_enabled(bool want)
 		return;
 	if (want) {
 		ls_core_reset_all();
+		ls_cells_reset();
 		g_ls.session++;
 		g_ls.reason = LS_TR_NONE;
 #ifdef Py_GIL_DISABLED
@@ -97,12 +98,13 @@ static void *flusher_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	g_fl.tid = syscall(SYS_gettid);
 	while (flusher_nap()) {
-		bool want = linescope_batch_semaphore != 0, stale;
+		bool want = linescope_batch_semaphore != 0, stale, cells;
 
 		if (!want)
 			g_failed = false; /* a later attachment tries again */
 		stale = g_ls.enabled && ls_core_has_stale();
-		if ((want == g_ls.enabled && !stale) || (want && g_failed))
+		cells = g_ls.enabled && ls_cells_pending();
+		if ((want == g_ls.enabled && !stale && !cells) || (want && g_failed))
 			continue;
 		if (Py_IsInitialized() == 0)
 			break;
@@ -112,6 +114,8 @@ static void *flusher_main(void *arg)
 			set_enabled(want);
 			if (g_ls.enabled)
 				ls_core_flush_stale();
+			if (cells && g_ls.enabled)
+				ls_cells_hook();
 		}
 		PyGILState_Release(st);
 	}

@@ -6,6 +6,7 @@
  *
  *	linescope:state  ls_trace_state          tracing turned on or off, or cannot start
  *	linescope:code   ls_trace_code + names   names a code id (once per code object and session)
+ *	                 ls_trace_cell + texts   an IPython cell's name and texts (cells.c)
  *	linescope:batch  ls_trace_batch + lines  one thread's counts since its previous batch
  *
  * Each probe has a semaphore. The extension traces while linescope_batch_semaphore is non-zero,
@@ -24,7 +25,8 @@ void ls_probe_state(const void *msg, long len);
 void ls_probe_code(const void *msg, long len);
 void ls_probe_batch(const void *msg, long len);
 
-/* Non-zero while a tracer is attached to linescope:batch. */
+/* Non-zero while a tracer is attached to linescope:batch, linescope:code. */
 extern volatile unsigned short linescope_batch_semaphore;
+extern volatile unsigned short linescope_code_semaphore;
 
 #endif /* LS_PYUSDT_PROBES_H */

@@ -285,6 +285,11 @@ static inline const char *ls_str_utf8(PyObject *o, Py_ssize_t *len)
 void ls_library_init(void);
 bool ls_core_is_library(const char *filename);
 
+/* cells.c: IPython cells announced through linescope:code (GIL held unless stated) */
+void ls_cells_reset(void);   /* tracing turned on: look for the shell again */
+bool ls_cells_pending(void); /* no GIL needed: ls_cells_hook() has work; once per period */
+void ls_cells_hook(void);    /* wrap the shell's compiler, announce its cells */
+
 /* hooks311.c / hooks312.c: install or remove the interpreter hooks (GIL held). 0 or -errno. */
 int ls_hooks_init(PyObject *module);
 int ls_hooks_enable(void); /* sets g_ls.reason on failure */

@@ -202,6 +202,8 @@ static const char *how_of(const char *t)
 		return NULL;
 	if (!strcmp(t, "history"))
 		return "history";
+	if (!strcmp(t, "python-usdt"))
+		return "python-usdt";
 	return !strcmp(t, "notebook") ? "notebook" : NULL;
 }
 

@@ -26,6 +26,7 @@
 void ls_notebooks_init(struct ls_notebooks *n)
 {
 	memset(n, 0, sizeof(*n));
+	ls_nbusdt_init(&n->usdt);
 }
 
 static void notebook_release(struct ls_notebook *nb)
@@ -43,8 +44,11 @@ void ls_notebooks_release(struct ls_notebooks *n)
 {
 	for (size_t i = 0; i < n->n; i++)
 		notebook_release(&n->nbs[i]);
+	for (size_t i = 0; i < n->ncells; i++)
+		free(n->cells[i].name);
 	free(n->nbs);
 	free(n->cells);
+	ls_nbusdt_release(&n->usdt);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -415,69 +419,56 @@ static int match_input(struct ls_sources *s, struct ls_nbcell *c, const struct l
 	return 0;
 }
 
-#define CWD_MAX_NOTEBOOKS 64
-#define CWD_MAX_SCANS	  3
-
-/* Whether a notebook file in the kernel's working directory has a code cell hashing to hash. */
-static int cwd_has(const struct ls_notebook *nb, const char *name, uint32_t hash)
+int ls_notebooks__announced(struct ls_notebooks *n, int64_t proc_id, const void *msg, size_t len)
 {
-	struct ls_ipynb k;
-	char why[160];
-	bool has = false;
-	int err = ls_ipynb__load(nb->pid, name, &k, why, sizeof(why));
-
-	if (err)
-		return err == -ENOMEM ? err : 0;
-	for (size_t i = 0; i < k.n && !has; i++)
-		has = ls_ipycell__murmur2(k.cells[i].text, k.cells[i].len, LS_IPYCELL_SEED) == hash;
-	ls_ipynb_release(&k);
-	return has;
+	return ls_nbusdt__record(&n->usdt, proc_id, msg, len);
 }
 
 /*
- * A kernel another kernel started names no notebook: the notebooks of its working directory
- * (listed and read with its rights) are tried, and the first with a code cell hashing to c's
- * name becomes its notebook. 1 when one did.
+ * What python-usdt announced under c's name, kept when it hashes to the name: for ipykernel's
+ * names the text as typed (else the compiled one, the same for a cell without magics), for an
+ * IPython shell's the compiled text, shown as typed when that has as many lines.
  */
-static int adopt_from_cwd(struct ls_notebook *nb, const struct ls_nbcell *c)
+static int match_usdt(struct ls_sources *s, struct ls_nbcell *c, const struct ls_notebook *nb,
+		      const struct ls_nbusdt *u)
 {
-	char link[64], cwd[PATH_MAX];
-	struct ls_creds cr;
-	struct dirent *de;
-	int fd, err = 0, tried = 0;
-	DIR *d;
+	const struct ls_nbusdt_cell *a = c->name ? ls_nbusdt__find(u, nb->proc_id, c->name) : NULL;
+	const char *shown, *raw, *compiled;
+	size_t len, slen;
+	int nl = -1;
+	char *text;
 
-	if (nb->path || !nb->by_kernel || c->input || nb->cwd_scans >= CWD_MAX_SCANS)
+	if (!a)
 		return 0;
-	nb->cwd_scans++;
-	snprintf(link, sizeof(link), "/proc/%d/cwd", nb->pid);
-	if (ls_creds__of_pid(nb->pid, &cr) ||
-	    ls_procfs__link(nb->pid, "cwd", cwd, sizeof(cwd)) <= 0)
-		return 0;
-	fd = ls_asuser__open(&cr, AT_FDCWD, link, O_RDONLY, 0, LS_OPEN_DIR);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
+	raw = ls_nbusdt_cell__raw(a);
+	compiled = ls_nbusdt_cell__text(a);
+	shown = compiled;
+	/* linecache ends every line with a newline: the hashes are tried with 0 to 4 added back */
+	for (slen = a->text_len; slen && compiled[slen - 1] == '\n'; slen--)
+		;
+	if (c->input) {
+		nl = ls_ipycell__verify_sha48(compiled, slen, c->sha48);
+		if (nl >= 0 && a->has_raw &&
+		    count_lines(raw, a->raw_len) == count_lines(compiled, a->text_len))
+			shown = raw, slen = a->raw_len;
+	} else {
+		if (a->has_raw)
+			nl = ls_ipycell__verify(raw, a->raw_len, c->hash);
+		if (nl >= 0)
+			shown = raw, slen = a->raw_len;
+		else
+			nl = ls_ipycell__verify(compiled, slen, c->hash);
 	}
-	while (!err && tried < CWD_MAX_NOTEBOOKS && (de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-
-		if (len <= 6 || strcmp(de->d_name + len - 6, ".ipynb") || de->d_name[0] == '.')
-			continue;
-		tried++;
-		err = cwd_has(nb, de->d_name, c->hash);
-		if (err == 1) {
-			nb->nb_relpath = strdup(de->d_name);
-			if (asprintf(&nb->path, "%s/%s", cwd, de->d_name) < 0)
-				nb->path = NULL;
-			err = nb->path && nb->nb_relpath ? 1 : -ENOMEM;
-		}
-	}
-	closedir(d);
-	if (err == 1)
-		nb->loaded_round = UINT_MAX; /* read it now */
-	return err;
+	if (nl == -ENOMEM)
+		return nl;
+	if (nl < 0)
+		return 0;
+	text = with_newlines(shown, slen, nl, &len);
+	if (!text)
+		return -ENOMEM;
+	c->how = "python-usdt";
+	c->number = c->input ? c->input : a->number > 0 ? a->number : 0;
+	return ls_sources__set_text(s, c->file_id, text, len, NULL) ?: 1;
 }
 
 /* Finds c's text in notebook nbi's sources; 1 when found (the file has it), 0 when not, -ENOMEM */
@@ -486,10 +477,12 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 	struct ls_notebook *nb = &n->nbs[nbi];
 	char *text;
 	size_t len;
-	int err = reload(n, nb);
+	int err = match_usdt(s, c, nb, &n->usdt);
 
 	uint64_t v;
 
+	if (!err)
+		err = reload(n, nb);
 	if (err)
 		return err;
 	if (c->input)
@@ -514,7 +507,7 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 		c->number = k->index;
 		return ls_sources__set_text(s, c->file_id, text, k->len, NULL) ?: 1;
 	}
-	err = adopt_from_cwd(nb, c);
+	err = ls_notebooks__adopt_from_cwd(nb, c->hash, c->input != 0);
 	return err == 1 ? match_in(n, s, c, nbi) : err;
 }
 
@@ -712,6 +705,9 @@ int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t p
 	c->input = input;
 	c->sha48 = sha48;
 	c->dirty = true;
+	c->name = strdup(path);
+	if (!c->name)
+		return -ENOMEM;
 	err = resolve(n, s, c);
 	if (err == 0) {
 		n->refresh = true;

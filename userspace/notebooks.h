@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Notebooks run by IPython kernels: each kernel process is one notebook, its sampled cells the
- * files named by ls_ipycell. A cell's text is recovered, in this order, from the kernel's history
- * database or from the .ipynb on its launcher's command line (nbconvert, nbclient, papermill) or
+ * files named by ls_ipycell. A cell's text is recovered, in this order, from what python-usdt
+ * announced in the kernel, from the kernel's history database or from the .ipynb on its launcher's command line (nbconvert, nbclient, papermill) or
  * in its Jupyter server's sessions, each read with the kernel's rights, and
  * kept only when it hashes to the cell's name; a cell not found yet is tried again at later flushes
  * and otherwise stays without text, with the reason. Cells that a verified cell's `%run X.ipynb`
@@ -19,6 +19,7 @@
 #include "hashmap.h"
 #include "ipyhistory.h"
 #include "ipynb.h"
+#include "nbusdt.h"
 #include "sources.h"
 
 #define LS_NBCELL_TRIES	   10	/* flushes (seconds) a cell is looked for after its first sample */
@@ -31,7 +32,8 @@ struct ls_nbcell {
 	size_t notebook; /* index into notebooks */
 	int seq;	 /* 1-based capture order in its notebook */
 	int number; /* execution count (history) or code-cell index (notebook file); 0 unknown */
-	const char *how; /* "history", "notebook", or NULL when not verified */
+	const char *how; /* "python-usdt", "history", "notebook", or NULL when not verified */
+	char *name;	 /* its compile name (owned) */
 	uint32_t hash;
 	int input; /* <ipython-input-N-HASH> (an IPython shell): N, and HASH in sha48 */
 	uint64_t sha48;
@@ -73,6 +75,7 @@ struct ls_notebooks {
 	size_t ncells, ccap;
 	unsigned round;
 	bool refresh; /* a new cell not in what was read: read again unless that was just done */
+	struct ls_nbusdt usdt; /* cells the kernels announced (python-usdt) */
 };
 
 void ls_notebooks_init(struct ls_notebooks *n);
@@ -84,6 +87,8 @@ void ls_notebooks_release(struct ls_notebooks *n);
  */
 int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t pid, int64_t proc_id,
 			   const char *path);
+/* A cell that kernel proc_id announced (an LS_TM_CELL message). 0, 1 when refused, or -ENOMEM. */
+int ls_notebooks__announced(struct ls_notebooks *n, int64_t proc_id, const void *msg, size_t len);
 /* Looks again for the cells not found yet (once per flush). 0 or -ENOMEM. */
 int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s);
 /*
@@ -92,6 +97,12 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s);
  * be gone (with the rights to read its files) before the next flush.
  */
 int ls_notebooks__retry_soon(struct ls_notebooks *n, struct ls_sources *s, uint64_t now);
+/*
+ * nbcwd.c: for a kernel nb that another kernel started, the first notebook of its working
+ * directory with a code cell hashing to hash becomes nb's (at most three scans; never for an
+ * IPython shell's cell, input). 1 when one did, 0 when not, -ENOMEM.
+ */
+int ls_notebooks__adopt_from_cwd(struct ls_notebook *nb, uint32_t hash, bool input);
 /* Marks everything to be written again (a flush that failed). */
 void ls_notebooks__unflush(struct ls_notebooks *n);
 

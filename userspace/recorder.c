@@ -134,7 +134,17 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 			const struct ls_sample *h = data; /* pid follows type in every record */
 			struct rproc *p = lsr_proc_get(r, h->pid);
 
-			if (p) {
+			const uint32_t *kind =
+				(const void *)((const struct ls_trace_rec *)data + 1);
+
+			if (p && len >= sizeof(struct ls_trace_rec) + 4 && *kind == LS_TM_CELL) {
+				const struct ls_trace_rec *t = data;
+
+				/* refused (malformed, out of order, over the bound) or no memory */
+				if (t->size > len - sizeof(*t) ||
+				    ls_notebooks__announced(&r->notebooks, p->id, t + 1, t->size))
+					r->st.bad_records++;
+			} else if (p) {
 				ls_tracerec__record(r->trace, p->id, data, len);
 				p->dirty = true; /* its tracing state may have changed */
 			}

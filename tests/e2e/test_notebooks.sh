@@ -212,6 +212,37 @@ say(typed and typed[0]["kind"] == "notebook", "IPython shell: the line magic's c
     typed and {k: typed[0][k] for k in ("cell", "cell_line", "samples")}))
 PYEOF
 
+# python-usdt (--trace) announces each cell as the shell compiles it: with the history kept in
+# memory only, every cell is still found, and so is the cell run_cell() compiles, which no history
+# row and no notebook holds; its loop line has the hits the loop made
+cat >"$WORK/usdt.in" <<'EOF'
+import json, time
+n = 0; t0 = time.thread_time()
+while time.thread_time() - t0 < 0.2: n += 1  # USDT OUTER
+get_ipython().run_cell("m = 0; t1 = time.thread_time()\nwhile time.thread_time() - t1 < 0.2: m += 1  # USDT INNER")
+json.dump({"n": n, "m": m}, open("usdt.truth", "w"))
+EOF
+IPYTHONDIR="$WORK/shell-ipython" "$LS" -q --trace --profile "$WORK/usdt.lsprof" -o /dev/null -- \
+	"$NBPY" -m IPython --simple-prompt --no-banner --HistoryManager.hist_file=:memory: \
+	<"$WORK/usdt.in" >"$WORK/usdt.log" 2>&1 || fail "python-usdt cells: exit $? ($(tail -2 "$WORK/usdt.log"))"
+"$LS" report "$WORK/usdt.lsprof" --format json -o "$WORK/usdt.json" || fail "python-usdt cells: report"
+"$PYQ" - "$WORK/usdt.json" "$WORK/usdt.truth" "$WORK/usdt.lsprof" <<'PYEOF' | check_lines
+import json, sqlite3, sys
+d, truth = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+cells = sqlite3.connect(sys.argv[3]).execute("select number, how from cells").fetchall()
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+say(len(cells) >= 4 and all(h == "python-usdt" for _, h in cells),
+    "python-usdt cells: every cell found through python-usdt: %s" % sorted(cells, key=str))
+for tag, key in (("OUTER", "n"), ("INNER", "m")):
+    l = [l for l in d["lines"] if "# USDT %s" % tag in (l["source"] or "") and l["kind"] == "notebook"
+         and l["source"].startswith("while")]
+    # a line event per iteration (the jump back), and one for the first test
+    say(l and l[0]["cell_line"] == (2 if tag == "INNER" else 1) and l[0]["hits"] - truth[key] in (0, 1),
+        "python-usdt cells: the %s loop line in its cell, %s hits for %d iterations" % (
+            tag, l and (l[0]["cell"], l[0]["cell_line"], l[0]["hits"]), truth[key]))
+PYEOF
+
 # %run child.ipynb: the child's cells are a notebook of their own, run from the parent's line
 run parent parent.ipynb
 "$PYQ" - "$WORK/parent.json" "$WORK/parent.data.json" "$WORK" <<'PYEOF' | check_lines
