@@ -105,10 +105,19 @@ static int trace_fn(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg
 	return 0;
 }
 
-/* threading._trace_hook(frame, event, arg) in a new thread: swap in the C trace function. */
+/*
+ * threading._trace_hook(frame, event, arg) in a new thread, or sys.settrace(x) where x is what
+ * sys.gettrace() gave a tool that saved and restored the trace function (pydevd does at import,
+ * which ipykernel imports): swap in the C trace function. That is why the C function is installed
+ * with this as its object: a restore gives it back, where a NULL object read as None took it away.
+ */
 static PyObject *trampoline(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-	PyEval_SetTrace(trace_fn, NULL);
+	if (!g_ls.enabled) {
+		PyEval_SetTrace(NULL, NULL); /* restored after the tracer went: nothing to trace */
+		Py_RETURN_NONE;
+	}
+	PyEval_SetTrace(trace_fn, g_trampoline);
 	if (nargs == 3 && PyFrame_Check(args[0]) && PyUnicode_Check(args[1]) &&
 	    PyUnicode_CompareWithASCIIString(args[1], "call") == 0)
 		trace_fn(NULL, (PyFrameObject *)args[0], PyTrace_CALL, Py_None);
@@ -179,7 +188,8 @@ int ls_hooks_enable(void)
 	PyThreadState *ts;
 
 	for (ts = PyInterpreterState_ThreadHead(interp); ts; ts = PyThreadState_Next(ts)) {
-		if (ts->c_tracefunc && ts->c_tracefunc != trace_fn) {
+		if (ts->c_tracefunc && ts->c_tracefunc != trace_fn &&
+		    ts->c_traceobj != g_trampoline) {
 			g_ls.reason = LS_TR_BUSY; /* a debugger or coverage tool traces already */
 			return -EBUSY;
 		}
@@ -189,7 +199,7 @@ int ls_hooks_enable(void)
 		return -EBUSY;
 	}
 	for (ts = PyInterpreterState_ThreadHead(interp); ts; ts = PyThreadState_Next(ts)) {
-		if (_PyEval_SetTrace(ts, trace_fn, NULL)) {
+		if (_PyEval_SetTrace(ts, trace_fn, g_trampoline)) {
 			PyErr_Clear();
 			ls_hooks_disable();
 			g_ls.reason = LS_TR_ERROR;
@@ -211,7 +221,8 @@ void ls_hooks_disable(void)
 	PyThreadState *ts;
 
 	for (ts = PyInterpreterState_ThreadHead(interp); ts; ts = PyThreadState_Next(ts))
-		if (ts->c_tracefunc == trace_fn && _PyEval_SetTrace(ts, NULL, NULL))
+		if ((ts->c_tracefunc == trace_fn || ts->c_traceobj == g_trampoline) &&
+		    _PyEval_SetTrace(ts, NULL, NULL))
 			PyErr_Clear();
 	if (hook_is_ours() && PyObject_SetAttrString(g_threading, "_trace_hook", Py_None))
 		PyErr_Clear();

@@ -212,6 +212,28 @@ say(typed and typed[0]["kind"] == "notebook", "IPython shell: the line magic's c
     typed and {k: typed[0][k] for k in ("cell", "cell_line", "samples")}))
 PYEOF
 
+# a kernel under --trace (nbconvert's, whose history is in memory): its cells are announced by
+# python-usdt and traced, run_cell()'s INNER cell too, once ipykernel's import of pydevd has saved
+# and restored the trace function
+NB_TRUTH="$WORK/hottrace.truth" "$LS" -q --trace --profile "$WORK/hottrace.lsprof" -o /dev/null -- \
+	jupyter nbconvert --to notebook --execute hot.ipynb --output "$WORK/hottrace.out.ipynb" \
+	2>"$WORK/hottrace.log" || fail "hot --trace: exit $? ($(tail -3 "$WORK/hottrace.log"))"
+"$LS" report "$WORK/hottrace.lsprof" --format json -o "$WORK/hottrace.json" || fail "hot --trace: report"
+"$PYQ" - "$WORK/hottrace.json" "$WORK/hottrace.lsprof" "$WORK/hot.ipynb" <<'PYEOF' | check_lines
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+cells = sqlite3.connect(sys.argv[2]).execute("select number, how from cells").fetchall()
+def say(ok, msg):
+    print(("ok " if ok else "FAIL ") + msg)
+say(len(cells) >= 5 and all(h == "python-usdt" for _, h in cells),
+    "hot --trace: every cell found through python-usdt: %s" % sorted(cells, key=str))
+for tag in ("HOT", "INNER"):
+    l = [l for l in d["lines"] if (l["source"] or "").startswith("while") and "# " + tag in l["source"]]
+    say(l and l[0]["path"] == sys.argv[3] and (l[0]["hits"] or 0) > 1000,
+        "hot --trace: the %s loop line is traced in %s: %s" % (
+            tag, sys.argv[3], l and {k: l[0][k] for k in ("path", "cell", "cell_line", "hits")}))
+PYEOF
+
 # python-usdt (--trace) announces each cell as the shell compiles it: with the history kept in
 # memory only, every cell is still found, and so is the cell run_cell() compiles, which no history
 # row and no notebook holds; its loop line has the hits the loop made

@@ -57,6 +57,24 @@ for py in "$DEB_PY" "$PYENV_PY" /root/.pyenv/versions/3.12.1/bin/python3.12 /roo
 		fail "$py: trace batches '$b', lost '$lb'"
 done
 
+# a library that saves the trace function and restores it (pydevd does at import, and ipykernel
+# imports it): what sys.gettrace() gave back puts ours back, on 3.11's settrace as on sys.monitoring
+for py in "$DEB_PY" /root/.pyenv/versions/3.12.1/bin/python3.12; do
+	need_python "$py"
+	prof="$WORK/restore.lsprof"
+	"$LS" -q --trace --profile "$prof" -o /dev/null -- "$py" -c '
+import sys, time
+time.sleep(0.3)  # tracing turns on (the extension polls every 100 ms)
+saved = sys.gettrace(); sys.settrace(lambda *a: None); sys.settrace(saved)
+def spin(n):
+    for i in range(n):
+        pass  # RESTORED
+spin(5000)' || fail "$py: restore: exit $?"
+	h=$(pyq "$(json_of "$prof")" "sum(l['hits'] or 0 for l in d['lines'] if l['function'] == 'spin' and l['line'] == 7)")
+	[ "$h" = 5000 ] && pass "$py: traced again after a save and restore: $h hits" ||
+		fail "$py: after a save and restore: $h hits on the loop body (want 5000)"
+done
+
 # mixed collection: samples and hits together
 prof="$WORK/mix.lsprof"
 "$LS" -q --trace --sample --profile "$prof" -o "$WORK/mix.html" -- "$DEB_PY" "$FIX/trace_loops.py" || fail "mixed: exit $?"
