@@ -69,7 +69,8 @@ static __always_inline void ls_emit_tick(const struct ls_agg_key *k, __u64 ts, _
  * its Python stack when the process runs a known interpreter, and writes it to the ring buffer.
  * ip: the user-mode instruction pointer when known (0 otherwise); kernel: sampled in kernel mode;
  * slot: the scratch buffer of the calling context (enum ls_scratch_slot). Outside
- * LS_WALK_REMOTE, task must be the current task, and a sample that can be added up in the kernel
+ * LS_WALK_REMOTE, task must be the current task or another thread of its process (reads go to
+ * the current address space), and a sample that can be added up in the kernel
  * (agg.bpf.h) is, once its thread's first one with that stack has gone whole.
  */
 static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct task_struct *task,
@@ -143,7 +144,11 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 #ifdef LS_WALK_REMOTE
 	BPF_CORE_READ_STR_INTO(&b->hdr.comm, task, comm);
 #else
-	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
+	/* another thread of the current process (a GPU launch charged to its waiter) */
+	if (tid != (__u32)bpf_get_current_pid_tgid())
+		BPF_CORE_READ_STR_INTO(&b->hdr.comm, task, comm);
+	else
+		bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
 #endif
 	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
 			       ls_rb_flags())) {

@@ -31,6 +31,99 @@ struct ls_gpu_bpf_stats gpu_stats;
 #define GPU_STAT_INC(field) __sync_fetch_and_add(&gpu_stats.field, 1)
 
 /*
+ * Work handed to a native thread: the last Python thread of its own process that woke each
+ * target thread (sched_waking, loaded with --gpu only). A launch from a thread with no Python
+ * frame is charged to that Python thread while it is not running Python code (blocked, or, where
+ * the interpreter says who holds the GIL, without it): autograd's Python thread wakes the device
+ * thread with the backward pass's work and waits for it, the GIL released, and the device thread
+ * launches the kernels. Wakeups between native threads are not followed: they are as often a
+ * lock changing hands (two device threads meeting on the driver's lock) as a hand-off.
+ */
+struct gpu_waker {
+	__u64 task; /* the waker's task_struct, read only through probe reads (it may be gone) */
+	__u32 tid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* the woken tid */
+	__type(value, struct gpu_waker);
+} gpu_wakers SEC(".maps");
+
+/* The thread state of thread task (tid) of process p when it is in Python code, else 0 */
+static __always_inline __u64 py_tstate(const struct ls_proc *p, const struct ls_pylayout *L,
+				       struct task_struct *task, __u32 tid)
+{
+	__u64 tstate, frame;
+
+	if (!L || !(p->flags & LS_PF_PYTHON))
+		return 0;
+	tstate = ls_current_tstate(p, L, task, tid);
+	if (!tstate)
+		return 0;
+	frame = read_u64((void *)(tstate + L->tstate_frame), task);
+	if (frame && L->cframe_current != LS_OFF_NONE)
+		frame = read_u64((void *)(frame + L->cframe_current), task);
+	return frame ? tstate : 0;
+}
+
+static __always_inline const struct ls_pylayout *layout_of(const struct ls_proc *p)
+{
+	__u32 lid = p->layout_id;
+
+	return bpf_map_lookup_elem(&pylayouts, &lid);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(handle_gpu_waking, struct task_struct *wakee)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, wtid = BPF_CORE_READ(wakee, pid);
+	struct gpu_waker w = {.task = (__u64)bpf_get_current_task_btf(), .tid = tid};
+	struct ls_proc *p;
+
+	/* only wakeups inside one target process; the hot path is the procs lookup */
+	if (BPF_CORE_READ(wakee, tgid) != tgid || wtid == tid ||
+	    !(p = bpf_map_lookup_elem(&procs, &tgid)))
+		return 0;
+	if (py_tstate(p, layout_of(p), bpf_get_current_task_btf(), tid))
+		bpf_map_update_elem(&gpu_wakers, &wtid, &w, BPF_ANY);
+	return 0;
+}
+
+/*
+ * The Python thread the current thread (tid, no Python frame) launches for: the one that woke it
+ * last, while that one is not running Python code; 0 when there is none. *task is set to it.
+ */
+static __always_inline __u32 waiting_waker(const struct ls_proc *p, __u32 tgid, __u32 tid,
+					   struct task_struct **task)
+{
+	const struct ls_pylayout *L = layout_of(p);
+	struct gpu_waker *w = bpf_map_lookup_elem(&gpu_wakers, &tid);
+	struct task_struct *t;
+	__u64 tstate;
+
+	if (!w || !L)
+		return 0;
+	t = (struct task_struct *)w->task;
+	/* the task may have exited and its memory been reused: it must still be that thread */
+	if (BPF_CORE_READ(t, pid) != w->tid || BPF_CORE_READ(t, tgid) != tgid)
+		return 0;
+	tstate = py_tstate(p, L, t, w->tid);
+	if (!tstate)
+		return 0;
+	/* running: only without the GIL (3.11 names its holder; elsewhere it must be blocked) */
+	if (BPF_CORE_READ(t, __state) == 0 /* TASK_RUNNING */ &&
+	    (L->runtime_gil_holder == LS_OFF_NONE ||
+	     read_u64((void *)(p->runtime + L->runtime_gil_holder), t) == tstate))
+		return 0;
+	*task = t;
+	return w->tid;
+}
+
+/*
  * The launch's sample, in the thread that made the CUDA API call, right after the call returned:
  *   ctx     the USDT probe's pt_regs (user registers of that thread);
  *   tgid    host tgid, already known to be in `procs`;
@@ -46,9 +139,23 @@ static __always_inline int gpu_launch_sample(struct pt_regs *ctx, __u32 tgid, __
 					     __u64 dur_ns)
 {
 	struct ls_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct task_struct *waiter = NULL;
+	__u32 wtid = 0;
 
 	if (!p)
 		return -1;
+	if (!py_tstate(p, layout_of(p), bpf_get_current_task_btf(), tid))
+		wtid = waiting_waker(p, tgid, tid, &waiter);
+	if (wtid && waiter) {
+		/* the waiting thread's stack (same address space: read as our own) */
+		if (!ls_emit_task_sample(p, waiter, tgid, wtid, LS_SAMPLE_GPULAUNCH, dur_ns, aux,
+					 LS_XF_FOR_WAITER, 0, false, LS_SLOT_TASK)) {
+			GPU_STAT_INC(for_waiter);
+			return 0;
+		}
+		GPU_STAT_INC(rb_drops);
+		return -1;
+	}
 	/* the launching thread's Python stack; a thread without one is emitted with no frames */
 	if (ls_emit_sample(p, LS_SAMPLE_GPULAUNCH, dur_ns, aux, 0, PT_REGS_IP(ctx), false,
 			   LS_SLOT_TASK)) {

@@ -53,6 +53,11 @@ enum ls_sample_xflags {
 	LS_XF_VOLUNTARY = 1 << 1, /* off-CPU because it blocked (not preempted) */
 	LS_XF_WAITPID = 1 << 2,	  /* off-CPU in wait4/waitid; aux = the awaited pid (-1: any) */
 	LS_XF_RSS = 1 << 3,	  /* an on-CPU sample whose aux is the process's RSS in bytes */
+	/*
+	 * a GPU launch by a thread with no Python frame, charged to the blocked Python thread that
+	 * woke it (the sample's tid and stack; bpf/gpu.bpf.c, docs/gpu.md)
+	 */
+	LS_XF_FOR_WAITER = 1 << 4,
 };
 
 /* ls_sample.flags */

@@ -239,6 +239,7 @@ struct ls_gpu_bpf_stats {
 	__u64 not_target;  /* probes from processes not in `procs` */
 	__u64 bad_sub;	   /* record with an unknown ls_gpu_hdr.sub */
 	__u64 launch_fail; /* the launch-stack hook returned an error */
+	__u64 for_waiter;  /* launches of native threads charged to the Python thread waiting */
 };
 
 _Static_assert(sizeof(struct ls_gpu_hdr) == 40, "ls_gpu_hdr layout");

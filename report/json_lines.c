@@ -174,6 +174,12 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "gpu_time_s",
 				    m->gpu || m->gpu_requested ? ls_json__secs(l->gpu_ns)
 							       : json_null());
+		json_object_set_new(r, "gpu_native_time_s",
+				    m->gpu || m->gpu_requested ? ls_json__secs(l->gpu_native_ns)
+							       : json_null());
+		json_object_set_new(r, "gpu_nccl_time_s",
+				    m->gpu || m->gpu_requested ? ls_json__secs(l->gpu_nccl_ns)
+							       : json_null());
 		json_object_set_new(r, "gpu_peak_mem_bytes",
 				    l->gpu_peak >= 0 ? json_integer(l->gpu_peak) : json_null());
 		json_object_set_new(r, "driver_time_s",

@@ -43,10 +43,14 @@ void lsj_lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		COL(b, "gpu_peak_mem", n, i,
 		    L[i].gpu_peak >= 0 ? ls_jbuf__int(b, L[i].gpu_peak) : ls_jbuf__str(b, "null"));
 		COL(b, "driver_s", n, i, ls_jbuf__secs(b, L[i].driver_ns));
+		COL(b, "gpu_native_s", n, i, ls_jbuf__secs(b, L[i].gpu_native_ns));
+		COL(b, "gpu_nccl_s", n, i, ls_jbuf__secs(b, L[i].gpu_nccl_ns));
 	} else {
 		ls_jbuf__null_col(b, "gpu_s");
 		ls_jbuf__null_col(b, "gpu_peak_mem");
 		ls_jbuf__null_col(b, "driver_s");
+		ls_jbuf__null_col(b, "gpu_native_s");
+		ls_jbuf__null_col(b, "gpu_nccl_s");
 	}
 	if (m->memory) {
 		COL(b, "mem_change", n, i,

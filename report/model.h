@@ -121,8 +121,10 @@ struct ls_mline {
 	int64_t wait_ns, gil_ns, runq_ns; /* own off-CPU time: blocked; for the GIL; for a CPU */
 	int64_t mem_change;	   /* --memory: RSS change while this line was active (bytes) */
 	int64_t gpu_ns, driver_ns; /* --gpu: device time and CUDA API time of work it launched */
-	int64_t gpu_peak;	   /* highest device memory while it launched work; -1: none */
-	int64_t hits;		   /* --trace: executions; -1 when not traced */
+	/* parts of gpu_ns: NCCL kernels; launched by a native thread while this line waited */
+	int64_t gpu_nccl_ns, gpu_native_ns;
+	int64_t gpu_peak; /* highest device memory while it launched work; -1: none */
+	int64_t hits;	  /* --trace: executions; -1 when not traced */
 	int64_t trace_own_ns, trace_total_ns; /* the tracer's own and inclusive wall time */
 	int64_t peak_mem; /* highest RSS read while it was active; -1: never read */
 	int64_t best_func_ns;

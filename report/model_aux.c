@@ -164,6 +164,8 @@ static int gpu_row(void *ctx, const struct ls_prow_gpu *r)
 		l->func = f;
 	l->gpu_ns += r->gpu_ns;
 	l->driver_ns += r->api_ns;
+	l->gpu_nccl_ns += r->nccl_ns;
+	l->gpu_native_ns += r->native_ns;
 	if (r->mem_peak > l->gpu_peak)
 		l->gpu_peak = r->mem_peak;
 	return 0;

@@ -13,6 +13,9 @@
 #include "hashmap.h"
 #include "log.h"
 
+/* in a launch's cookie: bit 31 of the stack id, which stays below LS_PROFILE_MAX_STACKS */
+#define LS_GPUREC_FOR_WAITER (1ull << 31)
+
 struct gpu_line {
 	int64_t proc_id, stack_id;
 	struct ls_store_gpu v;
@@ -98,6 +101,11 @@ static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 	uint64_t cookie = a->cookie, proc;
 	struct gpu_line *l;
 
+	/* launched by a native thread for the waiting thread whose stack this is */
+	bool for_waiter =
+		(uint32_t)cookie != LS_GPU_STACK_UNSEEN && (cookie & LS_GPUREC_FOR_WAITER);
+
+	cookie &= ~LS_GPUREC_FOR_WAITER;
 	if (a->flags & LS_GPU_ATTR_NO_LAUNCH) {
 		/* the launch was never seen (attached later, sample lost): the process's own entry
 		 */
@@ -119,6 +127,8 @@ static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 		if (a->flags & LS_GPU_ATTR_NCCL)
 			l->v.nccl_ns += a->gpu_ns;
 	}
+	if (for_waiter)
+		l->v.native_ns += a->gpu_ns;
 	if (a->flags & LS_GPU_ATTR_SAMPLED)
 		l->v.sampled = true;
 	l->dirty = true;
@@ -169,11 +179,13 @@ uint64_t ls_gpurec__spans_lost(const struct ls_gpurec *g)
 }
 
 void ls_gpurec__launch(struct ls_gpurec *g, int64_t proc_id, uint32_t pid, uint32_t tid,
-		       uint64_t ts, uint64_t aux, uint64_t api_ns, int64_t stack_id)
+		       uint64_t ts, uint64_t aux, uint64_t api_ns, int64_t stack_id,
+		       bool for_waiter)
 {
 	ls_hashmap__set(&g->pid_proc, pid, proc_id);
 	ls_gpu_agg__launch(g->agg, pid, tid, ts, aux, api_ns,
-			   ((uint64_t)proc_id << 32) | (uint32_t)stack_id);
+			   ((uint64_t)proc_id << 32) | (uint32_t)stack_id |
+				   (for_waiter ? LS_GPUREC_FOR_WAITER : 0));
 }
 
 void ls_gpurec__record(struct ls_gpurec *g, int64_t proc_id, const void *data, size_t len)

@@ -9,6 +9,7 @@
 #define LS_GPUREC_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "store.h"
 
@@ -25,9 +26,14 @@ void ls_gpurec__enable_timeline(struct ls_gpurec *g, uint64_t t0);
 /* Spans not kept for want of memory. */
 uint64_t ls_gpurec__spans_lost(const struct ls_gpurec *g);
 
-/* A launch sample of process row proc_id (host pid), resolved to stack_id (0: no Python frame). */
+/*
+ * A launch sample of process row proc_id (host pid), resolved to stack_id (0: no Python frame);
+ * for_waiter: launched by a native thread for the blocked thread whose stack it is
+ * (LS_XF_FOR_WAITER), its device time also counted in that stack's native_ns.
+ */
 void ls_gpurec__launch(struct ls_gpurec *g, int64_t proc_id, uint32_t pid, uint32_t tid,
-		       uint64_t ts, uint64_t aux, uint64_t api_ns, int64_t stack_id);
+		       uint64_t ts, uint64_t aux, uint64_t api_ns, int64_t stack_id,
+		       bool for_waiter);
 /* An LS_REC_GPU record; proc_id: the process row of its pid (-1 if not a target). */
 void ls_gpurec__record(struct ls_gpurec *g, int64_t proc_id, const void *data, size_t len);
 /* The process exited: its held-back activity is attributed now. */

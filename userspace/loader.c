@@ -392,6 +392,9 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_api, opts->gpu_lib != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_record, opts->gpu_lib != NULL);
+	bpf_program__set_autoload(l->skel->progs.handle_gpu_waking, opts->gpu_lib != NULL);
+	if (!opts->gpu_lib)
+		bpf_map__set_max_entries(l->skel->maps.gpu_wakers, 1);
 	bpf_program__set_autoload(l->skel->progs.handle_pyusdt_state, opts->trace_site != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_pyusdt_code, opts->trace_site != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_pyusdt_batch, opts->trace_site != NULL);

@@ -251,6 +251,7 @@ static const char *upsert_of(const char *t)
 		 " ON CONFLICT DO UPDATE SET gpu_ns = gpu_ns + excluded.gpu_ns,"
 		 " api_ns = api_ns + excluded.api_ns, mem_peak = max(mem_peak, excluded.mem_peak),"
 		 " kernels = kernels + excluded.kernels, nccl_ns = nccl_ns + excluded.nccl_ns,"
+		 " native_ns = COALESCE(native_ns, 0) + COALESCE(excluded.native_ns, 0),"
 		 " sampled = max(sampled, excluded.sampled)"},
 		{"gpu_processes",
 		 " ON CONFLICT DO UPDATE SET dropped = dropped + excluded.dropped,"

@@ -20,11 +20,12 @@
 #include <stdint.h>
 #include "linescope.h" /* the stored classes of time and CPU modes (samples.kind, .mode) */
 
-#define LS_SCHEMA_VERSION 8
+#define LS_SCHEMA_VERSION 9
 /*
  * the oldest schema the reader still reads: 4 only added the notebooks and cells tables, 5 the
  * timeline tables and ranks, 6 the hosts of a merged profile, 7 the Spark event logs, 8 the
- * waiting thread of a child started by a library thread
+ * waiting thread of a child started by a library thread, 9 the GPU time native threads launched
+ * for a waiting thread (gpu.native_ns)
  */
 #define LS_SCHEMA_OLDEST 3
 
@@ -142,6 +143,8 @@ int ls_profile__rss(struct ls_profile *p, int (*fn)(void *ctx, const struct ls_p
 /* gpu (--gpu): device time per launching stack, by process and stack */
 struct ls_prow_gpu {
 	int64_t proc_id, stack_id, gpu_ns, api_ns, mem_peak;
+	int64_t nccl_ns,
+		native_ns; /* parts of gpu_ns: NCCL kernels, launched for a waiting thread */
 };
 int ls_profile__gpu(struct ls_profile *p, int (*fn)(void *ctx, const struct ls_prow_gpu *r),
 		    void *ctx);

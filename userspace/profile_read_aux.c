@@ -38,8 +38,13 @@ static int gpu_row(sqlite3_stmt *st, struct lsp_cb *cb)
 		.gpu_ns = sqlite3_column_int64(st, 2),
 		.api_ns = sqlite3_column_int64(st, 3),
 		.mem_peak = sqlite3_column_int64(st, 4),
+		.nccl_ns = sqlite3_column_int64(st, 5),
+		.native_ns = sqlite3_column_int64(st, 6),
 	};
 
+	/* parts of the device time, never more than it */
+	if (r.nccl_ns < 0 || r.nccl_ns > r.gpu_ns || r.native_ns < 0 || r.native_ns > r.gpu_ns)
+		r.nccl_ns = r.native_ns = 0;
 	return LSP_CALL(ls_prow_gpu, cb, &r);
 }
 
@@ -48,10 +53,13 @@ int ls_profile__gpu(struct ls_profile *p, int (*fn)(void *ctx, const struct ls_p
 {
 	struct lsp_cb cb = LSP_CB(p, fn, ctx);
 
-	return lsp_each(p,
-			"SELECT process_id, stack_id, gpu_ns, api_ns, mem_peak FROM gpu"
-			" ORDER BY process_id, stack_id",
-			gpu_row, &cb);
+	return lsp_each(
+		p,
+		p->schema >= 9 ? "SELECT process_id, stack_id, gpu_ns, api_ns, mem_peak, nccl_ns,"
+				 " COALESCE(native_ns, 0) FROM gpu ORDER BY process_id, stack_id"
+			       : "SELECT process_id, stack_id, gpu_ns, api_ns, mem_peak, nccl_ns, 0"
+				 " FROM gpu ORDER BY process_id, stack_id",
+		gpu_row, &cb);
 }
 
 static int gpu_proc_row(sqlite3_stmt *st, struct lsp_cb *cb)

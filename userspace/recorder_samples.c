@@ -443,7 +443,7 @@ void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t 
 		/* its CPU time is in the on-CPU samples already; the GPU work joins later */
 		if (r->gpu)
 			ls_gpurec__launch(r->gpu, p->id, s->pid, s->tid, s->ts, s->aux,
-					  s->weight_ns, stack);
+					  s->weight_ns, stack, s->xflags & LS_XF_FOR_WAITER);
 		return;
 	}
 	if (s->kind == LS_SAMPLE_RSS || (s->xflags & LS_XF_RSS))

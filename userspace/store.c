@@ -76,7 +76,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_GPU_SPAN] = "INSERT INTO gpu_timeline(process_id, device, stream, t_ns, dur_ns, kind,"
 			" name, stack_id, count, bytes) VALUES (?,?,?,?,?,?,?,?,?,?)",
 	[ST_GPU] = "INSERT OR REPLACE INTO gpu(process_id, stack_id, gpu_ns, api_ns, mem_peak,"
-		   " kernels, nccl_ns, sampled) VALUES (?,?,?,?,?,?,?,?)",
+		   " kernels, nccl_ns, sampled, native_ns) VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_GPU_PROC] = "INSERT OR REPLACE INTO gpu_processes(process_id, hello, status, message,"
 			" cupti_version, nvml_note, dropped, lost, peak_alloc, peak_nvml, launches,"
 			" gpu_ns, api_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -136,7 +136,7 @@ static const char schema_sql[] =
 	"CREATE TABLE gpu(process_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" gpu_ns INTEGER NOT NULL, api_ns INTEGER NOT NULL, mem_peak INTEGER NOT NULL,"
 	" kernels INTEGER NOT NULL, nccl_ns INTEGER NOT NULL, sampled INTEGER NOT NULL,"
-	" PRIMARY KEY(process_id, stack_id)) WITHOUT ROWID;"
+	" native_ns INTEGER, PRIMARY KEY(process_id, stack_id)) WITHOUT ROWID;"
 	"CREATE TABLE gpu_processes(process_id INTEGER PRIMARY KEY, hello INTEGER, status INTEGER,"
 	" message TEXT, cupti_version INTEGER, nvml_note TEXT, dropped INTEGER, lost INTEGER,"
 	" peak_alloc INTEGER, peak_nvml INTEGER, launches INTEGER, gpu_ns INTEGER, api_ns INTEGER);"
@@ -689,6 +689,7 @@ int ls_store__put_gpu(struct ls_store *s, const struct ls_store_gpu *x)
 	sqlite3_bind_int64(st, 6, x->kernels);
 	sqlite3_bind_int64(st, 7, x->nccl_ns);
 	sqlite3_bind_int(st, 8, x->sampled);
+	sqlite3_bind_int64(st, 9, x->native_ns);
 	return step(s, ST_GPU);
 }
 

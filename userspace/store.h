@@ -177,8 +177,9 @@ struct ls_store_gpu {
 	int64_t api_ns;		   /* CPU time inside the CUDA API calls (driver time) */
 	int64_t mem_peak;	   /* highest device memory of the process while it ran */
 	int64_t kernels;
-	int64_t nccl_ns; /* part of gpu_ns in NCCL (communication) kernels */
-	bool sampled;	 /* launches were sampled: estimates */
+	int64_t nccl_ns;   /* part of gpu_ns in NCCL (communication) kernels */
+	int64_t native_ns; /* part of gpu_ns launched by a native thread for this stack's wait */
+	bool sampled;	   /* launches were sampled: estimates */
 };
 int ls_store__put_gpu(struct ls_store *s, const struct ls_store_gpu *x);
 

@@ -24,8 +24,8 @@ import json, re, sys
 d = json.load(open(sys.argv[1]))
 exp = json.load(open(sys.argv[2]))
 child = json.load(open(sys.argv[2] + ".child"))
-def line_gpu(pid, line):
-    return sum(l["gpu_time_s"] or 0 for l in d["lines"] if l["pid"] == pid and l["path"].endswith("gpu_app.py") and l["line"] == line)
+def line_gpu(pid, line, key="gpu_time_s"):
+    return sum(l[key] or 0 for l in d["lines"] if l["pid"] == pid and l["path"].endswith("gpu_app.py") and l["line"] == line)
 for t in exp["threads"].values():
     if not t["line"] or not t["gpu_ns"]:
         continue
@@ -33,6 +33,11 @@ for t in exp["threads"].values():
     got = line_gpu(exp["pid"], t["line"])
     ok = abs(got - want) <= 0.01 * want
     print("%s %s line %d: GPU %.4f s (kernels' total %.4f s)" % ("ok" if ok else "FAIL", t["label"], t["line"], got, want))
+    # the part a native thread launched while the line waited: exactly the engine's, else none
+    want = t["native_ns"] / 1e9
+    got = line_gpu(exp["pid"], t["line"], "gpu_native_time_s")
+    print("%s %s line %d: launched for it by a native thread %.4f s (want %.4f s)" % (
+        "ok" if abs(got - want) <= 0.01 * want + 1e-9 else "FAIL", t["label"], t["line"], got, want))
 c = child["threads"].popitem()[1]
 got = line_gpu(child["pid"], c["line"])
 print("%s child process line %d: GPU %.4f s (want %.4f)" % ("ok" if abs(got - c["gpu_ns"] / 1e9) < 1e-4 else "FAIL", c["line"], got, c["gpu_ns"] / 1e9))

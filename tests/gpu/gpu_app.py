@@ -33,6 +33,11 @@ lib.fakecuda_free.argtypes = [ctypes.c_uint64]
 lib.fakecuda_synchronize.argtypes = [ctypes.c_uint64]
 lib.fakecuda_launch_native_thread.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32]
 lib.fakecuda_launch_native_thread.restype = ctypes.c_uint32
+lib.fakecuda_engine_start.argtypes = [ctypes.c_uint32]
+lib.fakecuda_engine_start.restype = ctypes.c_uint32
+lib.fakecuda_engine_run.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint64,
+                                    ctypes.c_uint32, ctypes.c_uint64]
+lib.fakecuda_engine_run.restype = ctypes.c_uint32
 
 RT, RT_EX, DRV, DRV_EX = 0, 1, 2, 3
 
@@ -56,11 +61,13 @@ def expect(label, **kw):
     tid = threading.get_native_id()
     with lock:
         t = threads.setdefault(tid, {"label": label, "line": LINES.get(label), "kernels": 0,
-                                      "gpu_ns": 0, "nccl_ns": 0, "graph_kernels": 0,
+                                      "gpu_ns": 0, "nccl_ns": 0, "native_ns": 0, "graph_kernels": 0,
                                       "copy_bytes": 0, "set_bytes": 0, "alloc_bytes": 0,
-                                      "launches": 0, "names": {}})
+                                      "launches": 0, "names": {}, "worker": None})
         for k, v in kw.items():
-            if k == "name":
+            if k == "worker":
+                t[k] = v  # the native thread that launched this thread's work
+            elif k == "name":
                 t["names"][v] = t["names"].get(v, 0) + kw.get("kernels", 0)
             else:
                 t[k] += v
@@ -91,6 +98,29 @@ def graph_replay(replays, nodes, dur):
         lib.fakecuda_graph_launch(4, nodes, b"graph_node", dur)  # LAUNCH:graph
     expect("graph", kernels=replays * nodes, gpu_ns=replays * nodes * dur,
            graph_kernels=replays * nodes, launches=replays, name="graph_node")
+
+
+def asleep(tid):
+    """Until native thread tid waits in the kernel (its condition variable's futex): work handed
+    to it now wakes it, as autograd's device thread is woken."""
+    for _ in range(10_000_000):
+        with open("/proc/self/task/%d/stat" % tid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "S":
+                return
+    sys.exit("gpu_app: engine thread %d never went to sleep" % tid)
+
+
+def engine_backward(e, runs, n, dur, barrier):
+    """A Python thread that hands each backward pass to its engine's native thread and waits for
+    it (as loss.backward() does): the engine's launches are charged to the waiting line."""
+    barrier.wait()  # both threads wait for their engines at once
+    for _ in range(runs):
+        if e == 0:
+            w = lib.fakecuda_engine_run(0, b"autograd_bwd_a", dur, n, 200_000)  # LAUNCH:engine0
+        else:
+            w = lib.fakecuda_engine_run(1, b"autograd_bwd_b", dur, n, 200_000)  # LAUNCH:engine1
+    expect("engine%d" % e, kernels=runs * n, gpu_ns=runs * n * dur, native_ns=runs * n * dur,
+           launches=runs * n, name="autograd_bwd_" + "ab"[e], worker=w)
 
 
 def main_thread_work():
@@ -151,6 +181,15 @@ def main():
     for w in workers:
         w.join()
     native_tid = lib.fakecuda_launch_native_thread(b"native_kernel", 1 * MS, 9)
+    for e in (0, 1):
+        asleep(lib.fakecuda_engine_start(e))
+    barrier = threading.Barrier(2)
+    engines = [threading.Thread(target=engine_backward, args=(e, 3, 20, (e + 1) * MS, barrier))
+               for e in (0, 1)]
+    for t in engines:
+        t.start()
+    for t in engines:
+        t.join()
     sub = None
     if not attach_on:
         sub = subprocess.run([sys.executable, HERE, "--child", path + ".child"], check=True)

@@ -19,7 +19,8 @@ import sys
 
 LINE_COLS = ["proc", "src", "line", "time_s", "total_s", "samples", "samples_total", "cpu_s",
              "wait_s", "gil_wait_s", "python_s", "native_s", "kernel_s", "hits", "avg_hit_s",
-             "mem_change", "peak_mem", "gpu_s", "gpu_peak_mem", "driver_s"]
+             "mem_change", "peak_mem", "gpu_s", "gpu_peak_mem", "driver_s", "gpu_native_s",
+             "gpu_nccl_s"]
 FUNC_COLS = ["proc", "src", "name", "def_line", "end_line", "lines", "time_s", "total_s",
              "samples", "calls"]
 EDGE_COLS = ["proc", "src", "line", "callee_src", "callee_line", "samples"]
@@ -223,6 +224,9 @@ def feature_fixture(plain=False):
             row["gpu_s"] = round(t * 0.4, 6)
             row["gpu_peak_mem"] = rnd.randrange(100, 4000) * 1_000_000
             row["driver_s"] = round(t * 0.2, 6)
+            # every other GPU line: part of it launched for it by a native thread, part NCCL
+            row["gpu_native_s"] = round(t * 0.3, 6) if ln % 2 else 0.0
+            row["gpu_nccl_s"] = round(t * 0.1, 6) if ln % 3 == 0 else 0.0
         lines.add(**row)
 
     def traced(proc, s, ln, t, hits, mem=None):

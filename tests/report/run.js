@@ -560,6 +560,15 @@ H.test('GPU view: devices, notes, line estimates', async (page) => {
 	await clickSort(page, 'table.gpulines', 'gpumem');
 	const mem = (await tableRows(page, 'table.gpulines')).map((r) => parseFloat(r.cells.gpumem));
 	eq(mem, [...mem].sort((a, b) => b - a), 'sortable by GPU memory');
+	// the parts launched for a waiting line and in NCCL: their columns, from the data, sortable
+	const withNative = [...ALL.values()].filter((r) => r.gpu_native_s > 0).length;
+	await clickSort(page, 'table.gpulines', 'native');
+	const nat = (await tableRows(page, 'table.gpulines')).map((r) => r.cells.native);
+	eq(nat.filter((c) => c.trim() && !/^0(\.0+)?\s*s?$|^[–-]$/.test(c.trim())).length, withNative,
+	   'a "Launched for it" time on each line that has one');
+	assert(nat.slice(0, withNative).every((c) => c.trim() !== ''), 'largest first');
+	assert((await page.$$eval('table.gpulines thead th', (t) => t.map((x) => x.textContent))).some((t) => t.startsWith('NCCL')),
+	       'an NCCL column');
 });
 
 // ---- flame graph -------------------------------------------------------------------------------

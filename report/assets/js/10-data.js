@@ -8,7 +8,7 @@ var D = null; // the report-data document
 // and Avg / hit, which is recomputed from the rows that have hits.
 var LINE_COLS = ["time_s", "total_s", "samples", "samples_total", "cpu_s", "wait_s", "gil_wait_s", "runq_s",
 		 "python_s", "native_s", "kernel_s", "hits", "avg_hit_s", "mem_change", "peak_mem",
-		 "gpu_s", "gpu_peak_mem", "driver_s"];
+		 "gpu_s", "gpu_peak_mem", "driver_s", "gpu_native_s", "gpu_nccl_s"];
 var PEAK_COLS = {peak_mem: true, gpu_peak_mem: true};
 var FN_COLS = ["time_s", "total_s", "samples", "calls"];
 var KEY_LINE = 16777216; // (src, line) -> src * KEY_LINE + line; lines stay below 2^24

@@ -59,7 +59,13 @@ function renderGpu(root, r) {
 			    return m.gpu_peak_mem ? m.gpu_peak_mem[x] : NaN;
 		    }), colTime("driver", "Driver time", function (x) {
 			    return m.driver_s ? m.driver_s[x] : NaN;
-		    }), colCode(gs, gl)];
+		    }), colTime("native", "Launched for it", function (x) {
+			    return m.gpu_native_s ? m.gpu_native_s[x] : NaN;
+		    }, "Part of GPU time that a native thread launched while this line waited for it " +
+		       "(autograd's device threads in loss.backward())"),
+		    colTime("nccl", "NCCL", function (x) {
+			    return m.gpu_nccl_s ? m.gpu_nccl_s[x] : NaN;
+		    }, "Part of GPU time in NCCL kernels (communication)"), colCode(gs, gl)];
 	var t = new Table({columns: cols, rows: rows, sort: {id: "gpu", dir: -1}, cls: "index gpulines",
 			   minW: sourceMinW(rows, gs, gl), empty: "No line has GPU measurements in this selection."});
 	t.root.classList.add("bounded");

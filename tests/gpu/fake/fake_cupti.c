@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -845,6 +846,83 @@ EXPORT uint32_t fakecuda_launch_native_thread(const char *kernel, uint64_t dur_n
 		return 0;
 	pthread_join(t, NULL);
 	return j.tid;
+}
+
+static struct engine {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	bool started, has_job, finished;
+	uint32_t tid;
+	struct native_job job;
+	uint64_t gap_ns;
+} E[FAKECUDA_ENGINES] = {
+	[0 ... FAKECUDA_ENGINES - 1] = {.mu = PTHREAD_MUTEX_INITIALIZER,
+					.work = PTHREAD_COND_INITIALIZER,
+					.done = PTHREAD_COND_INITIALIZER},
+};
+
+static void *engine_main(void *arg)
+{
+	struct engine *e = arg;
+
+	pthread_mutex_lock(&e->mu);
+	e->tid = (uint32_t)gettid();
+	pthread_cond_broadcast(&e->done); /* started */
+	for (;;) {
+		struct native_job j;
+		uint64_t gap;
+
+		while (!e->has_job)
+			pthread_cond_wait(&e->work, &e->mu);
+		j = e->job;
+		gap = e->gap_ns;
+		e->has_job = false;
+		pthread_mutex_unlock(&e->mu);
+		for (uint32_t i = 0; i < j.n; i++) {
+			launch(j.kernel, j.dur_ns, 5, FAKECUDA_RT);
+			spin(gap);
+		}
+		pthread_mutex_lock(&e->mu);
+		e->finished = true;
+		pthread_cond_broadcast(&e->done);
+	}
+	return NULL;
+}
+
+EXPORT uint32_t fakecuda_engine_start(uint32_t id)
+{
+	struct engine *e = &E[id % FAKECUDA_ENGINES];
+	pthread_t t;
+	uint32_t tid;
+
+	pthread_mutex_lock(&e->mu);
+	if (!e->started && pthread_create(&t, NULL, engine_main, e) == 0) {
+		pthread_detach(t);
+		e->started = true;
+	}
+	while (e->started && !e->tid)
+		pthread_cond_wait(&e->done, &e->mu);
+	tid = e->tid;
+	pthread_mutex_unlock(&e->mu);
+	return tid;
+}
+
+EXPORT uint32_t fakecuda_engine_run(uint32_t id, const char *kernel, uint64_t dur_ns, uint32_t n,
+				    uint64_t gap_ns)
+{
+	struct engine *e = &E[id % FAKECUDA_ENGINES];
+	uint32_t tid = fakecuda_engine_start(id);
+
+	pthread_mutex_lock(&e->mu);
+	e->job = (struct native_job){.kernel = kernel, .dur_ns = dur_ns, .n = n};
+	e->gap_ns = gap_ns;
+	e->has_job = true;
+	e->finished = false;
+	pthread_cond_signal(&e->work);
+	while (!e->finished)
+		pthread_cond_wait(&e->done, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+	return tid;
 }
 
 EXPORT void fakecuda_set_api_cost(uint64_t ns)

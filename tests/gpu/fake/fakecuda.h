@@ -40,6 +40,16 @@ uint32_t fakecuda_malloc(uint64_t bytes, uint64_t *addr);
 uint32_t fakecuda_free(uint64_t addr);
 /* n launches (cudaLaunchKernel) from a new native thread with no Python state; returns its tid */
 uint32_t fakecuda_launch_native_thread(const char *kernel, uint64_t dur_ns, uint32_t n);
+/*
+ * An engine as autograd's: a persistent native worker per id (0..FAKECUDA_ENGINES-1) that waits
+ * for work on a condition variable. _start creates it and returns its tid; _run hands it n
+ * launches of dur_ns each, gap_ns of CPU apart, wakes it, and waits until it has done them (the
+ * caller blocks, as loss.backward() does); returns the worker's tid.
+ */
+#define FAKECUDA_ENGINES 4
+uint32_t fakecuda_engine_start(uint32_t id);
+uint32_t fakecuda_engine_run(uint32_t id, const char *kernel, uint64_t dur_ns, uint32_t n,
+			     uint64_t gap_ns);
 /* cudaDeviceSynchronize that keeps the CPU busy for busy_ns inside the call */
 uint32_t fakecuda_synchronize(uint64_t busy_ns);
 /* CPU time each fake API call spends inside the driver (default 0) */
