@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Jupyter server lookup: runtime files (jansson) and the sessions API (libcurl, loopback, HTTP). */
+/*
+ * Jupyter server lookup: runtime files (jansson) and the sessions API (libcurl: loopback HTTP or
+ * HTTPS against the server's own certificate, or its UNIX socket, connected with its rights).
+ */
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
@@ -8,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "asuser.h"
 #include "jpserver.h"
 #include "procfs.h"
 
@@ -16,9 +21,15 @@
 #define MAX_SERVER_FILE (1 << 20)
 #define MAX_FIELD	512
 
+#define MAX_CERT (64 << 10)
+
 struct server {
-	int port;
-	char token[MAX_FIELD], base_url[MAX_FIELD], root[PATH_MAX];
+	int port;  /* 0 with sock */
+	pid_t pid; /* the server process */
+	bool tls;
+	char *cert; /* with tls: its certificate (PEM), the one trusted */
+	size_t cert_len;
+	char token[MAX_FIELD], base_url[MAX_FIELD], root[PATH_MAX], sock[PATH_MAX];
 };
 
 /* Only characters that need no quoting in a URL path or an HTTP header */
@@ -76,13 +87,17 @@ static int server_fields(const char *text, size_t len, struct server *s, char *w
 	if (!root)
 		root = json_string_value(json_object_get(o, "notebook_dir"));
 	sock = json_string_value(json_object_get(o, "sock"));
-	if (json_is_true(json_object_get(o, "secure")) || (sock && sock[0])) {
-		snprintf(why, whylen,
-			 "the Jupyter server listens with TLS or on a UNIX socket: "
-			 "its sessions are not queried");
-		goto out;
+	if (sock && sock[0]) {
+		if (sock[0] != '/' || strlen(sock) >= sizeof(s->sock)) {
+			snprintf(why, whylen,
+				 "the Jupyter server's UNIX socket is not an absolute path");
+			goto out;
+		}
+		snprintf(s->sock, sizeof(s->sock), "%s", sock);
+		port = 0;
 	}
-	if (port < 1 || port > 65535 || !token || strlen(token) >= MAX_FIELD ||
+	s->tls = json_is_true(json_object_get(o, "secure"));
+	if ((!s->sock[0] && (port < 1 || port > 65535)) || !token || strlen(token) >= MAX_FIELD ||
 	    !plain(token, "-_.") || !base || base[0] != '/' || strlen(base) >= MAX_FIELD ||
 	    !plain(base, "/-_.~") || !root || root[0] != '/' || strlen(root) >= PATH_MAX) {
 		snprintf(why, whylen,
@@ -90,7 +105,7 @@ static int server_fields(const char *text, size_t len, struct server *s, char *w
 			 "base_url and root directory");
 		goto out;
 	}
-	s->port = (int)port;
+	s->port = (int)(s->sock[0] ? 0 : port);
 	snprintf(s->token, sizeof(s->token), "%s", token);
 	snprintf(s->base_url, sizeof(s->base_url), "%s%s", base,
 		 base[strlen(base) - 1] == '/' ? "" : "/");
@@ -98,6 +113,43 @@ static int server_fields(const char *text, size_t len, struct server *s, char *w
 	err = 0;
 out:
 	json_decref(o);
+	return err;
+}
+
+/*
+ * A TLS server's certificate, from --certfile on its command line (--NotebookApp.certfile,
+ * --ServerApp.certfile), read with its rights: the one certificate the connection accepts.
+ */
+static int server_cert(struct server *s, char *why, size_t whylen)
+{
+	static const char *const opts[] = {"--certfile", "--NotebookApp.certfile",
+					   "--ServerApp.certfile"};
+	char argv[ARGV_MAX];
+	const char *file = NULL;
+	int n = ls_procfs__argv(s->pid, argv, sizeof(argv)), err;
+
+	for (const char *p = argv, *prev = ""; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1)
+		for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+			size_t l = strlen(opts[k]);
+
+			if (!strcmp(prev, opts[k]))
+				file = p;
+			else if (!strncmp(p, opts[k], l) && p[l] == '=')
+				file = p + l + 1;
+		}
+	if (!file || file[0] != '/') {
+		snprintf(why, whylen,
+			 "the Jupyter server uses TLS with a certificate its command line does not "
+			 "name (--certfile=/absolute/path): its sessions are not queried");
+		return -ENOENT;
+	}
+	err = ls_procfs__read_file(s->pid, file, LS_READ_NOFOLLOW, MAX_CERT, &s->cert,
+				   &s->cert_len);
+	if (err) {
+		s->cert = NULL;
+		snprintf(why, whylen, "the Jupyter server's certificate %s: %s", file,
+			 strerror(-err));
+	}
 	return err;
 }
 
@@ -129,7 +181,9 @@ static int find_server(pid_t kernel, const char *dir, struct server *s, pid_t *s
 			}
 			err = server_fields(text, len, s, why, whylen);
 			free(text);
-			*server = pid;
+			*server = s->pid = pid;
+			if (!err && s->tls)
+				err = server_cert(s, why, whylen);
 			return err;
 		}
 	}
@@ -162,28 +216,57 @@ static size_t on_data(char *data, size_t size, size_t n, void *ctx)
 	return add;
 }
 
-/* GET /api/sessions of the server on 127.0.0.1 */
+/* GET /api/sessions of the server on 127.0.0.1, or on its UNIX socket */
 static int get_sessions(const struct server *s, struct reply *r, char *why, size_t whylen)
 {
-	char url[MAX_FIELD + 64], auth[MAX_FIELD + 32];
+	char url[MAX_FIELD + 64], auth[MAX_FIELD + 32], where[PATH_MAX + 32], via[64];
+	struct curl_blob ca = {.data = s->cert, .len = s->cert_len, .flags = CURL_BLOB_COPY};
 	struct curl_slist *hdr;
+	struct ls_creds cr;
 	long status = 0;
+	int ufd = -1;
 	CURLcode rc;
 	CURL *c;
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d%sapi/sessions", s->port, s->base_url);
+	if (s->sock[0]) {
+		/* the socket the server's user may connect to: root must not reach another */
+		ufd = ls_creds__of_pid(s->pid, &cr) ? -ESRCH : ls_asuser__unix_socket(&cr, s->sock);
+		if (ufd < 0) {
+			snprintf(why, whylen, "the Jupyter server's socket %s: %s", s->sock,
+				 strerror(-ufd));
+			return -EIO;
+		}
+		snprintf(url, sizeof(url), "%s://localhost%sapi/sessions",
+			 s->tls ? "https" : "http", s->base_url);
+		snprintf(where, sizeof(where), "on %s", s->sock);
+		snprintf(via, sizeof(via), "/proc/self/fd/%d", ufd);
+	} else {
+		snprintf(url, sizeof(url), "%s://127.0.0.1:%d%sapi/sessions",
+			 s->tls ? "https" : "http", s->port, s->base_url);
+		snprintf(where, sizeof(where), "on port %d", s->port);
+	}
 	snprintf(auth, sizeof(auth), "Authorization: token %s", s->token);
 	c = curl_easy_init();
 	hdr = curl_slist_append(NULL, auth);
 	if (!c || !hdr) {
 		curl_easy_cleanup(c);
 		curl_slist_free_all(hdr);
+		if (ufd >= 0)
+			close(ufd);
 		return -ENOMEM;
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	/* loopback HTTP only: no proxy, no redirect, no other protocol, a bounded wait */
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	/* loopback HTTP(S) only: no proxy, no redirect, no other protocol, a bounded wait */
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, s->tls ? "https" : "http");
+	if (s->tls) {
+		/* its own certificate is the one trusted; it names a host, not 127.0.0.1 */
+		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (s->sock[0])
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, via);
 	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -195,8 +278,10 @@ static int get_sessions(const struct server *s, struct reply *r, char *why, size
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(c);
 	curl_slist_free_all(hdr);
+	if (ufd >= 0)
+		close(ufd);
 	if (rc != CURLE_OK || status != 200) {
-		snprintf(why, whylen, "the Jupyter server on port %d: %s", s->port,
+		snprintf(why, whylen, "the Jupyter server %s: %s", where,
 			 r->too_long	  ? "sessions reply too long"
 			 : rc != CURLE_OK ? curl_easy_strerror(rc)
 					  : "sessions request refused");
@@ -241,11 +326,13 @@ int ls_jpserver__notebook(pid_t pid, char **path, pid_t *server, char *why, size
 	size_t need;
 	int err;
 
+	memset(&s, 0, sizeof(s));
 	err = connection_file(pid, id, sizeof(id), dir, sizeof(dir));
 	if (!err)
 		err = find_server(pid, dir, &s, server, why, whylen);
 	if (!err)
 		err = get_sessions(&s, &r, why, whylen);
+	free(s.cert);
 	if (err) {
 		free(r.buf);
 		return err;

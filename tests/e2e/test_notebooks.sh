@@ -153,23 +153,37 @@ PYEOF
 # (port and token in the server's runtime file), its cells from that notebook
 mkdir -p "$WORK/srv-ipython/profile_default"
 echo "c.HistoryManager.enabled = False" >"$WORK/srv-ipython/profile_default/ipython_config.py"
-port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-IPYTHONDIR="$WORK/srv-ipython" "$LS" -q --profile "$WORK/server.lsprof" -o "$WORK/server.html" -- \
-	"$NBPY" -m notebook --no-browser --port="$port" --NotebookApp.token=t0ken --allow-root \
-	--notebook-dir="$WORK" >"$WORK/server.log" 2>&1 &
-prof=$!
-timeout 180 "$NBPY" "$FIX/server_client.py" "$port" t0ken server.ipynb >"$WORK/driver.log" 2>&1 ||
-	{ fail "server driver: exit $? ($(tail -2 "$WORK/driver.log"))"; kill -INT $prof; }
-wait $prof || fail "server: profiler exit $?"
-"$LS" report "$WORK/server.lsprof" --format json -o "$WORK/server.json" || fail "server: report"
-"$PYQ" - "$WORK/server.json" "$WORK/server.ipynb" <<'PYEOF' | check_lines
+# serve NAME WHERE [SERVER ARGS]: profiles a notebook server (WHERE as server_client.py takes it)
+# while server_client.py runs server.ipynb in a kernel of it; checks the SERVED line
+serve() {
+	local name=$1 where=$2 prof
+	shift 2
+	IPYTHONDIR="$WORK/srv-ipython" "$LS" -q --profile "$WORK/$name.lsprof" -o /dev/null -- \
+		"$NBPY" -m notebook --no-browser --NotebookApp.token=t0ken --allow-root \
+		--notebook-dir="$WORK" "$@" >"$WORK/$name.log" 2>&1 &
+	prof=$!
+	timeout 180 "$NBPY" "$FIX/server_client.py" "$where" t0ken server.ipynb >"$WORK/$name.driver.log" 2>&1 ||
+		{ fail "$name driver: exit $? ($(tail -2 "$WORK/$name.driver.log"))"; kill -INT $prof; }
+	wait $prof || fail "$name: profiler exit $?"
+	"$LS" report "$WORK/$name.lsprof" --format json -o "$WORK/$name.json" || fail "$name: report"
+	"$PYQ" - "$WORK/$name.json" "$WORK/server.ipynb" "$name" <<'PYEOF' | check_lines
 import json, sys
-d, nbpath = json.load(open(sys.argv[1])), sys.argv[2]
+d, nbpath, name = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
 hot = [l for l in d["lines"] if "# SERVED" in (l["source"] or "")]
 ok = hot and hot[0]["path"] == nbpath and hot[0]["cell_line"] == 2 and hot[0]["own_samples"] > 150
-print(("ok " if ok else "FAIL ") + "a Jupyter server's kernel runs %s: %s" % (
-    nbpath, hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
+print(("ok " if ok else "FAIL ") + "%s: a Jupyter server's kernel runs %s: %s" % (
+    name, nbpath, hot and {k: hot[0][k] for k in ("path", "cell", "cell_line", "own_samples")}))
 PYEOF
+}
+port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+serve server "$port" --port="$port"
+# with TLS: the sessions API over HTTPS, trusting only the certificate the server's command line names
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/tls.key" -out "$WORK/tls.crt" -days 1 \
+	-subj /CN=localhost 2>/dev/null || fail "openssl: cannot make a certificate"
+port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+serve server-tls "https:$port" --port="$port" --certfile="$WORK/tls.crt" --keyfile="$WORK/tls.key"
+# on a UNIX socket: connected with the server's rights
+serve server-sock "unix:$WORK/nb.sock" --sock="$WORK/nb.sock"
 
 # an IPython shell (the terminal's, cells piped in): its cells are <ipython-input-N-HASH>, found in
 # its history by execution count and the SHA-1 of their compiled text; a line magic's cell shows

@@ -100,6 +100,7 @@ struct open_req {
 	uint64_t resolve;
 	enum ls_open_want want;
 	int result;
+	bool connect; /* a UNIX socket to connect to, not a file to open (socket_as_caller) */
 };
 
 static int take_creds(const struct ls_creds *c)
@@ -148,33 +149,73 @@ out:
 	return fd;
 }
 
+/*
+ * The socket itself, as O_PATH, if we may connect to it: looked up with our fs ids, and writable
+ * by them (AT_EACCESS: the check uses the fs ids rather than the real ones)
+ */
+static int socket_as_caller(const struct open_req *r)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW, .resolve = r->resolve};
+	char self[64];
+	struct stat st;
+	int fd = syscall(SYS_openat2, AT_FDCWD, r->path, &how, sizeof(how)), err;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISSOCK(st.st_mode))
+		err = -EINVAL;
+	else if (faccessat(AT_FDCWD, self, W_OK, AT_EACCESS))
+		err = -errno;
+	else
+		return fd;
+	close(fd);
+	return err;
+}
+
 static void *open_thread(void *arg)
 {
 	struct open_req *r = arg;
 
 	r->result = take_creds(r->c);
 	if (!r->result)
-		r->result = open_as_caller(r);
+		r->result = r->connect ? socket_as_caller(r) : open_as_caller(r);
 	return NULL;
+}
+
+/* Runs r in a thread of its own with r->c's credentials, or as we are for a root target */
+static int as_user(struct open_req *r)
+{
+	pthread_t t;
+	int err;
+
+	if (!r->c || (r->c->fsuid == 0 && geteuid() == 0))
+		return r->connect ? socket_as_caller(r) : open_as_caller(r);
+	err = pthread_create(&t, NULL, open_thread, r);
+	if (err)
+		return -err;
+	pthread_join(t, NULL);
+	return r->result;
+}
+
+int ls_asuser__unix_socket(const struct ls_creds *c, const char *path)
+{
+	struct open_req r = {.c = c, .path = path, .result = -EIO, .connect = true};
+
+	return as_user(&r);
 }
 
 int ls_asuser__open(const struct ls_creds *c, int dirfd, const char *path, int flags,
 		    uint64_t resolve, enum ls_open_want want)
 {
-	struct open_req r = {c, dirfd, flags, path, resolve, want, -EIO};
-	pthread_t t;
-	int err;
+	struct open_req r = {c, dirfd, flags, path, resolve, want, -EIO, false};
 
-	/* root opens for a root target as itself: its groups cannot restrict what root reads */
-	if (!c || (c->fsuid == 0 && geteuid() == 0))
-		return open_as_caller(&r);
 	/*
-	 * A thread of its own, whose credentials end with it: ours are never changed. (Waiting for
+	 * Root opens for a root target as itself: its groups cannot restrict what root reads. Else
+	 * a thread of its own, whose credentials end with it: ours are never changed. (Waiting for
 	 * it to be scheduled costs a time slice on a busy machine, so root targets skip it.)
 	 */
-	err = pthread_create(&t, NULL, open_thread, &r);
-	if (err)
-		return -err;
-	pthread_join(t, NULL);
-	return r.result;
+	return as_user(&r);
 }

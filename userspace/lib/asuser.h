@@ -41,5 +41,12 @@ int ls_creds__of_user(uid_t uid, gid_t gid, struct ls_creds *c);
  */
 int ls_asuser__open(const struct ls_creds *c, int dirfd, const char *path, int flags,
 		    uint64_t resolve, enum ls_open_want want);
+/*
+ * The UNIX socket at path (not through a symlink) as an O_PATH descriptor, when c may connect to
+ * it: found with c's rights and writable by c. Connecting to /proc/self/fd/N then reaches that
+ * very socket, so a root collector never connects where c could not. The descriptor, or -errno
+ * (-EINVAL: not a socket).
+ */
+int ls_asuser__unix_socket(const struct ls_creds *c, const char *path);
 
 #endif
