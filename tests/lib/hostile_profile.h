@@ -10,6 +10,7 @@
 
 #include <string.h>
 #include "store.h"
+#include "test_proc.h"
 
 #define LS_HOSTILE_PATH "/src/\"</script>\x01\xff.py"
 #define LS_HOSTILE_FUNC "f\"</script>\x7f\xfe"
@@ -20,27 +21,18 @@
 static inline int ls_test_hostile_profile(const char *path)
 {
 	static const uint32_t st1[] = {1, 1}, st2[] = {1, 2};
-	struct ls_store_proc p = {
-		.id = 1,
-		.pid = 100,
-		.ppid = 1,
-		.nspid = 100,
-		.parent_id = -1,
-		.spawn_stack = -1,
-		.spawn_tid = -1,
-		.comm = "python3",
-		.argv = LS_HOSTILE_ARGV,
-		.exe = "/usr/bin/python3",
-		.end_ns = 2000000000,
-		.exit_code = 0,
-		.python = "3.11.2",
-		.python_build = "static",
-		.cgroup_id = -1,
-	};
+	struct ls_store_proc p = ls_test_proc();
 	struct ls_store_sample x = {
 		.proc_id = 1, .tid = 100, .stack_id = 1, .count = 30, .weight_ns = 30000000};
 	struct ls_store *s = NULL;
 	int err = ls_store__create(path, -1, -1, &s);
+
+	p.argv = LS_HOSTILE_ARGV;
+	p.exe = "/usr/bin/python3";
+	p.end_ns = 2000000000;
+	p.python = "3.11.2";
+	p.python_build = "static";
+	p.cgroup_id = -1;
 
 	if (err)
 		return err;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "profile.h"
 #include "store.h"
+#include "../lib/test_proc.h"
 #include "../lib/tmp_profile.h"
 
 static char path[64];
@@ -30,17 +31,7 @@ static int teardown(void **state)
 static void write_profile(void)
 {
 	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5};
-	struct ls_store_proc p = {.id = 1,
-				  .pid = 100,
-				  .ppid = 1,
-				  .nspid = 100,
-				  .parent_id = -1,
-				  .spawn_stack = -1,
-				  .spawn_tid = -1,
-				  .comm = "python3",
-				  .start_ns = 5,
-				  .end_ns = -1,
-				  .exit_code = -1};
+	struct ls_store_proc p = ls_test_proc();
 	struct ls_store_sample cpu = {.proc_id = 1,
 				      .tid = 100,
 				      .stack_id = 1,
@@ -52,6 +43,10 @@ static void write_profile(void)
 				       .kind = LS_CLASS_WAIT,
 				       .weight_ns = 7000};
 	struct ls_store *s;
+
+	p.start_ns = 5;
+	p.end_ns = -1;
+	p.exit_code = -1;
 
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
 	assert_int_equal(ls_store__publish(s), 0);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "model.h"
 #include "store.h"
+#include "../lib/test_proc.h"
 #include "../lib/tmp_profile.h"
 
 static char path[64];
@@ -58,24 +59,14 @@ static void put_samples(struct ls_store *s, int64_t stack_id, int64_t count)
 static void write_profile(void)
 {
 	struct ls_store *s;
-	struct ls_store_proc p = {
-		.id = 1,
-		.pid = 100,
-		.ppid = 1,
-		.nspid = 100,
-		.parent_id = -1,
-		.spawn_stack = -1,
-		.spawn_tid = -1,
-		.comm = "python3",
-		.argv = "python3 app.py",
-		.exe = "/usr/bin/python3",
-		.start_ns = 5,
-		.end_ns = 2000000000,
-		.exit_code = 0,
-		.python = "3.11.2",
-		.python_build = "static",
-		.note = NULL,
-	};
+	struct ls_store_proc p = ls_test_proc();
+
+	p.argv = "python3 app.py";
+	p.exe = "/usr/bin/python3";
+	p.start_ns = 5;
+	p.end_ns = 2000000000;
+	p.python = "3.11.2";
+	p.python_build = "static";
 
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
 	assert_int_equal(ls_store__publish(s), 0);
@@ -139,16 +130,11 @@ static void test_line_key_collision(void **state)
 {
 	const uint32_t big = (1u << 22) + 3, st1[] = {1, big}, st2[] = {2, 3},
 		       st3[] = {2, 3, 1, big};
-	struct ls_store_proc p = {.id = 1,
-				  .pid = 100,
-				  .parent_id = -1,
-				  .spawn_stack = -1,
-				  .spawn_tid = -1,
-				  .comm = "python3",
-				  .exit_code = 0};
+	struct ls_store_proc p = ls_test_proc();
 	const struct ls_mline *a = NULL, *b = NULL;
 	struct ls_store *s;
 	struct ls_model *m;
+
 
 	unlink(path);
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
@@ -233,16 +219,11 @@ static void test_round_trip(void **state)
 static int64_t scaled_line5_ns(int64_t cpu_ns)
 {
 	struct ls_store *s;
-	struct ls_store_proc p = {.id = 1,
-				  .pid = 100,
-				  .parent_id = -1,
-				  .spawn_stack = -1,
-				  .spawn_tid = -1,
-				  .comm = "python3",
-				  .exit_code = 0};
+	struct ls_store_proc p = ls_test_proc();
 	struct ls_model *m;
 	const struct ls_mline *l2, *l5;
 	int64_t total;
+
 
 	unlink(path);
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
