@@ -78,14 +78,15 @@ static long hash_step(__u32 i, void *data)
 
 /*
  * The stack's identity: its frames, its walk flags (GIL state, truncation, no thread state, not
- * walked), the process's start time and the image generation; never 0.
+ * walked), the process's start time, its executable's inode and the image generation; never 0.
  */
 static __always_inline __u64 ls_agg_stack_hash(const struct ls_frame *frames, __u32 n, __u8 flags,
-					       __u64 pstart, __u32 gen)
+					       __u64 pstart, __u64 image, __u32 gen)
 {
 	struct hash_ctx c = {.frames = frames, .n = n};
 
 	c.h = mix64(0x6c696e6573636f70ULL, pstart);
+	c.h = mix64(c.h, image);
 	c.h = mix64(c.h, ((__u64)gen << 32) | ((__u64)(flags & ~LS_SF_KERNEL) << 16) | n);
 	bpf_loop(LS_MAX_FRAMES, hash_step, &c, 0);
 	return c.h ?: 1;

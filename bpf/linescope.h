@@ -346,11 +346,14 @@ struct ls_trace_code {
 
 /*
  * An IPython cell as the kernel compiled it: its compile name (the code's co_filename), the text
- * as typed (run_cell's raw_cell) and the text compiled (after IPython's transforms), sent as
- * name + raw + text in parts of at most LS_TRACE_MAX_MSG, in order, that share seq. Userspace
- * keeps a text only when it hashes to the name, as for every other way a cell is found.
+ * as typed (run_cell's raw_cell), the text compiled (after IPython's transforms) and the
+ * front end's id of the notebook cell it ran from (execute_request's metadata.cellId, which
+ * JupyterLab and Notebook 7 send; empty when none came), sent as name + raw + text + id in parts
+ * of at most LS_TRACE_MAX_MSG, in order, that share seq. Userspace keeps a text only when it
+ * hashes to the name, as for every other way a cell is found.
  */
-#define LS_TRACE_CELL_MAX (1u << 20) /* largest name + raw + text announced */
+#define LS_TRACE_CELL_MAX (1u << 20) /* largest name + raw + text + id announced */
+#define LS_TRACE_CELL_ID  128	     /* longest cell id sent (a longer one is left out) */
 
 enum ls_trace_cell_flags {
 	LS_TCELL_NO_RAW = 1 << 0, /* the raw text is not known (a cell cached before the attach) */
@@ -359,14 +362,14 @@ enum ls_trace_cell_flags {
 struct ls_trace_cell {
 	__u32 kind;	/* LS_TM_CELL */
 	__u32 seq;	/* the announcement within the process; its parts share it */
-	__u32 off;	/* where this part starts in name + raw + text */
+	__u32 off;	/* where this part starts in name + raw + text + id */
 	__u32 part_len; /* bytes of that right after this struct */
 	__u32 name_len; /* UTF-8, no NUL */
 	__u32 raw_len;
 	__u32 text_len;
 	__s32 number; /* the execution count IPython cached it under */
 	__u32 flags;  /* enum ls_trace_cell_flags */
-	__u32 pad;
+	__u32 id_len; /* the cell id, after the text */
 };
 
 enum ls_trace_batch_flags {

@@ -19,6 +19,8 @@ static struct {
 	bool scanned;	/* this session's earlier cells are announced, the compiler wrapped */
 	unsigned looks; /* flush periods this session without a shell (no IPython, or not yet) */
 	uint32_t seq;
+	/* the cell id pre_run_cell gave for the cell about to be cached; taken by its announcement */
+	char cell_id[LS_TRACE_CELL_ID];
 	uint64_t buf[LS_TRACE_MAX_MSG / 8];
 } g_cells;
 
@@ -34,16 +36,17 @@ static const char *utf8(PyObject *o, Py_ssize_t *len)
 	return s ? s : "";
 }
 
-/* Sends one cell in parts through linescope:code. */
-static void announce(PyObject *name, long number, PyObject *raw, PyObject *text)
+/* Sends one cell in parts through linescope:code; id: its notebook cell's id, or "" */
+static void announce(PyObject *name, long number, PyObject *raw, PyObject *text, const char *id)
 {
 	struct ls_trace_cell *m = (struct ls_trace_cell *)g_cells.buf;
 	const size_t room = sizeof(g_cells.buf) - sizeof(*m);
 	Py_ssize_t nlen, rlen, tlen;
 	bool has_raw = ls_str_utf8(raw, &rlen) != NULL;
 	const char *ns = utf8(name, &nlen), *rs = utf8(raw, &rlen), *ts = utf8(text, &tlen);
-	const char *parts[3] = {ns, rs, ts};
-	size_t lens[3] = {nlen, rlen, tlen}, total = nlen + rlen + tlen, off = 0;
+	const char *parts[4] = {ns, rs, ts, id};
+	size_t lens[4] = {nlen, rlen, tlen, strlen(id)};
+	size_t total = nlen + rlen + tlen + lens[3], off = 0;
 
 	if (!linescope_code_semaphore || !nlen || total > LS_TRACE_CELL_MAX)
 		return;
@@ -53,13 +56,14 @@ static void announce(PyObject *name, long number, PyObject *raw, PyObject *text)
 	m->name_len = nlen;
 	m->raw_len = rlen;
 	m->text_len = tlen;
+	m->id_len = lens[3];
 	m->number = number >= INT32_MIN && number <= INT32_MAX ? (int32_t)number : 0;
 	m->flags = has_raw ? 0 : LS_TCELL_NO_RAW;
 	do {
 		size_t n = total - off < room ? total - off : room, at = 0, base = 0;
 
-		/* this part's bytes, gathered from the three strings */
-		for (int i = 0; i < 3; i++) {
+		/* this part's bytes, gathered from the four strings */
+		for (int i = 0; i < 4; i++) {
 			size_t lo = off > base ? off - base : 0, hi = lens[i];
 
 			if (off + n > base && lo < hi) {
@@ -101,8 +105,43 @@ static PyObject *cache_wrapper(PyObject *orig, PyObject *args, PyObject *kw)
 		if (number == -1 && PyErr_Occurred())
 			PyErr_Clear(), number = 0;
 	}
-	announce(name, number, raw && raw != Py_None ? raw : NULL, text);
+	announce(name, number, raw && raw != Py_None ? raw : NULL, text, g_cells.cell_id);
+	g_cells.cell_id[0] = 0; /* a cell run from this one (silent: no pre_run_cell) has none */
 	return name;
+}
+
+/* shell.events' pre_run_cell(info): the front end's id of the cell about to run, if it sent one */
+static PyObject *pre_run_cell(PyObject *self, PyObject *info)
+{
+	PyObject *id = PyObject_GetAttrString(info, "cell_id");
+	Py_ssize_t len;
+	const char *s = ls_str_utf8(id, &len);
+
+	PyErr_Clear();
+	g_cells.cell_id[0] = 0;
+	if (s && len > 0 && (size_t)len < sizeof(g_cells.cell_id) && !memchr(s, 0, len))
+		memcpy(g_cells.cell_id, s, len + 1);
+	Py_XDECREF(id);
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef g_pre_run_def = {
+	"pre_run_cell", pre_run_cell, METH_O,
+	"pre_run_cell($module, info, /)\n--\n\nNotes the cell id for linescope-bpf."};
+
+/* Registers pre_run_cell once (events.register does not add a callback it holds already) */
+static void watch_cell_ids(PyObject *shell)
+{
+	static PyObject *cb;
+	PyObject *ev = PyObject_GetAttrString(shell, "events"), *r = NULL;
+
+	if (!cb)
+		cb = PyCFunction_NewEx(&g_pre_run_def, NULL, NULL);
+	if (ev && cb)
+		r = PyObject_CallMethod(ev, "register", "sO", "pre_run_cell", cb);
+	PyErr_Clear();
+	Py_XDECREF(r);
+	Py_XDECREF(ev);
 }
 
 static PyMethodDef g_wrapper_def = {"cache", (PyCFunction)(void (*)(void))cache_wrapper,
@@ -151,7 +190,7 @@ static void announce_cached(PyObject *shell, PyObject *compiler)
 			raw = PyList_GET_ITEM(hist, number);
 		PyErr_Clear();
 		if (text)
-			announce(key, number, raw, text);
+			announce(key, number, raw, text, "");
 		Py_XDECREF(text);
 	}
 	PyErr_Clear();
@@ -191,6 +230,7 @@ void ls_cells_hook(void)
 	if (compiler) {
 		/* wrapped first: no cell is named between the two, the GIL being held */
 		wrap_cache(compiler);
+		watch_cell_ids(shell);
 		announce_cached(shell, compiler);
 		g_cells.scanned = true;
 	}

@@ -34,6 +34,7 @@ struct nb_row {
 	int file; /* model file index */
 	int number;
 	const char *how;
+	char *key; /* the notebook cell it is a text of (owned), or NULL */
 };
 
 /*
@@ -64,22 +65,23 @@ static int *max_lines(const struct loader *L)
 }
 
 /*
- * The same code cell of the notebook file found with another text (edited and run again while
- * recorded): each text is kept, labelled "revision K of N" in capture order. History rows say
- * nothing of which cell they were, so only cells found in the notebook file are linked.
+ * Texts of the same notebook cell (edited and run again while recorded): each is kept, labelled
+ * "revision K of N" in capture order. A cell is known by its key: its code-cell index in the
+ * notebook file, or the id the front end sent with it (python-usdt); history rows say nothing of
+ * which cell they were, so a text found only there is linked to none.
  */
-static void label_revisions(struct ls_mfile *nb)
+static void label_revisions(struct ls_mfile *nb, const struct nb_row *rows)
 {
 	for (size_t i = 0; i < nb->ncells; i++) {
 		struct ls_mcell *c = &nb->cells[i];
 		int k = 0, total = 0;
 
-		if (!c->how || strcmp(c->how, "notebook") || c->number <= 0)
+		if (!c->how || !rows[i].key)
 			continue;
 		for (size_t j = 0; j < nb->ncells; j++) {
 			const struct ls_mcell *o = &nb->cells[j];
 
-			if (o->how && !strcmp(o->how, "notebook") && o->number == c->number) {
+			if (o->how && rows[j].key && !strcmp(rows[j].key, rows[i].key)) {
 				total++;
 				k += j <= i;
 			}
@@ -186,7 +188,7 @@ static int add_notebook(struct loader *L, const char *path, const struct nb_row 
 			fn->firstlineno += cell->first - 1;
 		}
 	}
-	label_revisions(nb);
+	label_revisions(nb, rows);
 	if (at)
 		at--; /* the last cell's line needs no newline */
 	text[at] = 0;
@@ -341,6 +343,30 @@ static int load_runs(struct loader *L, const struct nb_files *nf)
 	return ls_profile__nbruns(L->prof, run_row, &c);
 }
 
+/*
+ * The notebook cell a row is a text of, checked (it comes from a profile): "index:N" or "id:" and
+ * at most 127 printable characters; a notebook-file cell of an older profile is its index
+ */
+static char *key_of(const struct ls_prow_cell *r)
+{
+	const char *k = r->key;
+	char *out;
+
+	if (k && !strncmp(k, "index:", 6) && strspn(k + 6, "0123456789") == strlen(k + 6) &&
+	    strlen(k + 6) > 0 && strlen(k + 6) < 10)
+		return lsm_dup(k);
+	if (k && !strncmp(k, "id:", 3) && strlen(k) > 3 && strlen(k) < 3 + 128) {
+		for (const char *p = k + 3; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return NULL;
+		return lsm_dup(k);
+	}
+	if (!k && r->how && !strcmp(r->how, "notebook") && r->number > 0 &&
+	    asprintf(&out, "index:%d", r->number) >= 0)
+		return out;
+	return NULL;
+}
+
 /* the sampled cells, in capture order, each claiming its file */
 struct cells_load {
 	struct loader *L;
@@ -372,6 +398,7 @@ static int cell_row(void *ctx, const struct ls_prow_cell *r)
 	c->rows[c->n].file = (int)fi;
 	c->rows[c->n].number = r->number;
 	c->rows[c->n].how = how_of(r->how);
+	c->rows[c->n].key = key_of(r);
 	c->paths[c->n] = lsm_dup(r->notebook);
 	m->files[fi].kind = "cell"; /* claimed: a second row naming it is skipped */
 	c->n++;
@@ -418,8 +445,10 @@ int lsm_load_notebooks(struct loader *L)
 		err = load_runs(L, &nf);
 	free(nf.ids);
 	free(nf.idx);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(paths[i]);
+		free(rows[i].key);
+	}
 	free(paths);
 	free(rows);
 	free(max);

@@ -167,3 +167,25 @@ int ls_ipycell__hashes(const char *text, size_t len, uint32_t out[LS_IPYCELL_MAX
 	free(buf);
 	return 0;
 }
+
+char *ls_ipycell__with_newlines(const char *text, size_t len, int nl, size_t *out)
+{
+	char *t = malloc(len + nl + 1);
+
+	if (!t)
+		return NULL;
+	memcpy(t, text, len);
+	memset(t + len, '\n', nl);
+	t[len + nl] = 0;
+	*out = len + nl;
+	return t;
+}
+
+int ls_ipycell__count_lines(const char *text, size_t len)
+{
+	int n = 1;
+
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == '\n';
+	return n;
+}

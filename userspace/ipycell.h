@@ -41,4 +41,9 @@ int ls_ipycell__verify(const char *text, size_t len, uint32_t hash);
 /* The hashes of text with 0..LS_IPYCELL_MAX_NL newlines added: 0, or -ENOMEM. */
 int ls_ipycell__hashes(const char *text, size_t len, uint32_t out[LS_IPYCELL_MAX_NL + 1]);
 
+/* text with nl newlines added (the cell as the kernel hashed it), NUL-terminated; NULL: -ENOMEM */
+char *ls_ipycell__with_newlines(const char *text, size_t len, int nl, size_t *out);
+/* Lines of text (1 + its newlines) */
+int ls_ipycell__count_lines(const char *text, size_t len);
+
 #endif

@@ -11,8 +11,10 @@
 
 void ls_ipynb_release(struct ls_ipynb *nb)
 {
-	for (size_t i = 0; i < nb->n; i++)
+	for (size_t i = 0; i < nb->n; i++) {
 		free(nb->cells[i].text);
+		free(nb->cells[i].id);
+	}
 	free(nb->cells);
 	nb->cells = NULL;
 	nb->n = 0;
@@ -107,6 +109,21 @@ int ls_ipynb__parse(const char *text, size_t len, struct ls_ipynb *nb, char *why
 		if (err)
 			break;
 		c->index = index;
+		c->id = NULL;
+		{
+			const char *id = json_string_value(json_object_get(cell, "id"));
+
+			/* nbformat: 1 to 64 characters of [a-zA-Z0-9-_] */
+			if (id && strlen(id) <= 64 &&
+			    strspn(id, "abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789-_") == strlen(id) &&
+			    *id && !(c->id = strdup(id))) {
+				free(c->text);
+				err = -ENOMEM;
+				break;
+			}
+		}
 		nb->n++;
 	}
 	json_decref(root);

@@ -16,6 +16,7 @@ struct ls_ipynb_cell {
 	char *text; /* the joined source, as the kernel receives it */
 	size_t len;
 	int index; /* 1-based among the code cells */
+	char *id;  /* nbformat 4.5's cell id (a front end sends it with the cell), or NULL */
 };
 
 struct ls_ipynb {

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "array.h"
+#include "ipycell.h"
 #include "linescope.h"
 #include "nbusdt.h"
 
@@ -70,7 +71,7 @@ static int keep(struct ls_nbusdt *u, struct ls_nbusdt_part *p)
 	if (*slot != LS_HASHMAP_EMPTY)
 		return 0; /* announced again (attached again, or the same text): the first stays */
 	v = ls_array_grow(u->cells, &u->cap, u->n, sizeof(*v), 16);
-	d = malloc(p->got + 3);
+	d = malloc(p->got + 4);
 	if (!v || !d) {
 		free(d);
 		if (v)
@@ -78,13 +79,18 @@ static int keep(struct ls_nbusdt *u, struct ls_nbusdt_part *p)
 		return -ENOMEM;
 	}
 	u->cells = v;
-	/* name \0 raw \0 text \0 */
-	memcpy(d, p->buf, h->name_len);
-	d[h->name_len] = 0;
-	memcpy(d + h->name_len + 1, p->buf + h->name_len, h->raw_len);
-	d[h->name_len + 1 + h->raw_len] = 0;
-	memcpy(d + h->name_len + h->raw_len + 2, p->buf + h->name_len + h->raw_len, h->text_len);
-	d[p->got + 2] = 0;
+	/* name \0 raw \0 text \0 id \0 */
+	{
+		const uint32_t lens[4] = {h->name_len, h->raw_len, h->text_len, h->id_len};
+		size_t from = 0, to = 0;
+
+		for (int i = 0; i < 4; i++) {
+			memcpy(d + to, p->buf + from, lens[i]);
+			d[to + lens[i]] = 0;
+			from += lens[i];
+			to += lens[i] + 1;
+		}
+	}
 	c = &u->cells[u->n];
 	*c = (struct ls_nbusdt_cell){
 		.proc_id = p->proc_id,
@@ -93,10 +99,11 @@ static int keep(struct ls_nbusdt *u, struct ls_nbusdt_part *p)
 		.name_len = h->name_len,
 		.raw_len = h->raw_len,
 		.text_len = h->text_len,
+		.id_len = h->id_len,
 		.data = d,
 	};
 	*slot = u->n++;
-	u->bytes += p->got + 3;
+	u->bytes += p->got + 4;
 	return 0;
 }
 
@@ -119,10 +126,11 @@ static struct ls_nbusdt_part *part_of(struct ls_nbusdt *u, int64_t proc_id)
 /* A header that can be trusted: lengths that add up and fit, a part inside them */
 static bool valid(const struct ls_trace_cell *h, size_t len)
 {
-	uint64_t total = (uint64_t)h->name_len + h->raw_len + h->text_len;
+	uint64_t total = (uint64_t)h->name_len + h->raw_len + h->text_len + h->id_len;
 
-	return total <= LS_TRACE_CELL_MAX && h->name_len > 0 && h->part_len == len - sizeof(*h) &&
-	       (uint64_t)h->off + h->part_len <= total && (h->part_len > 0 || total == h->off);
+	return total <= LS_TRACE_CELL_MAX && h->name_len > 0 && h->id_len < LS_TRACE_CELL_ID &&
+	       h->part_len == len - sizeof(*h) && (uint64_t)h->off + h->part_len <= total &&
+	       (h->part_len > 0 || total == h->off);
 }
 
 int ls_nbusdt__record(struct ls_nbusdt *u, int64_t proc_id, const void *msg, size_t len)
@@ -139,12 +147,13 @@ int ls_nbusdt__record(struct ls_nbusdt *u, int64_t proc_id, const void *msg, siz
 	p = part_of(u, proc_id);
 	if (!p)
 		return -ENOMEM;
-	total = (size_t)h->name_len + h->raw_len + h->text_len;
+	total = (size_t)h->name_len + h->raw_len + h->text_len + h->id_len;
 	if (h->off == 0) {
 		/* a new announcement; one cut short (its process lost a part) goes */
 		if (p->buf) {
 			u->refused++;
-			u->bytes -= p->hdr.name_len + p->hdr.raw_len + p->hdr.text_len;
+			u->bytes -= (size_t)p->hdr.name_len + p->hdr.raw_len + p->hdr.text_len +
+				    p->hdr.id_len;
 			free(p->buf);
 			p->buf = NULL;
 		}
@@ -160,7 +169,7 @@ int ls_nbusdt__record(struct ls_nbusdt *u, int64_t proc_id, const void *msg, siz
 		u->bytes += total;
 	} else if (!p->buf || h->seq != p->hdr.seq || h->off != p->got ||
 		   h->name_len != p->hdr.name_len || h->raw_len != p->hdr.raw_len ||
-		   h->text_len != p->hdr.text_len) {
+		   h->text_len != p->hdr.text_len || h->id_len != p->hdr.id_len) {
 		u->refused++;
 		return 1;
 	}
@@ -185,4 +194,37 @@ const struct ls_nbusdt_cell *ls_nbusdt__find(const struct ls_nbusdt *u, int64_t 
 	if (!ls_hashmap__find(&u->by_name, key_of(proc_id, name, len), same_cell, &q, &idx))
 		return NULL;
 	return &u->cells[idx];
+}
+
+int ls_nbusdt__verify(const struct ls_nbusdt_cell *a, int input, uint64_t sha48, uint32_t hash,
+		      char **text, size_t *len)
+{
+	const char *raw = ls_nbusdt_cell__raw(a), *compiled = ls_nbusdt_cell__text(a), *shown;
+	size_t slen;
+	int nl = -1;
+
+	shown = compiled;
+	/* linecache ends every line with a newline: the hashes are tried with 0 to 4 added back */
+	for (slen = a->text_len; slen && compiled[slen - 1] == '\n'; slen--)
+		;
+	if (input > 0) {
+		nl = ls_ipycell__verify_sha48(compiled, slen, sha48);
+		if (nl >= 0 && a->has_raw &&
+		    ls_ipycell__count_lines(raw, a->raw_len) ==
+			    ls_ipycell__count_lines(compiled, a->text_len))
+			shown = raw, slen = a->raw_len;
+	} else {
+		if (a->has_raw)
+			nl = ls_ipycell__verify(raw, a->raw_len, hash);
+		if (nl >= 0)
+			shown = raw, slen = a->raw_len;
+		else
+			nl = ls_ipycell__verify(compiled, slen, hash);
+	}
+	if (nl == -ENOMEM)
+		return nl;
+	if (nl < 0)
+		return 0;
+	*text = ls_ipycell__with_newlines(shown, slen, nl, len);
+	return *text ? 1 : -ENOMEM;
 }

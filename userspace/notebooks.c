@@ -44,8 +44,10 @@ void ls_notebooks_release(struct ls_notebooks *n)
 {
 	for (size_t i = 0; i < n->n; i++)
 		notebook_release(&n->nbs[i]);
-	for (size_t i = 0; i < n->ncells; i++)
+	for (size_t i = 0; i < n->ncells; i++) {
 		free(n->cells[i].name);
+		free(n->cells[i].key);
+	}
 	free(n->nbs);
 	free(n->cells);
 	ls_nbusdt_release(&n->usdt);
@@ -363,29 +365,6 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 	return err;
 }
 
-/* text with nl newlines added: the cell exactly as the kernel hashed it */
-static char *with_newlines(const char *text, size_t len, int nl, size_t *out)
-{
-	char *t = malloc(len + nl + 1);
-
-	if (!t)
-		return NULL;
-	memcpy(t, text, len);
-	memset(t + len, '\n', nl);
-	t[len + nl] = 0;
-	*out = len + nl;
-	return t;
-}
-
-static int count_lines(const char *t, size_t len)
-{
-	int n = 1;
-
-	for (size_t i = 0; i < len; i++)
-		n += t[i] == '\n';
-	return n;
-}
-
 /*
  * An IPython shell's cell: the history row of its execution count whose compiled (transformed)
  * text hashes to its name, newest session first. The raw text is shown when it has as many lines
@@ -407,9 +386,10 @@ static int match_input(struct ls_sources *s, struct ls_nbcell *c, const struct l
 			return nl;
 		if (nl < 0)
 			continue;
-		if (count_lines(h->text, h->len) == count_lines(compiled, clen))
+		if (ls_ipycell__count_lines(h->text, h->len) ==
+		    ls_ipycell__count_lines(compiled, clen))
 			compiled = h->text, clen = h->len;
-		text = with_newlines(compiled, clen, nl, &len);
+		text = ls_ipycell__with_newlines(compiled, clen, nl, &len);
 		if (!text)
 			return -ENOMEM;
 		c->how = "history";
@@ -424,51 +404,63 @@ int ls_notebooks__announced(struct ls_notebooks *n, int64_t proc_id, const void 
 	return ls_nbusdt__record(&n->usdt, proc_id, msg, len);
 }
 
-/*
- * What python-usdt announced under c's name, kept when it hashes to the name: for ipykernel's
- * names the text as typed (else the compiled one, the same for a cell without magics), for an
- * IPython shell's the compiled text, shown as typed when that has as many lines.
- */
+/* c's notebook cell, "index:N" (N-th code cell of the file) or "id:ID" (the front end's id) */
+static int set_key(struct ls_nbcell *c, const char *kind, const char *id, int index)
+{
+	free(c->key);
+	if ((id ? asprintf(&c->key, "%s:%s", kind, id) : asprintf(&c->key, "%s:%d", kind, index)) <
+	    0)
+		c->key = NULL;
+	return c->key ? 0 : -ENOMEM;
+}
+
+/* What python-usdt announced under c's name, kept when it hashes to the name (nbusdt.c) */
 static int match_usdt(struct ls_sources *s, struct ls_nbcell *c, const struct ls_notebook *nb,
 		      const struct ls_nbusdt *u)
 {
 	const struct ls_nbusdt_cell *a = c->name ? ls_nbusdt__find(u, nb->proc_id, c->name) : NULL;
-	const char *shown, *raw, *compiled;
-	size_t len, slen;
-	int nl = -1;
 	char *text;
+	size_t len;
+	int err = a ? ls_nbusdt__verify(a, c->input, c->sha48, c->hash, &text, &len) : 0;
 
-	if (!a)
-		return 0;
-	raw = ls_nbusdt_cell__raw(a);
-	compiled = ls_nbusdt_cell__text(a);
-	shown = compiled;
-	/* linecache ends every line with a newline: the hashes are tried with 0 to 4 added back */
-	for (slen = a->text_len; slen && compiled[slen - 1] == '\n'; slen--)
-		;
-	if (c->input) {
-		nl = ls_ipycell__verify_sha48(compiled, slen, c->sha48);
-		if (nl >= 0 && a->has_raw &&
-		    count_lines(raw, a->raw_len) == count_lines(compiled, a->text_len))
-			shown = raw, slen = a->raw_len;
-	} else {
-		if (a->has_raw)
-			nl = ls_ipycell__verify(raw, a->raw_len, c->hash);
-		if (nl >= 0)
-			shown = raw, slen = a->raw_len;
-		else
-			nl = ls_ipycell__verify(compiled, slen, c->hash);
-	}
-	if (nl == -ENOMEM)
-		return nl;
-	if (nl < 0)
-		return 0;
-	text = with_newlines(shown, slen, nl, &len);
-	if (!text)
+	if (err <= 0)
+		return err;
+	if (a->id_len && set_key(c, "id", ls_nbusdt_cell__id(a), 0)) {
+		free(text);
 		return -ENOMEM;
+	}
 	c->how = "python-usdt";
 	c->number = c->input ? c->input : a->number > 0 ? a->number : 0;
 	return ls_sources__set_text(s, c->file_id, text, len, NULL) ?: 1;
+}
+
+/*
+ * The notebook file's code cell of c, whose text python-usdt gave, for its label and to tie texts
+ * of one cell together as revisions: by the front end's id, whatever its text now, else by its
+ * text (looked for again at later flushes while not found: the file may have been saved with it
+ * since it was last read). Sets its number and key; 0 or -ENOMEM.
+ */
+static int file_cell(struct ls_notebooks *n, struct ls_nbcell *c)
+{
+	struct ls_notebook *nb = &n->nbs[c->notebook];
+	int err = reload(n, nb);
+	uint64_t v;
+
+	if (err)
+		return err;
+	if (c->key) {
+		for (size_t i = 0; i < nb->ipynb.n; i++)
+			if (nb->ipynb.cells[i].id && !strcmp(c->key + 3, nb->ipynb.cells[i].id))
+				c->number = nb->ipynb.cells[i].index;
+		return 0;
+	}
+	if (!ls_hashmap__get(&nb->by_hash, 1ull << 32 | c->hash, &v)) {
+		c->file_tries++;
+		return 0;
+	}
+	c->number = nb->ipynb.cells[v >> 8].index;
+	c->dirty = true;
+	return set_key(c, "index", NULL, c->number);
 }
 
 /* Finds c's text in notebook nbi's sources; 1 when found (the file has it), 0 when not, -ENOMEM */
@@ -481,6 +473,9 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 
 	uint64_t v;
 
+	/* found there: the notebook file says which code cell it is (file_cell) */
+	if (err == 1 && !c->input)
+		return file_cell(n, c) ?: 1;
 	if (!err)
 		err = reload(n, nb);
 	if (err)
@@ -490,7 +485,7 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 	if (ls_hashmap__get(&nb->by_hash, c->hash, &v)) {
 		const struct ls_ipyhist_cell *h = &nb->hist.cells[v >> 8];
 
-		text = with_newlines(h->text, h->len, (int)(v & 0xff), &len);
+		text = ls_ipycell__with_newlines(h->text, h->len, (int)(v & 0xff), &len);
 		if (!text)
 			return -ENOMEM;
 		c->how = "history";
@@ -505,6 +500,10 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 			return -ENOMEM;
 		c->how = "notebook";
 		c->number = k->index;
+		if (set_key(c, "index", NULL, k->index)) {
+			free(text);
+			return -ENOMEM;
+		}
 		return ls_sources__set_text(s, c->file_id, text, k->len, NULL) ?: 1;
 	}
 	err = ls_notebooks__adopt_from_cwd(nb, c->hash, c->input != 0);
@@ -776,6 +775,11 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 	for (size_t i = 0; i < n->ncells && err >= 0; i++) {
 		struct ls_nbcell *c = &n->cells[i];
 
+		if (c->how && !c->key && !c->input && c->file_tries &&
+		    c->file_tries < LS_NBCELL_TRIES && ls_procfs__alive(n->nbs[c->notebook].pid)) {
+			err = file_cell(n, c); /* its text is known; which cell it is, not yet */
+			continue;
+		}
 		if (c->how || c->tries >= LS_NBCELL_TRIES)
 			continue;
 		c->tries++;

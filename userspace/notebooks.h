@@ -34,10 +34,14 @@ struct ls_nbcell {
 	int number; /* execution count (history) or code-cell index (notebook file); 0 unknown */
 	const char *how; /* "python-usdt", "history", "notebook", or NULL when not verified */
 	char *name;	 /* its compile name (owned) */
+	/* the notebook cell it is a text of (owned): "index:N" (N-th code cell of the notebook file),
+	 * "id:ID" (the front end's cell id); NULL when unknown. Texts of one key are revisions. */
+	char *key;
 	uint32_t hash;
 	int input; /* <ipython-input-N-HASH> (an IPython shell): N, and HASH in sha48 */
 	uint64_t sha48;
 	int tries;
+	int file_tries;	  /* python-usdt gave its text: times the notebook file lacked it */
 	int quick;	  /* ls_notebooks__retry_soon() tries so far */
 	uint64_t next_ns; /* ... and when the next may be */
 	bool dirty;

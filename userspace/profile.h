@@ -24,8 +24,8 @@
 /*
  * the oldest schema the reader still reads: 4 only added the notebooks and cells tables, 5 the
  * timeline tables and ranks, 6 the hosts of a merged profile, 7 the Spark event logs, 8 the
- * waiting thread of a child started by a library thread, 9 the GPU time native threads launched
- * for a waiting thread (gpu.native_ns)
+  * waiting thread of a child started by a library thread, 9 the GPU time native threads launched
+ * for a waiting thread (gpu.native_ns) and the notebook cell a cell's text is of (cells.cell_key)
  */
 #define LS_SCHEMA_OLDEST 3
 
@@ -196,6 +196,7 @@ struct ls_prow_cell {
 	int64_t notebook_id, file_id;
 	int number;
 	const char *how, *notebook;
+	const char *key; /* the notebook cell it is a text of ("index:N", "id:ID"), or NULL */
 };
 int ls_profile__cells(struct ls_profile *p, int (*fn)(void *ctx, const struct ls_prow_cell *r),
 		      void *ctx);

@@ -221,6 +221,7 @@ static int cell_row(sqlite3_stmt *st, struct lsp_cb *cb)
 		.number = sqlite3_column_int(st, 2),
 		.how = lsp_text(st, 3),
 		.notebook = lsp_text(st, 4),
+		.key = lsp_text(st, 5),
 	};
 
 	return LSP_CALL(ls_prow_cell, cb, &r);
@@ -233,10 +234,17 @@ int ls_profile__cells(struct ls_profile *p, int (*fn)(void *ctx, const struct ls
 
 	if (p->schema < 4)
 		return 0; /* recorded before notebooks were */
+			  /* schema 9 added the notebook cell a text is of */
 	return lsp_each(p,
-			"SELECT c.notebook_id, c.file_id, c.number, c.how,"
-			" coalesce(n.path, 'kernel ' || n.pid) FROM cells c"
-			" JOIN notebooks n ON n.id = c.notebook_id ORDER BY c.notebook_id, c.seq",
+			p->schema >= 9
+				? "SELECT c.notebook_id, c.file_id, c.number, c.how,"
+				  " coalesce(n.path, 'kernel ' || n.pid), c.cell_key FROM cells c"
+				  " JOIN notebooks n ON n.id = c.notebook_id"
+				  " ORDER BY c.notebook_id, c.seq"
+				: "SELECT c.notebook_id, c.file_id, c.number, c.how,"
+				  " coalesce(n.path, 'kernel ' || n.pid), NULL FROM cells c"
+				  " JOIN notebooks n ON n.id = c.notebook_id"
+				  " ORDER BY c.notebook_id, c.seq",
 			cell_row, &cb);
 }
 

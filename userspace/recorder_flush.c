@@ -326,6 +326,7 @@ static int flush_notebooks(struct ls_recorder *r)
 			.number = c->number,
 			.how = c->how,
 			.hash = c->hash,
+			.key = c->key,
 		};
 
 		if (c->dirty && !(err = ls_store__put_cell(r->store, &row)))

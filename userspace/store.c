@@ -90,8 +90,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_SPARK_LOG] =
 		"INSERT OR REPLACE INTO spark_logs(id, path, codec, note) VALUES (?,?,?,?)",
 	[ST_SPARK_EVENT] = "INSERT OR REPLACE INTO spark_events(log_id, seq, event) VALUES (?,?,?)",
-	[ST_CELL] = "INSERT OR REPLACE INTO cells(file_id, notebook_id, seq, number, how, hash)"
-		    " VALUES (?,?,?,?,?,?)",
+	[ST_CELL] = "INSERT OR REPLACE INTO cells(file_id, notebook_id, seq, number, how, hash,"
+		    " cell_key) VALUES (?,?,?,?,?,?,?)",
 };
 
 static const char schema_sql[] =
@@ -151,7 +151,7 @@ static const char schema_sql[] =
 	" pid INTEGER NOT NULL, path TEXT, history TEXT, note TEXT, parent_id INTEGER,"
 	" parent_file_id INTEGER, parent_line INTEGER);"
 	"CREATE TABLE cells(file_id INTEGER PRIMARY KEY, notebook_id INTEGER NOT NULL,"
-	" seq INTEGER NOT NULL, number INTEGER, how TEXT, hash INTEGER NOT NULL);"
+	" seq INTEGER NOT NULL, number INTEGER, how TEXT, hash INTEGER NOT NULL, cell_key TEXT);"
 	"CREATE TABLE spark_logs(id INTEGER PRIMARY KEY, path TEXT, codec TEXT, note TEXT);"
 	"CREATE TABLE spark_events(log_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" event TEXT NOT NULL, PRIMARY KEY(log_id, seq)) WITHOUT ROWID;";
@@ -556,6 +556,7 @@ int ls_store__put_cell(struct ls_store *s, const struct ls_store_cell *c)
 		sqlite3_bind_null(st, 4);
 	bind_text(st, 5, c->how);
 	sqlite3_bind_int64(st, 6, c->hash);
+	bind_text(st, 7, c->key);
 	return step(s, ST_CELL);
 }
 

@@ -105,8 +105,9 @@ struct ls_store_notebook {
 struct ls_store_cell {
 	int64_t file_id, notebook_id;
 	int seq, number; /* number 0: unknown */
-	const char *how; /* "history", "notebook", NULL: not verified */
+	const char *how; /* "python-usdt", "history", "notebook", NULL: not verified */
 	uint32_t hash;
+	const char *key; /* the notebook cell it is a text of: "index:N", "id:ID"; NULL unknown */
 };
 /* --spark-events: a Spark application's log, and its events (one JSON line each, in order). */
 int ls_store__put_spark_log(struct ls_store *s, int64_t id, const char *path, const char *codec,

@@ -77,8 +77,9 @@ print("%s execv: the row says %s; %s" % ("ok" if ok else "FAIL", p["python"], p[
 tol = 3 / math.sqrt(max(cpu * 999, 1)) + 0.05
 got = py and py[0]["cpu_s"] or 0
 ok = py and sl and cpu * (1 - tol) <= got <= (cpu + lost) * (1 + tol) and sl[0]["wait_s"] > 0.9
-print("%s execv: Python image %.3fs CPU (measured %.3fs, %.3fs more wall in the loop), sleep image %.3fs blocked" % (
-    "ok" if ok else "FAIL", got, cpu, lost, sl and sl[0]["wait_s"] or 0))
+print("%s execv: Python image %.3fs CPU (measured %.3fs, %.3fs more wall in the loop), sleep image %.3fs blocked%s" % (
+    "ok" if ok else "FAIL", got, cpu, lost, sl and sl[0]["wait_s"] or 0,
+    "" if ok else "; images %s" % [(x["how"], x["exe"], x["cpu_s"], x["wait_s"], x["samples"]) for x in p["execs"]]))
 PYEOF
 # a launched command is sampled while it still runs our code before its exec: its main thread
 # is named after what it became, not after the profiler

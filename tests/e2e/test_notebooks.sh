@@ -27,7 +27,8 @@ cd "$WORK" || exit 1
 run() {
 	local name=$1 nb=$2
 	shift 2
-	NB_TRUTH="$WORK/$name.truth" "$LS" -q --profile "$WORK/$name.lsprof" -o "$WORK/$name.html" -- \
+	# shellcheck disable=SC2086 # LS_ARGS: more options, word-split on purpose
+	NB_TRUTH="$WORK/$name.truth" "$LS" -q ${LS_ARGS:-} --profile "$WORK/$name.lsprof" -o "$WORK/$name.html" -- \
 		jupyter nbconvert --to notebook --execute "$nb" --output "$WORK/$name.out.ipynb" "$@" \
 		2>"$WORK/$name.log" || { fail "$name: exit $? ($(tail -3 "$WORK/$name.log"))"; return 1; }
 	"$LS" report "$WORK/$name.lsprof" --format json -o "$WORK/$name.json" ||
@@ -307,20 +308,27 @@ print(("ok " if ok else "FAIL ") + "--format json children: %s" % jr)
 PYEOF
 
 # a cell edited and run again: both texts are kept, as revisions of that cell
+mkdir -p "$WORK/tr" && cp "$WORK/revise.ipynb" "$WORK/tr/" # it rewrites itself: a copy as made
 run revise revise.ipynb
-"$PYQ" - "$WORK/revise.data.json" <<'PYEOF' | check_lines
+# revised NAME FOUND: cell 2's two texts are its revisions, each found FOUND
+revised() {
+	"$PYQ" - "$WORK/$1.data.json" "$2" "$1" <<'PYEOF' | check_lines
 import json, sys
-d = json.load(open(sys.argv[1]))
+d, found, name = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
 src = [s for s in d["sources"] if s["kind"] == "notebook"][0]
 text = src["text"].split("\n")
 two = [c for c in src["cells"] if c["label"] == "Cell 2"]
 body = ["\n".join(text[c["first"] - 1:c["first"] - 1 + c["nlines"]]) for c in two]
 ok = ([c["revision"] for c in two] == ["revision 1 of 2", "revision 2 of 2"] and
-      "# V1" in body[0] and "# V2" in body[1] and
+      "# V1" in body[0] and "# V2" in body[1] and all(c["found"] == found for c in two) and
       all(c["revision"] is None for c in src["cells"] if c["label"] != "Cell 2"))
-print(("ok " if ok else "FAIL ") + "cell 2 edited and run again: %s" % [
-    (c["label"], c["revision"], b.split("#")[-1]) for c, b in zip(two, body)])
+print(("ok " if ok else "FAIL ") + "%s: cell 2 edited and run again: %s" % (name, [
+    (c["label"], c["revision"], c["found"], b.split("#")[-1]) for c, b in zip(two, body)]))
 PYEOF
+}
+revised revise notebook
+# under --trace, python-usdt gives the texts, and the notebook file still says which cell each is
+(cd "$WORK/tr" && LS_ARGS=--trace run revise-trace revise.ipynb) && revised revise-trace python-usdt
 
 # nbclient from a notebook: the child notebook runs in a kernel the parent's kernel started; it
 # is found in that kernel's working directory by its cells' hashes, never named after the parent

@@ -18,17 +18,17 @@
 #include "notebooks.h"
 
 /* Sends name + raw + text in parts of at most `part` bytes, as python-usdt/cells.c does */
-static int announce(struct ls_nbusdt *u, int64_t proc, uint32_t seq, const char *name,
-		    const char *raw, const char *text, size_t part)
+static int announce_id(struct ls_nbusdt *u, int64_t proc, uint32_t seq, const char *name,
+		       const char *raw, const char *text, const char *id, size_t part)
 {
-	size_t nl = strlen(name), rl = raw ? strlen(raw) : 0, tl = strlen(text),
-	       total = nl + rl + tl;
+	size_t nl = strlen(name), rl = raw ? strlen(raw) : 0, tl = strlen(text), il = strlen(id);
+	size_t total = nl + rl + tl + il;
 	char *all = malloc(total + 1), msg[sizeof(struct ls_trace_cell) + 4096];
 	struct ls_trace_cell *h = (void *)msg;
 	int err = 0;
 
 	assert_true(part <= 4096);
-	snprintf(all, total + 1, "%s%s%s", name, raw ? raw : "", text);
+		snprintf(all, total + 1, "%s%s%s%s", name, raw ? raw : "", text, id);
 	for (size_t off = 0; !err && off < total; off += part) {
 		size_t n = total - off < part ? total - off : part;
 
@@ -38,14 +38,21 @@ static int announce(struct ls_nbusdt *u, int64_t proc, uint32_t seq, const char 
 					    .part_len = n,
 					    .name_len = nl,
 					    .raw_len = rl,
-					    .text_len = tl,
+					    					    .text_len = tl,
+					    .id_len = il,
 					    .number = 5,
 					    .flags = raw ? 0 : LS_TCELL_NO_RAW};
 		memcpy(h + 1, all + off, n);
 		err = ls_nbusdt__record(u, proc, msg, sizeof(*h) + n);
 	}
-	free(all);
+		free(all);
 	return err;
+}
+
+static int announce(struct ls_nbusdt *u, int64_t proc, uint32_t seq, const char *name,
+		    const char *raw, const char *text, size_t part)
+{
+	return announce_id(u, proc, seq, name, raw, text, "", part);
 }
 
 static void test_parts(void **state)
@@ -124,10 +131,10 @@ static void test_verified(void **state)
 {
 	const char *raw = "x = 1\n%time y = 2",
 		   *compiled = "x = 1\nget_ipython().run_line_magic('time', 'y = 2')\n";
-	char good[64], bad[64], plain[64];
+		char good[64], bad[64], plain[64], idcell[64];
 	struct ls_notebooks n;
 	struct ls_sources s;
-	int64_t fg, fb, fp;
+	int64_t fg, fb, fp, fi;
 
 	snprintf(good, sizeof(good), "/tmp/ipykernel_1/%u.py",
 		 ls_ipycell__murmur2(raw, strlen(raw), LS_IPYCELL_SEED));
@@ -137,15 +144,24 @@ static void test_verified(void **state)
 	 * are added: a cell without magics */
 	snprintf(plain, sizeof(plain), "/tmp/ipykernel_1/%u.py",
 		 ls_ipycell__murmur2("z = 3", 5, LS_IPYCELL_SEED));
+		snprintf(idcell, sizeof(idcell), "/tmp/ipykernel_1/%u.py",
+		 ls_ipycell__murmur2("w = 4", 5, LS_IPYCELL_SEED));
 	ls_sources_init(&s);
 	ls_notebooks_init(&n);
 	assert_int_equal(announce(&n.usdt, 4, 1, good, raw, compiled, 4000), 0);
 	assert_int_equal(announce(&n.usdt, 4, 2, bad, raw, compiled, 4000), 0);
-	assert_int_equal(announce(&n.usdt, 4, 3, plain, NULL, "z = 3\n", 4000), 0);
+		assert_int_equal(announce(&n.usdt, 4, 3, plain, NULL, "z = 3\n", 4000), 0);
+	/* sent with the front end's cell id, in parts: the cell is known by it */
+	assert_int_equal(announce_id(&n.usdt, 4, 4, idcell, "w = 4", "w = 4\n", "c-77", 7), 0);
 	fg = ls_notebooks__cell(&n, &s, getpid(), 4, good);
 	fb = ls_notebooks__cell(&n, &s, getpid(), 4, bad);
-	fp = ls_notebooks__cell(&n, &s, getpid(), 4, plain);
-	assert_true(fg > 0 && fb > 0 && fp > 0);
+		fp = ls_notebooks__cell(&n, &s, getpid(), 4, plain);
+	fi = ls_notebooks__cell(&n, &s, getpid(), 4, idcell);
+	assert_true(fg > 0 && fb > 0 && fp > 0 && fi > 0);
+	assert_string_equal(n.cells[3].how, "python-usdt");
+	assert_string_equal(n.cells[3].key, "id:c-77");
+	assert_string_equal(s.srcs[s.files[fi].source_id].text, "w = 4");
+	assert_null(n.cells[0].key); /* no id, and no notebook file to say which cell */
 	assert_string_equal(n.cells[0].how, "python-usdt");
 	assert_int_equal(n.cells[0].number, 5);
 	assert_string_equal(s.srcs[s.files[fg].source_id].text, raw); /* shown as typed */
