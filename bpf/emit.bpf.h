@@ -117,16 +117,16 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	if (agg_eligible(kind, xflags, b->hdr.flags)) {
 		struct ls_agg_key k = {.pid = pid, .tid = tid};
 
+		/*
+		 * the executable too, not only the exec count: userspace can push an entry of the
+		 * previous image over an exec's (its generation rolled back, ls_loader__set_proc),
+		 * and a stack of one image must never be counted under another's description
+		 */
+		__u64 exe = BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino);
+		__u64 start = BPF_CORE_READ(task, group_leader, start_time);
+
 		kk.stack = k.stack =
-						ls_agg_stack_hash(b->frames, n, b->hdr.flags,
-					  BPF_CORE_READ(task, group_leader, start_time),
-					  /*
-					   * the executable too, not only the exec count: userspace can
-					   * push an entry of the previous image over an exec's (its
-					   * generation rolled back, ls_loader__set_proc), and a stack of
-					   * one image must never be counted under another's description
-					   */
-					  BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino), p->gen);
+			ls_agg_stack_hash(b->frames, n, b->hdr.flags, start, exe, p->gen);
 		if (!bpf_map_lookup_elem(&agg_known, &kk)) {
 			b->hdr.stack = k.stack;
 			first = true;
