@@ -23,17 +23,17 @@ static void test_cells(void **state)
 	assert_int_equal(
 		parse("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, \"cells\": ["
 		      "{\"cell_type\": \"markdown\", \"source\": \"# t\"},"
-		      		      "{\"cell_type\": \"code\", \"id\": \"a1-B_2\", \"source\": [\"a = 1\\n\", \"b = 2\"]},"
+		      "{\"cell_type\": \"code\", \"id\": \"a1-B_2\", \"source\": [\"a = 1\\n\", \"b = 2\"]},"
 		      "{\"cell_type\": \"code\", \"source\": [1, 2]},"
 		      "{\"cell_type\": \"raw\", \"source\": \"x\"},"
-		      		      "{\"cell_type\": \"code\", \"id\": \"no spaces allowed\", \"source\": \"%time c = 3\"},"
+		      "{\"cell_type\": \"code\", \"id\": \"no spaces allowed\", \"source\": \"%time c = 3\"},"
 		      "{\"cell_type\": \"code\", \"source\": []}]}",
 		      &nb, why),
 		0);
 	assert_int_equal(nb.n, 3);
 	assert_string_equal(nb.cells[0].text, "a = 1\nb = 2");
 	assert_int_equal(nb.cells[0].len, 11);
-		assert_int_equal(nb.cells[0].index, 1);
+	assert_int_equal(nb.cells[0].index, 1);
 	/* nbformat 4.5's id, kept only as nbformat allows it */
 	assert_string_equal(nb.cells[0].id, "a1-B_2");
 	assert_null(nb.cells[1].id);

@@ -28,7 +28,7 @@ static int announce_id(struct ls_nbusdt *u, int64_t proc, uint32_t seq, const ch
 	int err = 0;
 
 	assert_true(part <= 4096);
-		snprintf(all, total + 1, "%s%s%s%s", name, raw ? raw : "", text, id);
+	snprintf(all, total + 1, "%s%s%s%s", name, raw ? raw : "", text, id);
 	for (size_t off = 0; !err && off < total; off += part) {
 		size_t n = total - off < part ? total - off : part;
 
@@ -38,14 +38,14 @@ static int announce_id(struct ls_nbusdt *u, int64_t proc, uint32_t seq, const ch
 					    .part_len = n,
 					    .name_len = nl,
 					    .raw_len = rl,
-					    					    .text_len = tl,
+					    .text_len = tl,
 					    .id_len = il,
 					    .number = 5,
 					    .flags = raw ? 0 : LS_TCELL_NO_RAW};
 		memcpy(h + 1, all + off, n);
 		err = ls_nbusdt__record(u, proc, msg, sizeof(*h) + n);
 	}
-		free(all);
+	free(all);
 	return err;
 }
 
@@ -131,7 +131,7 @@ static void test_verified(void **state)
 {
 	const char *raw = "x = 1\n%time y = 2",
 		   *compiled = "x = 1\nget_ipython().run_line_magic('time', 'y = 2')\n";
-		char good[64], bad[64], plain[64], idcell[64];
+	char good[64], bad[64], plain[64], idcell[64];
 	struct ls_notebooks n;
 	struct ls_sources s;
 	int64_t fg, fb, fp, fi;
@@ -144,18 +144,18 @@ static void test_verified(void **state)
 	 * are added: a cell without magics */
 	snprintf(plain, sizeof(plain), "/tmp/ipykernel_1/%u.py",
 		 ls_ipycell__murmur2("z = 3", 5, LS_IPYCELL_SEED));
-		snprintf(idcell, sizeof(idcell), "/tmp/ipykernel_1/%u.py",
+	snprintf(idcell, sizeof(idcell), "/tmp/ipykernel_1/%u.py",
 		 ls_ipycell__murmur2("w = 4", 5, LS_IPYCELL_SEED));
 	ls_sources_init(&s);
 	ls_notebooks_init(&n);
 	assert_int_equal(announce(&n.usdt, 4, 1, good, raw, compiled, 4000), 0);
 	assert_int_equal(announce(&n.usdt, 4, 2, bad, raw, compiled, 4000), 0);
-		assert_int_equal(announce(&n.usdt, 4, 3, plain, NULL, "z = 3\n", 4000), 0);
+	assert_int_equal(announce(&n.usdt, 4, 3, plain, NULL, "z = 3\n", 4000), 0);
 	/* sent with the front end's cell id, in parts: the cell is known by it */
 	assert_int_equal(announce_id(&n.usdt, 4, 4, idcell, "w = 4", "w = 4\n", "c-77", 7), 0);
 	fg = ls_notebooks__cell(&n, &s, getpid(), 4, good);
 	fb = ls_notebooks__cell(&n, &s, getpid(), 4, bad);
-		fp = ls_notebooks__cell(&n, &s, getpid(), 4, plain);
+	fp = ls_notebooks__cell(&n, &s, getpid(), 4, plain);
 	fi = ls_notebooks__cell(&n, &s, getpid(), 4, idcell);
 	assert_true(fg > 0 && fb > 0 && fp > 0 && fi > 0);
 	assert_string_equal(n.cells[3].how, "python-usdt");
