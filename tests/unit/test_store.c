@@ -135,7 +135,6 @@ static void test_line_key_collision(void **state)
 	struct ls_store *s;
 	struct ls_model *m;
 
-
 	unlink(path);
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
 	assert_int_equal(ls_store__publish(s), 0);
@@ -223,7 +222,6 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 	struct ls_model *m;
 	const struct ls_mline *l2, *l5;
 	int64_t total;
-
 
 	unlink(path);
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
