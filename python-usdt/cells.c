@@ -111,9 +111,15 @@ static PyObject *cache_wrapper(PyObject *orig, PyObject *args, PyObject *kw)
 }
 
 /* shell.events' pre_run_cell(info): the front end's id of the cell about to run, if it sent one */
-static PyObject *pre_run_cell(PyObject *self, PyObject *info)
+static PyObject *pre_run_cell(PyObject *self, PyObject *args, PyObject *kw)
 {
-	PyObject *id = PyObject_GetAttrString(info, "cell_id");
+	static char *names[] = {"info", NULL};
+	PyObject *info, *id;
+
+	/* info by position or by name: IPython's callback prototype (backcall) names it */
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O", names, &info))
+		return NULL;
+	id = PyObject_GetAttrString(info, "cell_id");
 	Py_ssize_t len;
 	const char *s = ls_str_utf8(id, &len);
 
@@ -126,8 +132,8 @@ static PyObject *pre_run_cell(PyObject *self, PyObject *info)
 }
 
 static PyMethodDef g_pre_run_def = {
-	"pre_run_cell", pre_run_cell, METH_O,
-	"pre_run_cell($module, info, /)\n--\n\nNotes the cell id for linescope-bpf."};
+	"pre_run_cell", (PyCFunction)(void (*)(void))pre_run_cell, METH_VARARGS | METH_KEYWORDS,
+	"pre_run_cell(info)\n--\n\nNotes the cell id for linescope-bpf."};
 
 /* Registers pre_run_cell once (events.register does not add a callback it holds already) */
 static void watch_cell_ids(PyObject *shell)

@@ -159,12 +159,18 @@ echo "c.HistoryManager.enabled = False" >"$WORK/srv-ipython/profile_default/ipyt
 serve() {
 	local name=$1 where=$2 prof
 	shift 2
-	IPYTHONDIR="$WORK/srv-ipython" "$LS" -q --profile "$WORK/$name.lsprof" -o /dev/null -- \
+	# shellcheck disable=SC2086 # LS_ARGS, DRIVER_ARGS: more options, word-split on purpose
+	IPYTHONDIR="$WORK/srv-ipython" "$LS" -q ${LS_ARGS:-} --profile "$WORK/$name.lsprof" -o "$WORK/$name.html" -- \
 		"$NBPY" -m notebook --no-browser --NotebookApp.token=t0ken --allow-root \
 		--notebook-dir="$WORK" "$@" >"$WORK/$name.log" 2>&1 &
 	prof=$!
-	timeout 180 "$NBPY" "$FIX/server_client.py" "$where" t0ken server.ipynb >"$WORK/$name.driver.log" 2>&1 ||
-		{ fail "$name driver: exit $? ($(tail -2 "$WORK/$name.driver.log"))"; kill -INT $prof; }
+	# shellcheck disable=SC2086
+	timeout 180 "$NBPY" "$FIX/server_client.py" "$where" t0ken server.ipynb ${DRIVER_ARGS:-} \
+		>"$WORK/$name.driver.log" 2>&1 ||
+		{ # the server, the launched command, ends on SIGTERM (one SIGINT only asks)
+			fail "$name driver: exit $? ($(tail -2 "$WORK/$name.driver.log"))"
+			pkill -TERM -P $prof
+		}
 	wait $prof || fail "$name: profiler exit $?"
 	"$LS" report "$WORK/$name.lsprof" --format json -o "$WORK/$name.json" || fail "$name: report"
 	"$PYQ" - "$WORK/$name.json" "$WORK/server.ipynb" "$name" <<'PYEOF' | check_lines
@@ -185,6 +191,25 @@ port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 serve server-tls "https:$port" --port="$port" --certfile="$WORK/tls.crt" --keyfile="$WORK/tls.key"
 # on a UNIX socket: connected with the server's rights
 serve server-sock "unix:$WORK/nb.sock" --sock="$WORK/nb.sock"
+# a front end that sends cell ids (as JupyterLab does), python-usdt loaded (--trace): the served
+# cell edited and run again without saving is one cell with two revisions, labelled by the id's
+# code cell of the notebook file
+port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+LS_ARGS="--trace --sample" DRIVER_ARGS=--cell-ids serve server-ids "$port" --port="$port"
+"$PYQ" - "$WORK/server-ids.html" <<'PYEOF' | check_lines
+import json, re, sys
+h = open(sys.argv[1]).read()
+d = json.loads(re.search(r'id="ls-data">(.*?)</script>', h, re.S).group(1))
+src = [s for s in d["sources"] if s["kind"] == "notebook"][0]
+text = src["text"].split("\n")
+two = [c for c in src["cells"] if c["label"] == "Cell 2"]
+body = ["\n".join(text[c["first"] - 1:c["first"] - 1 + c["nlines"]]) for c in two]
+ok = ([c["revision"] for c in two] == ["revision 1 of 2", "revision 2 of 2"] and
+      all(c["found"] == "python-usdt" for c in two) and "# SERVED AGAIN" in body[1] and
+      "# SERVED AGAIN" not in body[0])
+print(("ok " if ok else "FAIL ") + "cell ids: the served cell edited and run again, unsaved: %s" % [
+    (c["label"], c["revision"], c["found"], b.split("#")[-1]) for c, b in zip(two, body)])
+PYEOF
 
 # an IPython shell (the terminal's, cells piped in): its cells are <ipython-input-N-HASH>, found in
 # its history by execution count and the SHA-1 of their compiled text; a line magic's cell shows
