@@ -10,7 +10,7 @@
  * Userspace attaches both with bpf_program__attach_usdt() to the library's path (pid -1 for
  * every process); the `procs` map decides which processes are targets.
  */
-#include "emit.bpf.h" /* the shared maps (events, procs, stats) and the stack walker */
+#include "offcpu.bpf.h" /* the shared maps (events, procs, stats), the walker, NR_FUTEX */
 #include <bpf/usdt.bpf.h>
 #include "gpu_records.h"
 
@@ -82,11 +82,20 @@ int BPF_PROG(handle_gpu_waking, struct task_struct *wakee)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, wtid = BPF_CORE_READ(wakee, pid);
 	struct gpu_waker w = {.task = (__u64)bpf_get_current_task_btf(), .tid = tid};
+	struct pt_regs *regs;
 	struct ls_proc *p;
 
 	/* only wakeups inside one target process; the hot path is the procs lookup */
 	if (BPF_CORE_READ(wakee, tgid) != tgid || wtid == tid ||
 	    !(p = bpf_map_lookup_elem(&procs, &tgid)))
+		return 0;
+	/*
+	 * made by the thread itself in a futex call (a condition variable signalled, a lock
+	 * released): not by a timer or device interrupt, which wakes threads in whatever task it
+	 * interrupted (that task is not in a futex call then, but in user mode or another call)
+	 */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
 		return 0;
 	if (py_tstate(p, layout_of(p), bpf_get_current_task_btf(), tid))
 		bpf_map_update_elem(&gpu_wakers, &wtid, &w, BPF_ANY);
