@@ -12,6 +12,11 @@
 # (tests/report/notebook.js).
 source "$(dirname "$0")/lib.sh"
 NBPY=/usr/bin/python3
+# --trace loads python-usdt into the kernels. A sanitizer build of it brings libasan with it, and
+# loaded late, ASan takes frees of what libzmq's C++ allocated before it came for bad frees: in
+# those runs it is loaded first (TRACE_PRELOAD, empty in a plain build)
+TRACE_PRELOAD=$(ldd "$ROOT"/.output/python-usdt/site/linescope_usdt*.so 2>/dev/null |
+	awk '/libasan/ {print $3; exit}')
 for m in nbformat nbconvert nbclient ipykernel; do
 	"$NBPY" -c "import $m" 2>/dev/null ||
 		{ echo "FAIL: python module $m is missing (run ./setup.sh)"; exit 1; }
@@ -195,7 +200,7 @@ serve server-sock "unix:$WORK/nb.sock" --sock="$WORK/nb.sock"
 # cell edited and run again without saving is one cell with two revisions, labelled by the id's
 # code cell of the notebook file
 port=$("$NBPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-LS_ARGS="--trace --sample" DRIVER_ARGS=--cell-ids serve server-ids "$port" --port="$port"
+LD_PRELOAD=$TRACE_PRELOAD LS_ARGS="--trace --sample" DRIVER_ARGS=--cell-ids serve server-ids "$port" --port="$port"
 "$PYQ" - "$WORK/server-ids.html" <<'PYEOF' | check_lines
 import json, re, sys
 h = open(sys.argv[1]).read()
@@ -255,7 +260,7 @@ PYEOF
 # a kernel under --trace (nbconvert's, whose history is in memory): its cells are announced by
 # python-usdt and traced, run_cell()'s INNER cell too, once ipykernel's import of pydevd has saved
 # and restored the trace function
-NB_TRUTH="$WORK/hottrace.truth" "$LS" -q --trace --profile "$WORK/hottrace.lsprof" -o /dev/null -- \
+NB_TRUTH="$WORK/hottrace.truth" LD_PRELOAD=$TRACE_PRELOAD "$LS" -q --trace --profile "$WORK/hottrace.lsprof" -o /dev/null -- \
 	jupyter nbconvert --to notebook --execute hot.ipynb --output "$WORK/hottrace.out.ipynb" \
 	2>"$WORK/hottrace.log" || fail "hot --trace: exit $? ($(tail -3 "$WORK/hottrace.log"))"
 "$LS" report "$WORK/hottrace.lsprof" --format json -o "$WORK/hottrace.json" || fail "hot --trace: report"
@@ -353,7 +358,8 @@ PYEOF
 }
 revised revise notebook
 # under --trace, python-usdt gives the texts, and the notebook file still says which cell each is
-(cd "$WORK/tr" && LS_ARGS=--trace run revise-trace revise.ipynb) && revised revise-trace python-usdt
+(cd "$WORK/tr" && LD_PRELOAD=$TRACE_PRELOAD LS_ARGS=--trace run revise-trace revise.ipynb) &&
+	revised revise-trace python-usdt
 
 # nbclient from a notebook: the child notebook runs in a kernel the parent's kernel started; it
 # is found in that kernel's working directory by its cells' hashes, never named after the parent
