@@ -320,11 +320,8 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 
 	uint64_t t0 = now_ns(), wait;
 
-	/*
-	 * Once per round; and for a new cell that is not in them (the notebook was just edited and
-	 * run, and the kernel may be gone at the next flush) after a while: at least 10 ms and five
-	 * times the last read, so that a kernel generating cells cannot keep us reading
-	 */
+	/* once per round; for a new cell not in them (just edited and run), again after 10 ms and
+	 * five times the last read, so that a kernel generating cells cannot keep us reading */
 	wait = nb->load_cost_ns * 5 > LS_NB_REFRESH_NS ? nb->load_cost_ns * 5 : LS_NB_REFRESH_NS;
 	if (nb->loaded_round == n->round && !(n->refresh && t0 - nb->loaded_ns >= wait))
 		return 0;
@@ -434,18 +431,25 @@ static int match_usdt(struct ls_sources *s, struct ls_nbcell *c, const struct ls
 	return ls_sources__set_text(s, c->file_id, text, len, NULL) ?: 1;
 }
 
-/*
- * The notebook file's code cell of c, whose text python-usdt gave, for its label and to tie texts
- * of one cell together as revisions: by the front end's id, whatever its text now, else by its
- * text (looked for again at later flushes while not found: the file may have been saved with it
- * since it was last read). Sets its number and key; 0 or -ENOMEM.
- */
+/* python-usdt gave c's text; which notebook-file cell it is, is not known yet */
+#define wants_file(c)                                               \
+	((c)->how && !(c)->key && !(c)->input && (c)->file_tries && \
+	 (c)->file_tries < LS_NBCELL_TRIES)
+
+/* The file's code cell of c (python-usdt gave its text): by its front-end id, else by its text,
+ * read again at once, soon and at later flushes while not found (saved since?). 0, -ENOMEM */
 static int file_cell(struct ls_notebooks *n, struct ls_nbcell *c)
 {
 	struct ls_notebook *nb = &n->nbs[c->notebook];
 	int err = reload(n, nb);
 	uint64_t v;
 
+	if (!err && !c->key && !ls_hashmap__get(&nb->by_hash, 1ull << 32 | c->hash, &v) &&
+	    !c->file_tries) {
+		n->refresh = true;
+		err = reload(n, nb);
+		n->refresh = false;
+	}
 	if (err)
 		return err;
 	if (c->key) {
@@ -473,7 +477,6 @@ static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbce
 
 	uint64_t v;
 
-	/* found there: the notebook file says which code cell it is (file_cell) */
 	if (err == 1 && !c->input)
 		return file_cell(n, c) ?: 1;
 	if (!err)
@@ -743,8 +746,8 @@ int ls_notebooks__retry_soon(struct ls_notebooks *n, struct ls_sources *s, uint6
 	for (size_t i = 0; i < n->ncells && !due; i++) {
 		const struct ls_nbcell *c = &n->cells[i];
 
-		due = !c->how && c->tries < LS_NBCELL_TRIES && c->quick < QUICK_TRIES &&
-		      now >= c->next_ns;
+		due = (wants_file(c) || (!c->how && c->tries < LS_NBCELL_TRIES)) &&
+		      c->quick < QUICK_TRIES && now >= c->next_ns;
 	}
 	if (!due)
 		return 0;
@@ -752,14 +755,14 @@ int ls_notebooks__retry_soon(struct ls_notebooks *n, struct ls_sources *s, uint6
 	for (size_t i = 0; i < n->ncells && err >= 0; i++) {
 		struct ls_nbcell *c = &n->cells[i];
 
-		if (c->how || c->tries >= LS_NBCELL_TRIES || c->quick >= QUICK_TRIES ||
-		    now < c->next_ns)
+		if ((!wants_file(c) && (c->how || c->tries >= LS_NBCELL_TRIES)) ||
+		    c->quick >= QUICK_TRIES || now < c->next_ns)
 			continue;
 		c->quick++;
 		c->next_ns = now + (QUICK_NS << (c->quick - 1));
 		if (!ls_procfs__alive(n->nbs[c->notebook].pid))
 			continue; /* the flush's retry says so */
-		err = resolve(n, s, c);
+		err = wants_file(c) ? file_cell(n, c) : resolve(n, s, c);
 		if (err != 0)
 			c->dirty = true;
 	}
@@ -775,8 +778,7 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 	for (size_t i = 0; i < n->ncells && err >= 0; i++) {
 		struct ls_nbcell *c = &n->cells[i];
 
-		if (c->how && !c->key && !c->input && c->file_tries &&
-		    c->file_tries < LS_NBCELL_TRIES && ls_procfs__alive(n->nbs[c->notebook].pid)) {
+		if (wants_file(c) && ls_procfs__alive(n->nbs[c->notebook].pid)) {
 			err = file_cell(n, c); /* its text is known; which cell it is, not yet */
 			continue;
 		}
