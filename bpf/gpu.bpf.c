@@ -56,17 +56,14 @@ struct {
 static __always_inline __u64 py_tstate(const struct ls_proc *p, const struct ls_pylayout *L,
 				       struct task_struct *task, __u32 tid)
 {
-	__u64 tstate, frame;
+	__u64 tstate;
 
 	if (!L || !(p->flags & LS_PF_PYTHON))
 		return 0;
 	tstate = ls_current_tstate(p, L, task, tid);
 	if (!tstate)
 		return 0;
-	frame = read_u64((void *)(tstate + L->tstate_frame), task);
-	if (frame && L->cframe_current != LS_OFF_NONE)
-		frame = read_u64((void *)(frame + L->cframe_current), task);
-	return frame ? tstate : 0;
+	return ls_current_frame(L, tstate, task) ? tstate : 0;
 }
 
 static __always_inline const struct ls_pylayout *layout_of(const struct ls_proc *p)

@@ -130,6 +130,17 @@ static __always_inline __u64 ls_current_tstate(const struct ls_proc *p, const st
 	return 0;
 }
 
+/* The innermost interpreter frame of thread state tstate (through 3.11's cframe), or 0 */
+static __always_inline __u64 ls_current_frame(const struct ls_pylayout *L, __u64 tstate,
+					      struct task_struct *task)
+{
+	__u64 frame = read_u64((void *)(tstate + L->tstate_frame), task);
+
+	if (frame && L->cframe_current != LS_OFF_NONE)
+		frame = read_u64((void *)(frame + L->cframe_current), task);
+	return frame;
+}
+
 struct walk_ctx {
 	struct task_struct *task;
 	struct ls_sample_buf *b;
@@ -332,9 +343,7 @@ static __always_inline __u32 ls_walk_python(struct ls_sample_buf *b, const struc
 		if (read_u64((void *)(p->runtime + L->runtime_gil_holder), task) == tstate)
 			b->hdr.flags |= LS_SF_GIL_HELD;
 	}
-	frame = read_u64((void *)(tstate + L->tstate_frame), task);
-	if (frame && L->cframe_current != LS_OFF_NONE)
-		frame = read_u64((void *)(frame + L->cframe_current), task);
+	frame = ls_current_frame(L, tstate, task);
 
 	c.task = task;
 	c.b = b;
