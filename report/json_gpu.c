@@ -88,7 +88,11 @@ json_t *lsj_gpu_object(const struct ls_model *m)
 	if (m->gpu_requested && !lsj_gpu_loaded(m))
 		json_array_append_new(notes, json_string("GPU collection was requested but no "
 							 "process loaded liblinescope_cupti.so"));
+	if ((m->gpu || m->gpu_requested) && !(m->stacks && m->stacks->timeline))
+		json_array_append_new(notes, json_string("recorded without --timeline: no device "
+							 "timeline, and no idle time by line"));
 	json_object_set_new(o, "devices", devs);
+	json_object_set_new(o, "timeline", lsj_gpu_timeline(m, true));
 	json_object_set_new(o, "procs", procs);
 	json_object_set_new(o, "notes", notes);
 	return o;

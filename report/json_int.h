@@ -3,7 +3,7 @@
  * The JSON views' insides, shared by json.c (the report-data document), json_lines.c
  * (`--format json`), json_values.c (values), json_run.c (the run object), json_procs.c
  * (processes and children), json_sources.c (sources and symbols), json_tables.c (the column
- * tables), json_memory.c and json_gpu.c (their sections). Not an API. Every json_t * returned
+ * tables), json_memory.c, json_gpu.c and json_gpu_timeline.c (their sections). Not an API. Every json_t * returned
  * is a new reference owned by the caller.
  */
 #ifndef LS_JSON_INT_H
@@ -36,5 +36,8 @@ void lsj_edges_table(struct ls_jbuf *b, const struct ls_model *m);
 /* json_memory.c, json_gpu.c */
 json_t *lsj_memory_object(const struct ls_model *m);
 json_t *lsj_gpu_object(const struct ls_model *m);
+/* json_gpu_timeline.c: per device (--timeline --gpu), else null; data: model indices for the
+ * report's data, else pids and paths */
+json_t *lsj_gpu_timeline(const struct ls_model *m, bool data);
 
 #endif

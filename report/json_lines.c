@@ -219,6 +219,10 @@ json_t *ls_json__lines(const struct ls_model *m)
 	json_object_set_new(o, "functions", funcs);
 	json_object_set_new(o, "files", files_array(m));
 	json_object_set_new(o, "children", children_list(m));
+	json_object_set_new(o, "gpu",
+			    m->gpu || m->gpu_requested
+				    ? json_pack("{s:o}", "timeline", lsj_gpu_timeline(m, false))
+				    : json_null());
 	json_object_set_new(o, "spark",
 			    m->spark ? ls_spark__json(m->spark, m, false) : json_null());
 	return o;

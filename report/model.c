@@ -7,6 +7,7 @@
 #include "log.h"
 #include "model.h"
 #include "model_int.h"
+#include "gpu_idle.h"
 #include "spark.h"
 #include "procfs.h"
 #include "pyindex.h"
@@ -492,10 +493,15 @@ static int load_all(struct loader *L, const struct ls_model_opts *o)
 	spark = ls_profile__has_spark(L->prof);
 	if (o->nspark_paths || spark)
 		flags |= LS_MODEL_STACKS | LS_MODEL_TIMELINE;
+	/* the GPU timeline and why the device was idle are made of both timelines */
+	if (!strcmp(ls_model__meta(L->m, "timeline") ?: "0", "1") &&
+	    !strcmp(ls_model__meta(L->m, "gpu") ?: "0", "1"))
+		flags |= LS_MODEL_STACKS | LS_MODEL_TIMELINE;
 	if ((flags & (LS_MODEL_STACKS | LS_MODEL_TIMELINE)) &&
 	    (err = lsm_load_stacks(L, flags & LS_MODEL_TIMELINE)))
 		return err;
-	if ((err = lsm_load_rss(L)) || (err = lsm_load_gpu(L)))
+	if ((err = lsm_load_rss(L)) || (err = lsm_load_gpu(L)) ||
+	    (err = ls_gpu_util__build(L->m, &L->m->gpu_util, &L->m->ngpu_util)))
 		return err;
 	method = ls_model__meta(L->m, "method");
 	L->m->sampled = !method || strcmp(method, "Tracing");
@@ -578,6 +584,7 @@ void ls_model__free(struct ls_model *m)
 		free(m->gpu_devs[i].uuid);
 	}
 	free(m->gpu_devs);
+	ls_gpu_util__free(m->gpu_util, m->ngpu_util);
 	for (size_t i = 0; i < m->ncost_progs; i++)
 		free(m->cost_progs[i].name);
 	free(m->cost_progs);

@@ -225,6 +225,7 @@ struct ls_mgpu_span {
 	int64_t count;	/* records summed into it (a graph launch's work) */
 	int64_t bytes;
 	char *name; /* the kernel's; NULL for copies and sets, or when not known */
+	int tid;    /* the launching thread (the waiting thread, for it); 0 unknown */
 };
 
 /* The samples by stack and thread that the per-line aggregates are made of, for the exporters. */
@@ -243,6 +244,14 @@ struct ls_mstacks {
 	int64_t ticks_bad;     /* timeline rows refused (damaged, or of a thread without samples) */
 	int64_t gpu_spans_bad; /* gpu_timeline rows refused (damaged) */
 };
+
+/* Where each thread's ticks begin (LS_MODEL_TIMELINE): run k is ticks [begin[k], begin[k + 1]). */
+struct ls_mruns {
+	size_t *begin; /* n + 1 entries */
+	size_t n;
+};
+/* The runs of s's ticks; -ENOMEM. Free r->begin. */
+int ls_mstacks__runs(const struct ls_mstacks *s, struct ls_mruns *r);
 
 /* Our own cost in the recording: one BPF program's runs and the kernel-measured time in them. */
 struct ls_mcost_prog {
@@ -274,6 +283,9 @@ struct ls_model {
 	size_t nnbruns;
 	struct ls_mgpu_dev *gpu_devs;
 	size_t ngpu_devs;
+	/* --timeline --gpu: each device's busy and idle time, and its idle time's lines */
+	struct ls_gpu_util *gpu_util;
+	size_t ngpu_util;
 	bool gpu_requested; /* --gpu */
 	bool traced;	    /* --trace: hits and calls exist */
 	bool sampled;	    /* on-CPU sampling ran (not --trace alone) */
@@ -311,6 +323,9 @@ struct ls_model_opts {
 	const char *const *spark_paths;
 	size_t nspark_paths;
 };
+
+/* A model stack's innermost frame in project code, the line Time goes to: false when none. */
+bool ls_model__own_line(const struct ls_model *m, const struct ls_mstack *st, int *file, int *line);
 
 /* Loads the profile at path. One-line errors logged (missing, corrupt, wrong schema). */
 int ls_model__load(const char *path, struct ls_model **out);

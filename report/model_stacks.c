@@ -215,6 +215,7 @@ static int span_row(void *ctx, const struct ls_prow_gpu_span *r)
 		.bytes = r->bytes,
 		.name = lsm_dup(r->name),
 		.unseen = unseen,
+		.tid = r->tid > 0 ? (int)r->tid : 0,
 	};
 	return 0;
 }
@@ -266,6 +267,36 @@ int lsm_load_stacks(struct loader *L, bool timeline)
 		err = load_gpu_timeline(L, &b);
 	ls_hashmap_release(&b.stack_idx);
 	return err;
+}
+
+/* The innermost frame of a stack in project code: the line Time goes to. */
+bool ls_model__own_line(const struct ls_model *m, const struct ls_mstack *st, int *file, int *line)
+{
+	for (int i = 0; i < st->depth; i++) {
+		const struct ls_mframe *fr = &st->frames[i];
+		int f = m->funcs[fr->func].file;
+
+		if (ls_mfile__project(&m->files[f])) {
+			*file = f;
+			*line = fr->line;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The ticks come in thread, then end-time order. */
+int ls_mstacks__runs(const struct ls_mstacks *S, struct ls_mruns *r)
+{
+	r->n = 0;
+	r->begin = malloc((S->nticks + 1) * sizeof(*r->begin));
+	if (!r->begin)
+		return -ENOMEM;
+	for (size_t i = 0; i < S->nticks; i++)
+		if (!i || S->ticks[i].thread != S->ticks[i - 1].thread)
+			r->begin[r->n++] = i;
+	r->begin[r->n] = S->nticks;
+	return 0;
 }
 
 void lsm_free_stacks(struct ls_mstacks *s)

@@ -98,41 +98,6 @@ static int proc_of(const struct ls_model *m, int file, int line)
 	return best;
 }
 
-/* The innermost frame of a stack in project code: the line Time goes to. */
-static bool own_line(const struct ls_model *m, const struct ls_mstack *st, int *file, int *line)
-{
-	for (int i = 0; i < st->depth; i++) {
-		const struct ls_mframe *fr = &st->frames[i];
-		int f = m->funcs[fr->func].file;
-
-		if (ls_mfile__project(&m->files[f])) {
-			*file = f;
-			*line = fr->line;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Where each thread's ticks begin: they come in thread, then end-time order. */
-struct runs {
-	size_t *begin; /* n + 1 entries: run k is [begin[k], begin[k + 1]) */
-	size_t n;
-};
-
-static int runs_of(const struct ls_mstacks *S, struct runs *r)
-{
-	r->n = 0;
-	r->begin = malloc((S->nticks + 1) * sizeof(*r->begin));
-	if (!r->begin)
-		return -ENOMEM;
-	for (size_t i = 0; i < S->nticks; i++)
-		if (!i || S->ticks[i].thread != S->ticks[i - 1].thread)
-			r->begin[r->n++] = i;
-	r->begin[r->n] = S->nticks;
-	return 0;
-}
-
 typedef void (*tick_fn)(void *ctx, const struct ls_mtick *t, int file, int line, int64_t ns);
 
 /*
@@ -141,7 +106,7 @@ typedef void (*tick_fn)(void *ctx, const struct ls_mtick *t, int file, int line,
  * sample, and timer jitter makes neighbours overlap, so counted once a thread's ticks never add
  * up to more than the window. Each thread's first tick ending after t0 is found by bisection.
  */
-static void window_ticks(const struct ls_model *m, const struct runs *r, int64_t t0, int64_t t1,
+static void window_ticks(const struct ls_model *m, const struct ls_mruns *r, int64_t t0, int64_t t1,
 			 tick_fn fn, void *ctx)
 {
 	const struct ls_mstacks *S = m->stacks;
@@ -173,7 +138,7 @@ static void window_ticks(const struct ls_model *m, const struct runs *r, int64_t
 				a = t0;
 			if (b > t1)
 				b = t1;
-			if (b > a && own_line(m, &S->stacks[t->stack], &file, &line))
+			if (b > a && ls_model__own_line(m, &S->stacks[t->stack], &file, &line))
 				fn(ctx, t, file, line, b - a);
 		}
 	}
@@ -197,7 +162,7 @@ static void add_by_line(void *ctx, const struct ls_mtick *t, int file, int line,
 }
 
 /* The line a thread spent most of [t0, t1) on, if it covers TIME_MATCH_PCT of it. */
-static bool match_time(const struct ls_model *m, const struct runs *r, int64_t t0, int64_t t1,
+static bool match_time(const struct ls_model *m, const struct ls_mruns *r, int64_t t0, int64_t t1,
 		       struct ls_spark_action *x)
 {
 	struct by_line c;
@@ -239,7 +204,7 @@ static void add_driver(void *ctx, const struct ls_mtick *t, int file, int line, 
 }
 
 /* The matched line's sampled time inside [t0, t1) in its process, and the part it was blocked. */
-static void driver_time(const struct ls_model *m, const struct runs *r, int64_t t0, int64_t t1,
+static void driver_time(const struct ls_model *m, const struct ls_mruns *r, int64_t t0, int64_t t1,
 			struct ls_spark_action *x)
 {
 	struct on_line c = {m, x};
@@ -254,9 +219,9 @@ void ls_spark__match(struct ls_spark *s, const struct ls_model *m)
 		ls_profile__meta_num(ls_model__meta(m, "wall_start_ns"), -1, LS_META_WALL_MAX);
 	bool timeline = m->stacks && m->stacks->timeline;
 	size_t by_time = 0, untimed = 0, outside = 0, brief = 0;
-	struct runs r = {0};
+	struct ls_mruns r = {0};
 
-	if (timeline && runs_of(m->stacks, &r))
+	if (timeline && ls_mstacks__runs(m->stacks, &r))
 		timeline = false; /* out of memory: matched by call site only */
 
 	for (size_t i = 0; i < s->nactions; i++) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "escape.h"
+#include "gpu_idle.h"
 #include "spark.h"
 #include "text.h"
 
@@ -45,6 +46,56 @@ void ls_text__put_source(FILE *out, const struct ls_mfile *f, int line, int widt
 		p++;
 	for (int i = 0; p + i < end && i < width; i++)
 		fputc((unsigned char)p[i] < 0x20 ? ' ' : p[i], out);
+}
+
+/* A line as the report names it: "app.py:12 [pid]", a notebook's "nb.ipynb Cell 2:3 [pid]". */
+static void line_loc(const struct ls_model *m, int proc, int file, int line, char *loc, size_t n)
+{
+	const struct ls_mfile *f = &m->files[file];
+	const struct ls_mcell *c = ls_mfile__cell_at(f, line);
+	char name[256];
+
+	ls_escape__name(f->name, true, name, sizeof(name));
+	if (c && c->nrevs)
+		snprintf(loc, n, "%.100s %.60s r%d/%d:%d [%d]", name, c->label, c->rev, c->nrevs,
+			 line - c->first + 1, m->procs[proc].pid);
+	else if (c)
+		snprintf(loc, n, "%.100s %.60s:%d [%d]", name, c->label, line - c->first + 1,
+			 m->procs[proc].pid);
+	else
+		snprintf(loc, n, "%.200s:%d [%d]", name, line, m->procs[proc].pid);
+}
+
+#define GPU_IDLE_TOP 5
+
+/* --timeline --gpu: each device's busy share, and the lines most of its idle time went to. */
+static void put_gpu_timeline(FILE *out, const struct ls_model *m)
+{
+	for (size_t i = 0; i < m->ngpu_util; i++) {
+		const struct ls_gpu_util *u = &m->gpu_util[i];
+		int64_t act = u->t1_ns - u->t0_ns, idle = act - u->busy_ns;
+
+		fprintf(out,
+			"#\n# GPU %d: busy %.1f%% of %.3f s (its first work to its last), idle %.3f s"
+			" in %lld gaps (longest %.3f s)\n#   kernels %.3f s (NCCL %.3f s), copies %.3f s,"
+			" sets %.3f s\n",
+			u->ordinal, act ? 100.0 * u->busy_ns / act : 0.0, act / 1e9, idle / 1e9,
+			(long long)u->gaps, u->longest_gap_ns / 1e9, u->kernel_ns / 1e9,
+			u->nccl_ns / 1e9, u->copy_ns / 1e9, u->set_ns / 1e9);
+		if (u->nlines)
+			fprintf(out, "#   idle while its launching threads were at:\n");
+		for (size_t k = 0; k < u->nlines && k < GPU_IDLE_TOP; k++) {
+			const struct ls_gpu_idle_line *l = &u->lines[k];
+			char loc[320];
+
+			line_loc(m, l->proc, l->file, l->line, loc, sizeof(loc));
+			fprintf(out, "#   %6.1f%% %8.3f s  ",
+				idle ? 100.0 * l->idle_ns / idle : 0.0, l->idle_ns / 1e9);
+			ls_text__put_clean(out, loc, 40);
+			fprintf(out, "  on CPU %.3f s, blocked %.3f s\n", l->cpu_ns / 1e9,
+				l->blocked_ns / 1e9);
+		}
+	}
 }
 
 static void put_secs(FILE *out, int64_t start_ms, int64_t end_ms)
@@ -184,6 +235,7 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 		}
 	}
 	put_spark(out, m);
+	put_gpu_timeline(out, m);
 	fprintf(out, "#\n# %8s %9s %9s %9s  %-32s %-24s %s\n", "Time", "Samples", "Self(s)",
 		"Total(s)", "Location", "Function", "Source");
 	if (!m->nlines) {
@@ -200,23 +252,11 @@ int ls_text__write(FILE *out, const struct ls_model *m, int top)
 	for (size_t k = 0; k < m->nlines && shown < (top ? top : 40); k++) {
 		const struct ls_mline *l = &m->lines[order[k]];
 		const struct ls_mfile *f = &m->files[l->file];
-		char loc[320], name[256];
-
-		const struct ls_mcell *c = ls_mfile__cell_at(f, l->line);
+		char loc[320];
 
 		if (!l->own_ns)
 			break;
-		ls_escape__name(f->name, true, name, sizeof(name));
-		/* a notebook's line as the report shows it: "nb.ipynb Cell 2:3", "Cell 2 r1/2:3" */
-		if (c && c->nrevs)
-			snprintf(loc, sizeof(loc), "%.100s %.60s r%d/%d:%d [%d]", name, c->label,
-				 c->rev, c->nrevs, l->line - c->first + 1, m->procs[l->proc].pid);
-		else if (c)
-			snprintf(loc, sizeof(loc), "%.100s %.60s:%d [%d]", name, c->label,
-				 l->line - c->first + 1, m->procs[l->proc].pid);
-		else
-			snprintf(loc, sizeof(loc), "%.200s:%d [%d]", name, l->line,
-				 m->procs[l->proc].pid);
+		line_loc(m, l->proc, l->file, l->line, loc, sizeof(loc));
 		fprintf(out, "  %7.2f%% %9lld %9.3f %9.3f  ",
 			total_ns ? 100.0 * l->own_ns / total_ns : 0.0, (long long)l->own_count,
 			l->own_ns / 1e9, l->total_ns / 1e9);

@@ -71,6 +71,7 @@ static void add_span(struct ls_gpurec *g, const struct ls_gpu_attr *a, uint64_t 
 		.count = a->count / (a->weight ?: 1) ?: 1,
 		.bytes = (int64_t)(a->bytes / (a->weight ?: 1)),
 		.name = name,
+		.tid = a->tid,
 	};
 }
 

@@ -20,12 +20,13 @@
 #include <stdint.h>
 #include "linescope.h" /* the stored classes of time and CPU modes (samples.kind, .mode) */
 
-#define LS_SCHEMA_VERSION 9
+#define LS_SCHEMA_VERSION 10
 /*
  * the oldest schema the reader still reads: 4 only added the notebooks and cells tables, 5 the
  * timeline tables and ranks, 6 the hosts of a merged profile, 7 the Spark event logs, 8 the
   * waiting thread of a child started by a library thread, 9 the GPU time native threads launched
- * for a waiting thread (gpu.native_ns) and the notebook cell a cell's text is of (cells.cell_key)
+ * for a waiting thread (gpu.native_ns) and the notebook cell a cell's text is of (cells.cell_key), 10 the launching thread of the device
+ * work on the timeline (gpu_timeline.tid)
  */
 #define LS_SCHEMA_OLDEST 3
 
@@ -230,6 +231,7 @@ int ls_profile__ticks(struct ls_profile *p, int (*fn)(void *ctx, const struct ls
 /* gpu_timeline (--timeline --gpu, schema 5 on), by process, device, stream and time */
 struct ls_prow_gpu_span {
 	int64_t proc_id, device, stream, t_ns, dur_ns, kind, stack_id, count, bytes;
+	int64_t tid; /* schema 10 on: the launching thread; -1 unknown (older, or 0 stored) */
 	const char *name;
 };
 int ls_profile__gpu_spans(struct ls_profile *p,

@@ -358,8 +358,12 @@ static int gpu_span_row(sqlite3_stmt *st, struct lsp_cb *cb)
 		.stack_id = sqlite3_column_int64(st, 7),
 		.count = sqlite3_column_int64(st, 8),
 		.bytes = sqlite3_column_int64(st, 9),
+		.tid = sqlite3_column_type(st, 10) == SQLITE_NULL ? -1
+								  : sqlite3_column_int64(st, 10),
 	};
 
+	if (r.tid <= 0 || r.tid > INT32_MAX)
+		r.tid = -1;
 	return LSP_CALL(ls_prow_gpu_span, cb, &r);
 }
 
@@ -371,7 +375,12 @@ int ls_profile__gpu_spans(struct ls_profile *p,
 	if (p->schema < 5)
 		return 0;
 	return lsp_each(p,
-			"SELECT process_id, device, stream, t_ns, dur_ns, kind, name, stack_id,"
-			" count, bytes FROM gpu_timeline ORDER BY process_id, device, stream, t_ns",
+			p->schema >= 10
+				? "SELECT process_id, device, stream, t_ns, dur_ns, kind, name,"
+				  " stack_id, count, bytes, tid FROM gpu_timeline"
+				  " ORDER BY process_id, device, stream, t_ns"
+				: "SELECT process_id, device, stream, t_ns, dur_ns, kind, name,"
+				  " stack_id, count, bytes, NULL FROM gpu_timeline"
+				  " ORDER BY process_id, device, stream, t_ns",
 			gpu_span_row, &cb);
 }

@@ -74,7 +74,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_TICK] = "INSERT INTO timeline(process_id, tid, t_ns, dur_ns, stack_id, kind, mode)"
 		    " VALUES (?,?,?,?,?,?,?)",
 	[ST_GPU_SPAN] = "INSERT INTO gpu_timeline(process_id, device, stream, t_ns, dur_ns, kind,"
-			" name, stack_id, count, bytes) VALUES (?,?,?,?,?,?,?,?,?,?)",
+			" name, stack_id, count, bytes, tid) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_GPU] = "INSERT OR REPLACE INTO gpu(process_id, stack_id, gpu_ns, api_ns, mem_peak,"
 		   " kernels, nccl_ns, sampled, native_ns) VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_GPU_PROC] = "INSERT OR REPLACE INTO gpu_processes(process_id, hello, status, message,"
@@ -132,7 +132,7 @@ static const char schema_sql[] =
 	"CREATE TABLE gpu_timeline(process_id INTEGER NOT NULL, device INTEGER NOT NULL,"
 	" stream INTEGER NOT NULL, t_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL,"
 	" kind INTEGER NOT NULL, name TEXT, stack_id INTEGER NOT NULL, count INTEGER NOT NULL,"
-	" bytes INTEGER NOT NULL);"
+	" bytes INTEGER NOT NULL, tid INTEGER);"
 	"CREATE TABLE gpu(process_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" gpu_ns INTEGER NOT NULL, api_ns INTEGER NOT NULL, mem_peak INTEGER NOT NULL,"
 	" kernels INTEGER NOT NULL, nccl_ns INTEGER NOT NULL, sampled INTEGER NOT NULL,"
@@ -675,6 +675,7 @@ int ls_store__put_gpu_span(struct ls_store *s, const struct ls_store_gpu_span *x
 	sqlite3_bind_int64(st, 8, x->stack_id);
 	sqlite3_bind_int64(st, 9, x->count);
 	sqlite3_bind_int64(st, 10, x->bytes);
+	sqlite3_bind_int64(st, 11, x->tid);
 	return step(s, ST_GPU_SPAN);
 }
 

@@ -168,6 +168,7 @@ struct ls_store_gpu_span {
 	int64_t count;	/* records in it: more than 1 for a graph launch's work, summed */
 	int64_t bytes;
 	const char *name; /* the kernel's, or NULL */
+	uint32_t tid;	  /* the launching thread (a waiting thread's, for it); 0 unknown */
 };
 int ls_store__put_gpu_span(struct ls_store *s, const struct ls_store_gpu_span *x);
 

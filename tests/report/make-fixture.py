@@ -412,6 +412,22 @@ def feature_fixture(plain=False):
         timeline(1, 60, 3.1, 6.0, 18_000_000, (WORKER, W("for r in rows")), False),
     ]}
 
+    def gpu_timeline(index, t0, t1, causes):
+        n = 200
+        busy = [round(0.25 + 0.7 * ((k // 10) % 2), 3) for k in range(n)]
+        act = t1 - t0
+        busy_s = round(sum(busy) * act / n, 6)
+        idle = act - busy_s
+        return {"index": index, "uuid": "GPU-fixture", "start_s": t0, "end_s": t1,
+                "busy_s": busy_s, "idle_s": round(idle, 6), "utilization": busy_s / act,
+                "kernel_s": busy_s, "copy_s": 0.2, "set_s": 0.0, "nccl_s": 0.3, "spans": 5000,
+                "gaps": 4999, "longest_gap_s": 0.05, "launching_threads": 2,
+                "idle_explained_s": round(sum(c[3] for c in causes), 6),
+                "streams": [{"proc": 0, "stream": 7, "busy_s": busy_s, "spans": 5000}],
+                "busy_series": {"start_s": t0, "step_s": act / n, "values": busy},
+                "idle_lines": [{"proc": p, "src": s, "line": ln, "idle_s": t, "idle_share": t / idle,
+                                "cpu_s": c, "blocked_s": b} for p, s, ln, t, c, b in causes]}
+
     gpu = {
         "devices": [
             {"index": 0, "name": "NVIDIA H200", "memory_total": 150_000_000_000,
@@ -423,6 +439,11 @@ def feature_fixture(plain=False):
         ],
         "notes": ["GPU time is sampled device work attributed to the launching line; it can "
                   "overlap driver time and is not part of elapsed wall time."],
+        # --timeline: device 0 busy in bursts; its idle time on a line of each process
+        "timeline": [gpu_timeline(0, 0.5, 10.5, [
+            (0, APP, L("total += parse(row)"), 2.1, 2.0, 0.0),
+            (0, APP, L("print(msg"), 0.9, 0.1, 0.8),
+            (1, WORKER, W("for r in rows"), 0.4, 0.4, 0.0)])],
     }
 
     spark = spark_fixture(APP, WORKER, L, W)

@@ -569,6 +569,26 @@ H.test('GPU view: devices, notes, line estimates', async (page) => {
 	assert(nat.slice(0, withNative).every((c) => c.trim() !== ''), 'largest first');
 	assert((await page.$$eval('table.gpulines thead th', (t) => t.map((x) => x.textContent))).some((t) => t.startsWith('NCCL')),
 	       'an NCCL column');
+	// --timeline: the device's busy strip and the lines its idle time went to, sortable, linked
+	const U = FIX.gpu.timeline[0];
+	eq(await page.$$eval('section.gputl', (s) => s.map((x) => x.dataset.device)), ['0'], 'a timeline per device');
+	eq(await page.$$eval('svg.busystrip rect.busy', (r) => r.length), U.busy_series.values.filter((v) => v > 0).length,
+	   'a bar per busy part of the window');
+	const sum = await page.textContent('.gpusummary');
+	const most = [...U.idle_lines].sort((a, b) => b.idle_s - a.idle_s)[0];
+	assert(sum.startsWith('GPU 0 was idle') && sum.includes(':' + most.line), 'the summary names the most idle line: ' + sum);
+	const idle = await tableRows(page, 'table.gpuidle');
+	eq(idle.length, U.idle_lines.length, 'a row per idle line');
+	const lineNo = (r) => parseInt(r.cells.loc.split(':').pop(), 10);
+	const by = (k) => [...U.idle_lines].sort((a, b) => b[k] - a[k]).map((l) => l.line);
+	eq(idle.map(lineNo), by('idle_s'), 'most idle first');
+	await clickSort(page, 'table.gpuidle', 'blocked');
+	eq((await tableRows(page, 'table.gpuidle')).map(lineNo)[0], by('blocked_s')[0], 'sortable by blocked time');
+	assert(await page.$('table.gpuidle td a[href*="#source/"]'), 'idle lines link to their source');
+	// one process selected: only its lines
+	await H.open(page, 'fixture.html', '#gpu?p=1');
+	eq((await tableRows(page, 'table.gpuidle')).length, U.idle_lines.filter((l) => l.proc === 1).length,
+	   'the selected process\'s idle lines only');
 });
 
 // ---- flame graph -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // GPU: device cards, attributed GPU time (kept apart from wall time and driver time), sampled
-// memory peaks and the lines with device work.
+// memory peaks, the lines with device work, and (--timeline) each device's busy strip and the
+// lines its launching threads were at while it was idle.
 
 VIEWS.gpu = {label: "GPU", icon: "\u25a3", when: hasGpu, render: renderGpu};
 
@@ -44,6 +45,10 @@ function renderGpu(root, r) {
 			return el("li", null, String(n));
 		})));
 
+	list(G.timeline).forEach(function (u) {
+		root.appendChild(deviceTimeline(u));
+	});
+
 	var rows = [];
 	for (i = 0; i < m.n; i++)
 		if ((m.gpu_s && m.gpu_s[i] === m.gpu_s[i]) || (m.gpu_peak_mem && m.gpu_peak_mem[i] === m.gpu_peak_mem[i]) ||
@@ -73,4 +78,91 @@ function renderGpu(root, r) {
 	t.draw(true);
 	watchScroll(root);
 	return ctl;
+}
+
+// One device's timeline: its busy share over its active window, what kept it busy, and the
+// lines its launching threads were at while it was idle (a line of a thread that never launched
+// on it is not a cause).
+function deviceTimeline(u) {
+	var act = u.end_s - u.start_s, idle = u.idle_s, sec = el("section", {class: "gputl", "data-device": u.index});
+	sec.appendChild(el("div", {class: "sechead"}, el("h2", null, "GPU " + u.index + " timeline"),
+			   el("span", {class: "sub"}, "busy " + fmtPct(u.utilization) + " of " + fmtTime(act) +
+			      " from its first work to its last (" + fmtTime(u.start_s) + " to " + fmtTime(u.end_s) + ")")));
+	var top = list(u.idle_lines).filter(function (l) {
+		return inSel(l.proc);
+	})[0];
+	// the answer first: how idle, and the line most of it went to
+	sec.appendChild(el("p", {class: "gpusummary"}, "GPU " + u.index + " was idle " + fmtPct(act > 0 ? idle / act : 0) +
+			   " of the time" + (top ? "; " + fmtPct(top.idle_share) + " of that while " : "."),
+			   top ? srcLink(top.src, top.line) : null, top ? " ran." : null));
+	var cards = el("div", {class: "cards"});
+	cards.appendChild(card("Idle", fmtTime(idle), fmtPct(act > 0 ? idle / act : 0) + " of its active window, in " +
+			       fmtCount(u.gaps) + " gaps (longest " + fmtTime(u.longest_gap_s) + ")"));
+	cards.appendChild(card("Kernels", fmtTime(u.kernel_s), "of which NCCL " + fmtTime(u.nccl_s)));
+	cards.appendChild(card("Copies and sets", fmtTime(u.copy_s + u.set_s), "copies " + fmtTime(u.copy_s) + ", sets " + fmtTime(u.set_s)));
+	cards.appendChild(card("Idle explained", fmtPct(idle > 0 ? u.idle_explained_s / idle : 0),
+			       "while " + fmtCount(u.launching_threads) + " launching thread" + (u.launching_threads === 1 ? " was" : "s were") + " at a line"));
+	sec.appendChild(cards);
+	sec.appendChild(busyStrip(u));
+	var st = list(u.streams).filter(function (x) {
+		return inSel(x.proc);
+	});
+	if (st.length)
+		sec.appendChild(el("p", {class: "streams"}, "Streams: " + st.map(function (x) {
+			return procShort(x.proc) + " stream " + x.stream + " busy " + fmtTime(x.busy_s) + " (" + fmtCount(x.spans) + ")";
+		}).join(" \u00b7 ")));
+	var L = list(u.idle_lines), rows = [];
+	for (var i = 0; i < L.length; i++)
+		if (inSel(L[i].proc))
+			rows.push(i);
+	sec.appendChild(el("div", {class: "sechead"}, el("h3", null, "Why GPU " + u.index + " was idle"),
+			   el("span", {class: "sub"}, fmtCount(rows.length) + " lines")));
+	var gs = function (x) {
+		return L[x].src;
+	}, gl = function (x) {
+		return L[x].line;
+	};
+	var cols = [colTime("idle", "Idle time", function (x) {
+		return L[x].idle_s;
+	}, "Device idle time while a thread that launches on it was at this line"),
+		    {id: "share", label: "Of idle", kind: "num", num: true, w: numW(6, "Of idle"),
+		     title: "Share of the device's idle time; lines of several threads can overlap",
+		     value: function (x) {
+			     return L[x].idle_share;
+		     }, cell: function (td, x) {
+			     setNum(td, fmtPct(L[x].idle_share), isNum(L[x].idle_share));
+		     }},
+		    colLocFor(rows, gs, gl),
+		    colTime("cpu", "On CPU", function (x) {
+			    return L[x].cpu_s;
+		    }, "Part of it the thread ran on a CPU (host-side work: preprocessing, Python overhead)"),
+		    colTime("blocked", "Blocked", function (x) {
+			    return L[x].blocked_s;
+		    }, "Part of it the thread was blocked: waiting for data, I/O, a lock or the GIL"),
+		    colCode(gs, gl)];
+	var t = new Table({columns: cols, rows: rows, sort: {id: "idle", dir: -1}, cls: "index gpuidle",
+			   minW: sourceMinW(rows, gs, gl), empty: "No launching thread was on the timeline while this device was idle."});
+	t.root.classList.add("bounded");
+	sec.appendChild(t.root);
+	t.draw(true);
+	return sec;
+}
+
+// The busy share of each equal part of the active window, as bars (idle is the empty part).
+function busyStrip(u) {
+	var v = list(u.busy_series.values), W = 800, H = 56, bw = W / Math.max(1, v.length);
+	var s = svg("svg", {width: "100%", height: H, viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none",
+			    class: "busystrip", role: "img",
+			    "aria-label": "GPU " + u.index + " busy " + fmtPct(u.utilization) + " over its active window"});
+	s.appendChild(svg("rect", {x: 0, y: 0, width: W, height: H, class: "idlebg"}));
+	v.forEach(function (f, j) {
+		if (!(f > 0))
+			return;
+		var r = svg("rect", {x: j * bw, y: H * (1 - f), width: bw + 0.2, height: H * f, class: "busy"});
+		var t0 = u.start_s + j * u.busy_series.step_s;
+		r.appendChild(svg("title"));
+		r.firstChild.textContent = fmtTime(t0) + ": busy " + fmtPct(f);
+		s.appendChild(r);
+	});
+	return el("div", {class: "busywrap"}, s);
 }
