@@ -348,11 +348,17 @@ static const char *uuid_of(const struct ls_model *m, int proc, int ordinal)
 	return NULL;
 }
 
-static size_t device_of(struct ls_gpu_util *u, size_t n, const char *uuid, int ordinal)
+/* A device is known by its UUID, else by its ordinal on its host (a merged profile's hosts). */
+static size_t device_of(const struct ls_model *m, struct ls_gpu_util *u, size_t n, const char *uuid,
+			int proc, int ordinal)
 {
-	for (size_t i = 0; i < n; i++)
-		if (uuid && u[i].uuid ? !strcmp(uuid, u[i].uuid) : u[i].ordinal == ordinal)
+	for (size_t i = 0; i < n; i++) {
+		const char *h = ls_model__host(m, proc), *hi = ls_model__host(m, u[i].proc);
+
+		if (uuid && u[i].uuid ? !strcmp(uuid, u[i].uuid)
+				      : u[i].ordinal == ordinal && !strcmp(h ?: "", hi ?: ""))
 			return i;
+	}
 	return n;
 }
 
@@ -372,14 +378,15 @@ static int devices(const struct ls_model *m, struct ls_gpu_util **u, size_t *n, 
 			continue;
 		}
 		uuid = uuid_of(m, g->proc, g->device);
-		dev[i] = device_of(*u, *n, uuid, g->device);
+		dev[i] = device_of(m, *u, *n, uuid, g->proc, g->device);
 		if (dev[i] == *n) {
 			struct ls_gpu_util *x = ls_array_grow(*u, &cap, *n, sizeof(*x), 4);
 
 			if (!x)
 				return -ENOMEM;
 			*u = x;
-			x[(*n)++] = (struct ls_gpu_util){.ordinal = g->device, .uuid = uuid};
+			x[(*n)++] = (struct ls_gpu_util){
+				.ordinal = g->device, .proc = g->proc, .uuid = uuid};
 		}
 	}
 	return 0;

@@ -31,6 +31,7 @@ struct ls_gpu_stream_busy {
 
 struct ls_gpu_util {
 	int ordinal;	      /* CUDA ordinal in the first process that used it */
+	int proc;	      /* that process: its host, its rank */
 	const char *uuid;     /* owned by the model; NULL when not known */
 	int64_t t0_ns, t1_ns; /* its active window: first work's start, last work's end */
 	int64_t busy_ns;      /* time any of its work ran (the union of its spans) */

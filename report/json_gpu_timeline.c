@@ -48,6 +48,11 @@ static json_t *device(const struct ls_model *m, const struct ls_gpu_util *u, boo
 
 	json_object_set_new(o, "index", json_integer(u->ordinal));
 	json_object_set_new(o, "uuid", u->uuid ? ls_json__str(u->uuid) : json_null());
+	/* the process that first used it: on a merged job's report, its host and rank */
+	set_proc(o, m, u->proc, data);
+	json_object_set_new(o, "rank",
+			    m->procs[u->proc].rank >= 0 ? json_integer(m->procs[u->proc].rank)
+							: json_null());
 	json_object_set_new(o, "start_s", ls_json__secs(u->t0_ns));
 	json_object_set_new(o, "end_s", ls_json__secs(u->t1_ns));
 	json_object_set_new(o, "busy_s", ls_json__secs(u->busy_ns));

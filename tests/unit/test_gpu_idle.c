@@ -273,6 +273,8 @@ static void test_json(void **state)
 	dev = json_array_get(json_object_get(json_object_get(j, "gpu"), "timeline"), 0);
 	assert_non_null(dev);
 	assert_string_equal(json_string_value(json_object_get(dev, "uuid")), "GPU-A");
+	assert_int_equal(json_integer_value(json_object_get(dev, "pid")), 100);
+	assert_true(json_is_null(json_object_get(dev, "rank")));
 	assert_true(json_real_value(json_object_get(dev, "idle_s")) == 0.018);
 	assert_true(json_real_value(json_object_get(dev, "utilization")) == 32.0 / 50);
 	assert_int_equal(

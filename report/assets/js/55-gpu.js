@@ -85,7 +85,8 @@ function renderGpu(root, r) {
 // on it is not a cause).
 function deviceTimeline(u) {
 	var act = u.end_s - u.start_s, idle = u.idle_s, sec = el("section", {class: "gputl", "data-device": u.index});
-	sec.appendChild(el("div", {class: "sechead"}, el("h2", null, "GPU " + u.index + " timeline"),
+	var pr = D.processes[u.proc], who = pr ? hostOf(pr) + (isNum(pr.rank) ? "rank " + pr.rank + " " : "") : "";
+	sec.appendChild(el("div", {class: "sechead"}, el("h2", null, (who ? who + "\u00b7 " : "") + "GPU " + u.index + " timeline"),
 			   el("span", {class: "sub"}, "busy " + fmtPct(u.utilization) + " of " + fmtTime(act) +
 			      " from its first work to its last (" + fmtTime(u.start_s) + " to " + fmtTime(u.end_s) + ")")));
 	var top = list(u.idle_lines).filter(function (l) {
