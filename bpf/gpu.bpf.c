@@ -78,7 +78,8 @@ int BPF_PROG(handle_gpu_waking, struct task_struct *wakee)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, wtid = BPF_CORE_READ(wakee, pid);
-	struct gpu_waker w = {.task = (__u64)bpf_get_current_task_btf(), .tid = tid};
+	struct task_struct *self = bpf_get_current_task_btf();
+	struct gpu_waker w = {.task = (__u64)self, .tid = tid};
 	struct pt_regs *regs;
 	struct ls_proc *p;
 
@@ -91,10 +92,10 @@ int BPF_PROG(handle_gpu_waking, struct task_struct *wakee)
 	 * released): not by a timer or device interrupt, which wakes threads in whatever task it
 	 * interrupted (that task is not in a futex call then, but in user mode or another call)
 	 */
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	regs = (struct pt_regs *)bpf_task_pt_regs(self);
 	if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
 		return 0;
-	if (py_tstate(p, layout_of(p), bpf_get_current_task_btf(), tid))
+	if (py_tstate(p, layout_of(p), self, tid))
 		bpf_map_update_elem(&gpu_wakers, &wtid, &w, BPF_ANY);
 	return 0;
 }

@@ -33,6 +33,14 @@ struct iv {
 };
 
 /* What one device's analysis works on; freed after it. */
+#define GAP_SCRATCH 16 /* lines followed in each of the longest gaps */
+
+/* The lines of one of the longest gaps, as they come. */
+struct gap_lines {
+	struct ls_gpu_idle_line l[GAP_SCRATCH];
+	size_t n;
+};
+
 struct dev_work {
 	const struct ls_model *m;
 	struct ls_gpu_util *u;
@@ -41,6 +49,8 @@ struct dev_work {
 	struct iv *gaps, *covered;
 	size_t ngaps, ncovered, ccap, lcap;
 	struct ls_hashmap line_idx; /* (proc, file, line) -> index into u->lines */
+	signed char *top;	    /* per gap: its index in u->top_gaps, or -1 */
+	struct gap_lines top_lines[LS_GPU_TOP_GAPS];
 };
 
 static int by_start(const void *x, const void *y)
@@ -183,9 +193,25 @@ static bool tick_line(const struct ls_model *m, const struct ls_mstack *st, int 
 	return true;
 }
 
-/* Charges [a, b) of idle time to the line of tick t of process proc. */
-static int charge(struct dev_work *W, int proc, const struct ls_mtick *t, int file, int line,
-		  int64_t a, int64_t b)
+/* Adds ns to a line of one of the longest gaps (the first GAP_SCRATCH lines it has). */
+static void charge_gap(struct gap_lines *g, int proc, int file, int line, int64_t ns)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->l[i].proc == proc && g->l[i].file == file && g->l[i].line == line)
+			break;
+	if (i == g->n) {
+		if (g->n == GAP_SCRATCH)
+			return;
+		g->l[g->n++] = (struct ls_gpu_idle_line){.proc = proc, .file = file, .line = line};
+	}
+	g->l[i].idle_ns += ns;
+}
+
+/* Charges [a, b) of gap k's idle time to the line of tick t of process proc. */
+static int charge(struct dev_work *W, size_t k, int proc, const struct ls_mtick *t, int file,
+		  int line, int64_t a, int64_t b)
 {
 	struct ls_gpu_util *u = W->u;
 	uint64_t *slot, key;
@@ -211,6 +237,8 @@ static int charge(struct dev_work *W, int proc, const struct ls_mtick *t, int fi
 		*slot = u->nlines++;
 	}
 	l = &u->lines[*slot];
+	if (W->top[k] >= 0)
+		charge_gap(&W->top_lines[W->top[k]], proc, file, line, b - a);
 	l->idle_ns += b - a;
 	if (t->kind == LS_CLASS_CPU)
 		l->cpu_ns += b - a;
@@ -248,7 +276,7 @@ static int walk_thread(struct dev_work *W, int proc, size_t lo, size_t hi)
 		for (; k < W->ngaps && W->gaps[k].a < b; k++) {
 			int64_t x = a > W->gaps[k].a ? a : W->gaps[k].a;
 			int64_t y = b < W->gaps[k].b ? b : W->gaps[k].b;
-			int err = y > x ? charge(W, proc, t, file, line, x, y) : 0;
+			int err = y > x ? charge(W, k, proc, t, file, line, x, y) : 0;
 
 			if (err)
 				return err;
@@ -262,6 +290,51 @@ static int by_idle(const void *x, const void *y)
 	const struct ls_gpu_idle_line *a = x, *b = y;
 
 	return (a->idle_ns < b->idle_ns) - (a->idle_ns > b->idle_ns);
+}
+
+/* Picks the longest gaps (longest first, the earlier of equal ones first) into u->top_gaps. */
+static int pick_top_gaps(struct dev_work *W)
+{
+	struct ls_gpu_util *u = W->u;
+	size_t idx[LS_GPU_TOP_GAPS], n = 0;
+
+	W->top = malloc(W->ngaps ?: 1);
+	if (!W->top)
+		return -ENOMEM;
+	memset(W->top, -1, W->ngaps);
+	for (size_t g = 0; g < W->ngaps; g++) {
+		int64_t len = W->gaps[g].b - W->gaps[g].a;
+		size_t at = n;
+
+		while (at > 0 && W->gaps[idx[at - 1]].b - W->gaps[idx[at - 1]].a < len)
+			at--;
+		if (at == LS_GPU_TOP_GAPS)
+			continue;
+		if (n < LS_GPU_TOP_GAPS)
+			n++;
+		memmove(&idx[at + 1], &idx[at], (n - 1 - at) * sizeof(idx[0]));
+		idx[at] = g;
+	}
+	for (size_t i = 0; i < n; i++) {
+		W->top[idx[i]] = (signed char)i;
+		u->top_gaps[i] = (struct ls_gpu_gap){
+			.t_ns = W->gaps[idx[i]].a, .dur_ns = W->gaps[idx[i]].b - W->gaps[idx[i]].a};
+	}
+	u->ntop_gaps = n;
+	return 0;
+}
+
+/* Each of the longest gaps keeps its LS_GPU_GAP_LINES lines with the most of it. */
+static void keep_gap_lines(struct dev_work *W)
+{
+	for (size_t i = 0; i < W->u->ntop_gaps; i++) {
+		struct gap_lines *g = &W->top_lines[i];
+		struct ls_gpu_gap *x = &W->u->top_gaps[i];
+
+		qsort(g->l, g->n, sizeof(g->l[0]), by_idle);
+		x->nlines = g->n < LS_GPU_GAP_LINES ? g->n : LS_GPU_GAP_LINES;
+		memcpy(x->lines, g->l, x->nlines * sizeof(g->l[0]));
+	}
 }
 
 /*
@@ -294,8 +367,11 @@ static int idle_lines(struct dev_work *W, const struct ls_mruns *runs, const lon
 	ls_hashmap_release(&seen);
 	if (err)
 		return err;
-	qsort(W->u->lines, W->u->nlines, sizeof(*W->u->lines), by_idle);
-	qsort(W->covered, W->ncovered, sizeof(*W->covered), iv_by_start);
+	/* qsort() takes no NULL, even for no items */
+	if (W->u->nlines > 1)
+		qsort(W->u->lines, W->u->nlines, sizeof(*W->u->lines), by_idle);
+	if (W->ncovered > 1)
+		qsort(W->covered, W->ncovered, sizeof(*W->covered), iv_by_start);
 	for (size_t i = 0, j; i < W->ncovered; i = j) {
 		int64_t b = W->covered[i].b;
 
@@ -307,7 +383,7 @@ static int idle_lines(struct dev_work *W, const struct ls_mruns *runs, const lon
 	return 0;
 }
 
-/* The analysis of one device, whose n spans are s (taken). */
+/* The analysis of one device, whose n (> 0) spans are s (reordered). */
 static int analyse(const struct ls_model *m, struct ls_gpu_util *u, struct span_ref *s, size_t n,
 		   const struct ls_mruns *runs, const long *run_of,
 		   const struct ls_hashmap *thread_idx)
@@ -328,99 +404,175 @@ static int analyse(const struct ls_model *m, struct ls_gpu_util *u, struct span_
 	ls_hashmap_init(&W.line_idx);
 	err = busy_and_gaps(&W);
 	if (!err)
+		err = pick_top_gaps(&W);
+	if (!err)
 		err = idle_lines(&W, runs, run_of, thread_idx);
+	if (!err)
+		keep_gap_lines(&W);
 	if (!err)
 		err = streams_of(&W); /* last: it reorders s */
 	ls_hashmap_release(&W.line_idx);
 	free(W.gaps);
 	free(W.covered);
-	free(s);
+	free(W.top);
 	return err;
 }
 
-/* The device a span ran on: its process's card names the physical device (UUID), if it has one. */
-static const char *uuid_of(const struct ls_model *m, int proc, int ordinal)
+#define PAIR_SKIPPED (UINT64_MAX - 1) /* a (process, ordinal) past LS_GPU_UTIL_MAX_DEVICES */
+
+/* Finding each span's device: (process, ordinal) pairs, device cards, device identities. */
+struct dev_maps {
+	const struct ls_model *m;
+	struct ls_gpu_util **u;
+	size_t *n, cap;
+	struct ls_hashmap pair;	 /* (proc, ordinal) -> device index, or PAIR_SKIPPED */
+	struct ls_hashmap card;	 /* (proc, ordinal) -> index into m->gpu_devs with a UUID */
+	struct ls_hashmap ident; /* identity hash -> device index (ls_hashmap__intern) */
+	/* the identity being looked up */
+	const char *uuid;
+	int proc, ordinal;
+};
+
+static uint64_t pair_key(int proc, int ordinal)
 {
-	for (size_t i = 0; i < m->ngpu_devs; i++)
-		if (m->gpu_devs[i].proc == proc && m->gpu_devs[i].ordinal == ordinal &&
-		    m->gpu_devs[i].uuid && *m->gpu_devs[i].uuid)
-			return m->gpu_devs[i].uuid;
-	return NULL;
+	return (uint64_t)(uint32_t)proc << 32 | (uint32_t)ordinal;
+}
+
+static uint64_t str_hash(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL; /* FNV-1a */
+	return ls_hash64(h);
 }
 
 /* A device is known by its UUID, else by its ordinal on its host (a merged profile's hosts). */
-static size_t device_of(const struct ls_model *m, struct ls_gpu_util *u, size_t n, const char *uuid,
-			int proc, int ordinal)
+static bool same_device(const void *ctx, uint64_t idx)
 {
-	for (size_t i = 0; i < n; i++) {
-		const char *h = ls_model__host(m, proc), *hi = ls_model__host(m, u[i].proc);
+	const struct dev_maps *D = ctx;
+	const struct ls_gpu_util *x = &(*D->u)[idx];
 
-		if (uuid && u[i].uuid ? !strcmp(uuid, u[i].uuid)
-				      : u[i].ordinal == ordinal && !strcmp(h ?: "", hi ?: ""))
-			return i;
-	}
-	return n;
+	if (D->uuid || x->uuid)
+		return D->uuid && x->uuid && !strcmp(D->uuid, x->uuid);
+	return x->ordinal == D->ordinal &&
+	       !strcmp(ls_model__host(D->m, D->proc) ?: "", ls_model__host(D->m, x->proc) ?: "");
 }
 
-/* Each span's device (dev[i]), the devices in *u (*n of them). -ENOMEM. */
-static int devices(const struct ls_model *m, struct ls_gpu_util **u, size_t *n, size_t *dev)
+/* The device of a (process, ordinal) seen for the first time: a known one, or a new one. */
+static int new_pair(struct dev_maps *D, int proc, int ordinal, uint64_t *dev)
 {
-	const struct ls_mstacks *S = m->stacks;
-	size_t cap = 0;
+	struct ls_gpu_util *x;
+	uint64_t c, h, *slot;
 
-	for (size_t i = 0; i < S->ngpu_spans; i++) {
-		const struct ls_mgpu_span *g = &S->gpu_spans[i];
-		const char *uuid;
-
-		if (i && g->proc == S->gpu_spans[i - 1].proc &&
-		    g->device == S->gpu_spans[i - 1].device) {
-			dev[i] = dev[i - 1];
-			continue;
-		}
-		uuid = uuid_of(m, g->proc, g->device);
-		dev[i] = device_of(m, *u, *n, uuid, g->proc, g->device);
-		if (dev[i] == *n) {
-			struct ls_gpu_util *x = ls_array_grow(*u, &cap, *n, sizeof(*x), 4);
-
-			if (!x)
-				return -ENOMEM;
-			*u = x;
-			x[(*n)++] = (struct ls_gpu_util){
-				.ordinal = g->device, .proc = g->proc, .uuid = uuid};
-		}
+	D->uuid = ls_hashmap__get(&D->card, pair_key(proc, ordinal), &c) ? D->m->gpu_devs[c].uuid
+									 : NULL;
+	D->proc = proc;
+	D->ordinal = ordinal;
+	h = D->uuid ? str_hash(D->uuid, 0xcbf29ce484222325ULL)
+		    : str_hash(ls_model__host(D->m, proc) ?: "", (uint64_t)(uint32_t)ordinal);
+	if (ls_hashmap__find(&D->ident, h, same_device, D, dev))
+		return 0;
+	if (*D->n == LS_GPU_UTIL_MAX_DEVICES) {
+		*dev = PAIR_SKIPPED;
+		return 0;
 	}
+	slot = ls_hashmap__intern(&D->ident, h, same_device, D);
+	x = slot ? ls_array_grow(*D->u, &D->cap, *D->n, sizeof(*x), 4) : NULL;
+	if (!x)
+		return -ENOMEM;
+	*D->u = x;
+	x[*D->n] = (struct ls_gpu_util){.ordinal = ordinal, .proc = proc, .uuid = D->uuid};
+	*slot = *dev = (*D->n)++;
 	return 0;
 }
 
-static struct span_ref *spans_on(const struct ls_mstacks *S, const size_t *dev, size_t d, size_t *n)
+/*
+ * Each span's device (dev[i]; PAIR_SKIPPED past LS_GPU_UTIL_MAX_DEVICES, counted in *skipped),
+ * the devices in *u (*n of them). -ENOMEM.
+ */
+static int devices(const struct ls_model *m, struct ls_gpu_util **u, size_t *n, uint64_t *dev,
+		   int64_t *skipped)
 {
-	struct span_ref *s;
-	size_t k = 0;
+	const struct ls_mstacks *S = m->stacks;
+	struct dev_maps D = {.m = m, .u = u, .n = n};
+	int err = 0;
 
+	ls_hashmap_init(&D.pair);
+	ls_hashmap_init(&D.card);
+	ls_hashmap_init(&D.ident);
+	for (size_t i = 0; !err && i < m->ngpu_devs; i++) {
+		const struct ls_mgpu_dev *c = &m->gpu_devs[i];
+		uint64_t *slot;
+
+		if (!c->uuid || !*c->uuid || c->ordinal < 0 || c->ordinal > INT32_MAX)
+			continue;
+		slot = ls_hashmap__slot(&D.card, pair_key(c->proc, (int)c->ordinal), UINT64_MAX);
+		if (!slot)
+			err = -ENOMEM;
+		else if (*slot == UINT64_MAX)
+			*slot = i;
+	}
+	for (size_t i = 0; !err && i < S->ngpu_spans; i++) {
+		const struct ls_mgpu_span *g = &S->gpu_spans[i];
+		uint64_t *slot =
+			ls_hashmap__slot(&D.pair, pair_key(g->proc, g->device), UINT64_MAX);
+
+		if (!slot) {
+			err = -ENOMEM;
+			break;
+		}
+		if (*slot == UINT64_MAX) {
+			uint64_t d = PAIR_SKIPPED;
+
+			err = new_pair(&D, g->proc, g->device, &d);
+			/* new_pair() inserted into other maps only: slot is still valid */
+			*slot = d;
+		}
+		dev[i] = *slot;
+		*skipped += dev[i] == PAIR_SKIPPED;
+	}
+	ls_hashmap_release(&D.pair);
+	ls_hashmap_release(&D.card);
+	ls_hashmap_release(&D.ident);
+	return err;
+}
+
+/* Every kept span, by device: device d's are all[off[d]] .. all[off[d + 1]]. */
+static struct span_ref *spans_by_device(const struct ls_mstacks *S, const uint64_t *dev, size_t nd,
+					size_t *off)
+{
+	struct span_ref *all;
+	size_t *at = calloc(nd + 1, sizeof(*at));
+
+	memset(off, 0, (nd + 1) * sizeof(*off));
 	for (size_t i = 0; i < S->ngpu_spans; i++)
-		k += dev[i] == d;
-	s = malloc(k * sizeof(*s));
-	if (!s)
+		if (dev[i] != PAIR_SKIPPED)
+			off[dev[i] + 1]++;
+	for (size_t d = 0; d < nd; d++)
+		off[d + 1] += off[d];
+	all = malloc((off[nd] ?: 1) * sizeof(*all));
+	if (!all || !at) {
+		free(all);
+		free(at);
 		return NULL;
-	*n = k;
-	k = 0;
+	}
 	for (size_t i = 0; i < S->ngpu_spans; i++) {
 		const struct ls_mgpu_span *g = &S->gpu_spans[i];
 
-		if (dev[i] != d)
+		if (dev[i] == PAIR_SKIPPED)
 			continue;
-		s[k++] = (struct span_ref){
+		all[off[dev[i]] + at[dev[i]]++] = (struct span_ref){
 			.a = g->t_ns,
 			.b = g->t_ns + g->dur_ns,
 			.kind = g->kind,
 			.proc = g->proc,
 			.stream = g->stream,
-			.tid = g->stack ? g->tid
-					: 0, /* a thread with no Python frame has no line */
+			/* a thread with no Python frame has no line */
+			.tid = g->stack ? g->tid : 0,
 			.nccl = g->kind == KIND_KERNEL && g->name && !strncmp(g->name, "nccl", 4),
 		};
 	}
-	return s;
+	free(at);
+	return all;
 }
 
 /* Thread index by (proc, tid), and the run of each thread's ticks. */
@@ -439,39 +591,43 @@ static int thread_maps(const struct ls_mstacks *S, const struct ls_mruns *runs,
 	return 0;
 }
 
-int ls_gpu_util__build(const struct ls_model *m, struct ls_gpu_util **out, size_t *n)
+int ls_gpu_util__build(const struct ls_model *m, struct ls_gpu_util **out, size_t *n,
+		       int64_t *skipped)
 {
 	const struct ls_mstacks *S = m->stacks;
 	struct ls_mruns runs = {0};
 	struct ls_hashmap thread_idx;
 	struct ls_gpu_util *u = NULL;
-	size_t *dev = NULL, nd = 0;
+	struct span_ref *all = NULL;
+	size_t nd = 0, *off = NULL;
+	uint64_t *dev = NULL;
 	long *run_of = NULL;
 	int err = 0;
 
 	*out = NULL;
 	*n = 0;
+	*skipped = 0;
 	if (!S || !S->ngpu_spans)
 		return 0;
 	ls_hashmap_init(&thread_idx);
 	dev = malloc(S->ngpu_spans * sizeof(*dev));
 	run_of = malloc((S->nthreads + 1) * sizeof(*run_of));
 	if (!dev || !run_of || ls_mstacks__runs(S, &runs) ||
-	    thread_maps(S, &runs, &thread_idx, run_of) || devices(m, &u, &nd, dev)) {
+	    thread_maps(S, &runs, &thread_idx, run_of) || devices(m, &u, &nd, dev, skipped) ||
+	    !(off = malloc((nd + 1) * sizeof(*off))) || !(all = spans_by_device(S, dev, nd, off))) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t d = 0; !err && d < nd; d++) {
-		size_t k = 0;
-		struct span_ref *s = spans_on(S, dev, d, &k);
-
-		err = s ? analyse(m, &u[d], s, k, &runs, run_of, &thread_idx) : -ENOMEM;
-	}
+	for (size_t d = 0; !err && d < nd; d++)
+		err = analyse(m, &u[d], &all[off[d]], off[d + 1] - off[d], &runs, run_of,
+			      &thread_idx);
 out:
 	ls_hashmap_release(&thread_idx);
 	free(runs.begin);
 	free(run_of);
 	free(dev);
+	free(off);
+	free(all);
 	if (err) {
 		ls_gpu_util__free(u, nd);
 		return err;

@@ -13,7 +13,8 @@
 
 struct ls_model;
 
-#define LS_GPU_UTIL_BUCKETS 200 /* equal parts of a device's active window */
+#define LS_GPU_UTIL_BUCKETS	200  /* equal parts of a device's active window */
+#define LS_GPU_UTIL_MAX_DEVICES 1024 /* more in one profile is damage: their spans are skipped */
 
 /* A line that a launching thread was at while the device was idle. */
 struct ls_gpu_idle_line {
@@ -21,6 +22,16 @@ struct ls_gpu_idle_line {
 	int64_t idle_ns;      /* device idle time while a launching thread was at it */
 	int64_t cpu_ns;	      /* part of it the thread ran on a CPU */
 	int64_t blocked_ns;   /* part of it the thread was blocked (sleep, I/O, a lock, the GIL) */
+};
+
+#define LS_GPU_TOP_GAPS	 10 /* a device's longest gaps, kept with their lines */
+#define LS_GPU_GAP_LINES 3  /* lines kept for each, most of it first */
+
+/* One of a device's longest idle gaps. */
+struct ls_gpu_gap {
+	int64_t t_ns, dur_ns;
+	struct ls_gpu_idle_line lines[LS_GPU_GAP_LINES];
+	size_t nlines;
 };
 
 /* One stream's work on a device: the union of its spans. */
@@ -44,13 +55,17 @@ struct ls_gpu_util {
 	size_t nstreams;
 	struct ls_gpu_idle_line *lines; /* most idle time first */
 	size_t nlines;
+	struct ls_gpu_gap top_gaps[LS_GPU_TOP_GAPS]; /* longest first */
+	size_t ntop_gaps;
 };
 
 /*
  * The devices of m's GPU timeline (m loaded with LS_MODEL_TIMELINE), in the order they first
- * appear; *n = 0 when m has no spans. -ENOMEM.
+ * appear; *n = 0 when m has no spans. *skipped: spans of devices beyond
+ * LS_GPU_UTIL_MAX_DEVICES. -ENOMEM.
  */
-int ls_gpu_util__build(const struct ls_model *m, struct ls_gpu_util **out, size_t *n);
+int ls_gpu_util__build(const struct ls_model *m, struct ls_gpu_util **out, size_t *n,
+		       int64_t *skipped);
 void ls_gpu_util__free(struct ls_gpu_util *u, size_t n);
 
 #endif

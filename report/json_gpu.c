@@ -2,6 +2,7 @@
 /* The report data's GPU section: device cards, per-process GPU totals and collection notes. */
 #include <stdio.h>
 #include <string.h>
+#include "gpu_idle.h"
 #include "json_int.h"
 
 /* CUDA's version numbers: 1000 * major + 10 * minor */
@@ -91,6 +92,12 @@ json_t *lsj_gpu_object(const struct ls_model *m)
 	if ((m->gpu || m->gpu_requested) && !(m->stacks && m->stacks->timeline))
 		json_array_append_new(notes, json_string("recorded without --timeline: no device "
 							 "timeline, and no idle time by line"));
+	if (m->gpu_util_skipped)
+		json_array_append_new(
+			notes,
+			json_sprintf("%lld device spans left off the timeline: the profile "
+				     "names more than %d devices",
+				     (long long)m->gpu_util_skipped, LS_GPU_UTIL_MAX_DEVICES));
 	json_object_set_new(o, "devices", devs);
 	json_object_set_new(o, "timeline", lsj_gpu_timeline(m, true));
 	json_object_set_new(o, "procs", procs);

@@ -20,11 +20,10 @@ static void set_proc(json_t *o, const struct ls_model *m, int proc, bool data)
 	json_object_set_new(o, "host", ls_json__name(ls_model__host(m, proc)));
 }
 
-static json_t *idle_line(const struct ls_model *m, const struct ls_gpu_idle_line *l,
-			 const struct ls_gpu_util *u, bool data)
+/* A line and its idle time */
+static json_t *line_ref(const struct ls_model *m, const struct ls_gpu_idle_line *l, bool data)
 {
 	json_t *o = json_object();
-	int64_t idle = u->t1_ns - u->t0_ns - u->busy_ns;
 
 	set_proc(o, m, l->proc, data);
 	if (data)
@@ -33,6 +32,15 @@ static json_t *idle_line(const struct ls_model *m, const struct ls_gpu_idle_line
 		json_object_set_new(o, "path", ls_json__name(m->files[l->file].path));
 	json_object_set_new(o, "line", json_integer(l->line));
 	json_object_set_new(o, "idle_s", ls_json__secs(l->idle_ns));
+	return o;
+}
+
+static json_t *idle_line(const struct ls_model *m, const struct ls_gpu_idle_line *l,
+			 const struct ls_gpu_util *u, bool data)
+{
+	json_t *o = line_ref(m, l, data);
+	int64_t idle = u->t1_ns - u->t0_ns - u->busy_ns;
+
 	json_object_set_new(o, "idle_share",
 			    json_real(idle > 0 ? (double)l->idle_ns / (double)idle : 0));
 	json_object_set_new(o, "cpu_s", ls_json__secs(l->cpu_ns));
@@ -43,7 +51,7 @@ static json_t *idle_line(const struct ls_model *m, const struct ls_gpu_idle_line
 static json_t *device(const struct ls_model *m, const struct ls_gpu_util *u, bool data)
 {
 	json_t *o = json_object(), *streams = json_array(), *lines = json_array(),
-	       *values = json_array();
+	       *values = json_array(), *gaps = json_array();
 	int64_t active = u->t1_ns - u->t0_ns, idle = active - u->busy_ns;
 
 	json_object_set_new(o, "index", json_integer(u->ordinal));
@@ -88,7 +96,18 @@ static json_t *device(const struct ls_model *m, const struct ls_gpu_util *u, boo
 				      "values", values));
 	for (size_t i = 0; i < u->nlines; i++)
 		json_array_append_new(lines, idle_line(m, &u->lines[i], u, data));
+	for (size_t i = 0; i < u->ntop_gaps; i++) {
+		const struct ls_gpu_gap *g = &u->top_gaps[i];
+		json_t *gl = json_array();
+
+		for (size_t k = 0; k < g->nlines; k++)
+			json_array_append_new(gl, line_ref(m, &g->lines[k], data));
+		json_array_append_new(gaps, json_pack("{s:o, s:o, s:o}", "start_s",
+						      ls_json__secs(g->t_ns), "idle_s",
+						      ls_json__secs(g->dur_ns), "lines", gl));
+	}
 	json_object_set_new(o, "idle_lines", lines);
+	json_object_set_new(o, "longest_gaps", gaps);
 	return o;
 }
 

@@ -501,7 +501,8 @@ static int load_all(struct loader *L, const struct ls_model_opts *o)
 	    (err = lsm_load_stacks(L, flags & LS_MODEL_TIMELINE)))
 		return err;
 	if ((err = lsm_load_rss(L)) || (err = lsm_load_gpu(L)) ||
-	    (err = ls_gpu_util__build(L->m, &L->m->gpu_util, &L->m->ngpu_util)))
+	    (err = ls_gpu_util__build(L->m, &L->m->gpu_util, &L->m->ngpu_util,
+				      &L->m->gpu_util_skipped)))
 		return err;
 	method = ls_model__meta(L->m, "method");
 	L->m->sampled = !method || strcmp(method, "Tracing");

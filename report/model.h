@@ -286,10 +286,11 @@ struct ls_model {
 	/* --timeline --gpu: each device's busy and idle time, and its idle time's lines */
 	struct ls_gpu_util *gpu_util;
 	size_t ngpu_util;
-	bool gpu_requested; /* --gpu */
-	bool traced;	    /* --trace: hits and calls exist */
-	bool sampled;	    /* on-CPU sampling ran (not --trace alone) */
-	bool gpu;	    /* some GPU work was recorded */
+	int64_t gpu_util_skipped; /* spans of devices past LS_GPU_UTIL_MAX_DEVICES (damage) */
+	bool gpu_requested;	  /* --gpu */
+	bool traced;		  /* --trace: hits and calls exist */
+	bool sampled;		  /* on-CPU sampling ran (not --trace alone) */
+	bool gpu;		  /* some GPU work was recorded */
 	int64_t samples, threads;
 	int64_t lost_ringbuf, lost_read, lost_truncated, lost_unresolved;
 	int64_t taken;		    /* on-CPU samples the kernel took (-1: not recorded): */

@@ -42,19 +42,36 @@ static bool plain(const char *s, const char *extra)
 	return true;
 }
 
+/*
+ * The value the last of the options opts was given on a command line of n bytes (NUL-separated
+ * arguments), as "OPT VALUE" or "OPT=VALUE"; NULL when none.
+ */
+static const char *option_value(const char *argv, int n, const char *const *opts, size_t nopts)
+{
+	const char *val = NULL;
+
+	for (const char *p = argv, *prev = ""; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1)
+		for (size_t k = 0; k < nopts; k++) {
+			size_t l = strlen(opts[k]);
+
+			if (!strcmp(prev, opts[k]))
+				val = p;
+			else if (!strncmp(p, opts[k], l) && p[l] == '=')
+				val = p + l + 1;
+		}
+	return val;
+}
+
 /* The kernel's id and its runtime directory, from -f RUNTIME/kernel-ID.json */
 static int connection_file(pid_t pid, char *id, size_t idlen, char *dir, size_t dirlen)
 {
+	static const char *const opts[] = {"-f", "--f"};
 	char argv[ARGV_MAX];
-	const char *file = NULL, *base;
+	const char *file, *base;
 	int n = ls_procfs__argv(pid, argv, sizeof(argv));
 	size_t len;
 
-	for (const char *p = argv, *prev = ""; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1)
-		if (!strcmp(prev, "-f") || !strcmp(prev, "--f"))
-			file = p;
-		else if (!strncmp(p, "-f=", 3) || !strncmp(p, "--f=", 4))
-			file = strchr(p, '=') + 1;
+	file = option_value(argv, n, opts, sizeof(opts) / sizeof(opts[0]));
 	if (!file || file[0] != '/')
 		return -ENOENT;
 	base = strrchr(file, '/') + 1;
@@ -125,18 +142,10 @@ static int server_cert(struct server *s, char *why, size_t whylen)
 	static const char *const opts[] = {"--certfile", "--NotebookApp.certfile",
 					   "--ServerApp.certfile"};
 	char argv[ARGV_MAX];
-	const char *file = NULL;
+	const char *file;
 	int n = ls_procfs__argv(s->pid, argv, sizeof(argv)), err;
 
-	for (const char *p = argv, *prev = ""; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1)
-		for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
-			size_t l = strlen(opts[k]);
-
-			if (!strcmp(prev, opts[k]))
-				file = p;
-			else if (!strncmp(p, opts[k], l) && p[l] == '=')
-				file = p + l + 1;
-		}
+	file = option_value(argv, n, opts, sizeof(opts) / sizeof(opts[0]));
 	if (!file || file[0] != '/') {
 		snprintf(why, whylen,
 			 "the Jupyter server uses TLS with a certificate its command line does not "

@@ -91,6 +91,12 @@ say(g["idle_explained_s"] <= g["idle_s"] + 1e-6, "explained %.4f s within the id
 say(tot <= g["idle_s"] + tol, "the lines' %.4f s within the idle %.4f s + %.4f s" % (tot, g["idle_s"], tol))
 say(g["idle_explained_s"] >= (T["pre_ns"] + T["load_ns"]) / 1e9 - tol - 2.5 * (n - 1) * period,
     "explained %.4f s covers the two phases" % g["idle_explained_s"])
+lg = g["longest_gaps"]
+say(len(lg) == min(10, n - 1) and abs(lg[0]["idle_s"] - g["longest_gap_s"]) < 1e-9 and
+    all(a["idle_s"] >= b["idle_s"] for a, b in zip(lg, lg[1:])),
+    "the %d longest gaps, longest first (%.4f s)" % (len(lg), lg[0]["idle_s"] if lg else 0))
+say(all(x["lines"] and x["lines"][0]["line"] in (L["pre"], L["load"]) for x in lg),
+    "each long gap mostly on the preprocessing or the data line")
 # the HTML report carries the same timeline, by model index
 h = open(sys.argv[3]).read()
 r = json.loads(re.search(r'id="ls-data">(.*?)</script>', h, re.S).group(1))

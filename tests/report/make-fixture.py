@@ -426,7 +426,11 @@ def feature_fixture(plain=False):
                 "streams": [{"proc": 0, "stream": 7, "busy_s": busy_s, "spans": 5000}],
                 "busy_series": {"start_s": t0, "step_s": act / n, "values": busy},
                 "idle_lines": [{"proc": p, "src": s, "line": ln, "idle_s": t, "idle_share": t / idle,
-                                "cpu_s": c, "blocked_s": b} for p, s, ln, t, c, b in causes]}
+                                "cpu_s": c, "blocked_s": b} for p, s, ln, t, c, b in causes],
+                "longest_gaps": [{"start_s": t0 + 0.5 * k, "idle_s": 0.05 - 0.004 * k,
+                                  "lines": [{"proc": p, "src": s, "line": ln, "idle_s": 0.04 - 0.004 * k}
+                                            for p, s, ln, _, _, _ in causes[k % 2:k % 2 + 2]]}
+                                 for k in range(4)]}
 
     gpu = {
         "devices": [

@@ -585,6 +585,9 @@ H.test('GPU view: devices, notes, line estimates', async (page) => {
 	await clickSort(page, 'table.gpuidle', 'blocked');
 	eq((await tableRows(page, 'table.gpuidle')).map(lineNo)[0], by('blocked_s')[0], 'sortable by blocked time');
 	assert(await page.$('table.gpuidle td a[href*="#source/"]'), 'idle lines link to their source');
+	const gaps = await tableRows(page, 'table.gpugaps');
+	eq(gaps.length, U.longest_gaps.length, 'a row per long gap');
+	eq(gaps[0].cells.glines.split(', ').length, U.longest_gaps[0].lines.length, 'the lines of the longest gap');
 	// one process selected: only its lines
 	await H.open(page, 'fixture.html', '#gpu?p=1');
 	eq((await tableRows(page, 'table.gpuidle')).length, U.idle_lines.filter((l) => l.proc === 1).length,

@@ -231,6 +231,16 @@ static void test_devices(void **state)
 	assert_null(line_at(m, a, 100, 4));
 	/* explained: all of [12, 20); [30, 33) and [35, 40) of the second gap */
 	assert_int_equal(a->explained_ns, 16 * MS);
+	/* the longest gaps, longest first: [30, 40) (three lines in it, most first), [12, 20) */
+	assert_int_equal(a->ntop_gaps, 2);
+	assert_int_equal(a->top_gaps[0].t_ns, 30 * MS);
+	assert_int_equal(a->top_gaps[0].dur_ns, 10 * MS);
+	assert_int_equal(a->top_gaps[0].nlines, 3);
+	assert_int_equal(a->top_gaps[0].lines[0].line, 3); /* 101's GIL wait, 5 ms */
+	assert_int_equal(a->top_gaps[0].lines[0].idle_ns, 5 * MS);
+	assert_int_equal(a->top_gaps[1].t_ns, 12 * MS);
+	assert_int_equal(a->top_gaps[1].lines[0].line, 3); /* 100's wait, 6 ms */
+	assert_int_equal(a->top_gaps[1].lines[0].idle_ns, 6 * MS);
 	/* the other device: busy throughout, nothing idle */
 	assert_int_equal(b->busy_ns, 5 * MS);
 	assert_int_equal(b->gaps, 0);
@@ -289,12 +299,41 @@ static void test_json(void **state)
 	ls_model__free(m);
 }
 
+/* A profile that names more devices than any machine has: the rest are skipped, and counted. */
+static void test_too_many_devices(void **state)
+{
+	const uint32_t st[2] = {1, 2};
+	struct ls_store *s;
+	struct ls_model *m;
+
+	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_meta(s, "timeline", "1"), 0);
+	assert_int_equal(ls_store__put_meta(s, "gpu", "1"), 0);
+	put_proc(s, 1, 100);
+	assert_int_equal(ls_store__put_file(s, 1, "/src/train.py", -1, "python", NULL), 0);
+	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);
+	assert_int_equal(ls_store__put_stack(s, 1, st, 1, false), 0);
+	for (int d = 0; d < LS_GPU_UTIL_MAX_DEVICES + 6; d++)
+		put_span(s, 1, d, 7, 1, d, 1, 1, 100, "k");
+	assert_int_equal(ls_store__commit(s), 0);
+	ls_store__free(s);
+	m = load();
+	assert_int_equal(m->ngpu_util, LS_GPU_UTIL_MAX_DEVICES);
+	assert_int_equal(m->gpu_util_skipped, 6);
+	assert_int_equal(m->gpu_util[LS_GPU_UTIL_MAX_DEVICES - 1].ordinal,
+			 LS_GPU_UTIL_MAX_DEVICES - 1);
+	ls_model__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_older_schema, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_devices, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -146,7 +146,42 @@ function deviceTimeline(u) {
 	t.root.classList.add("bounded");
 	sec.appendChild(t.root);
 	t.draw(true);
+	sec.appendChild(longestGaps(u));
 	return sec;
+}
+
+// The device's longest idle gaps, each with the lines that had most of it.
+function longestGaps(u) {
+	var G = list(u.longest_gaps), rows = G.map(function (g, i) {
+		return i;
+	});
+	var box = el("div", null, el("div", {class: "sechead"}, el("h3", null, "Longest idle gaps"),
+				     el("span", {class: "sub"}, fmtCount(rows.length) + " of " + fmtCount(u.gaps))));
+	var cols = [colTime("glen", "Idle", function (x) {
+		return G[x].idle_s;
+	}, "Length of the gap"), colTime("gstart", "Starts at", function (x) {
+		return G[x].start_s;
+	}, "From the start of the recording"),
+		    {id: "glines", label: "While at", kind: "none", w: 420,
+		     title: "The lines its launching threads were at, most of the gap first",
+		     cell: function (td, x) {
+			     var L = list(G[x].lines).filter(function (l) {
+				     return inSel(l.proc);
+			     });
+			     if (!L.length)
+				     setNum(td, DASH, false);
+			     L.forEach(function (l, k) {
+				     if (k)
+					     td.appendChild(document.createTextNode(", "));
+				     td.appendChild(srcLink(l.src, l.line));
+				     td.appendChild(document.createTextNode(" " + fmtTime(l.idle_s)));
+			     });
+		     }}];
+	var t = new Table({columns: cols, rows: rows, sort: {id: "glen", dir: -1}, cls: "index gpugaps",
+			   empty: "The device was never idle inside its active window."});
+	box.appendChild(t.root);
+	t.draw(true);
+	return box;
 }
 
 // The busy share of each equal part of the active window, as bars (idle is the empty part).
