@@ -32,7 +32,6 @@ struct iv {
 	int64_t a, b;
 };
 
-/* What one device's analysis works on; freed after it. */
 #define GAP_SCRATCH 16 /* lines followed in each of the longest gaps */
 
 /* The lines of one of the longest gaps, as they come. */
@@ -41,6 +40,7 @@ struct gap_lines {
 	size_t n;
 };
 
+/* What one device's analysis works on; freed after it. */
 struct dev_work {
 	const struct ls_model *m;
 	struct ls_gpu_util *u;
@@ -78,32 +78,34 @@ static int iv_by_start(const void *x, const void *y)
 	return (a->a > b->a) - (a->a < b->a);
 }
 
-static bool keep(const struct span_ref *s, int kind, bool nccl)
-{
-	return (!kind || s->kind == kind) && (!nccl || s->nccl);
-}
+/* Which spans a union is of */
+enum span_filter { F_ANY, F_KERNEL, F_COPY, F_SET, F_COPY_SET, F_NCCL };
 
-/* The time the spans of kind (0: any; nccl: NCCL kernels only) cover; s in start order. */
-static int64_t union_of(const struct span_ref *s, size_t n, int kind, bool nccl)
+static bool keep(const struct span_ref *s, enum span_filter f)
 {
-	int64_t sum = 0, a = 0, b = INT64_MIN;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!keep(&s[i], kind, nccl))
-			continue;
-		if (s[i].a > b) {
-			if (b != INT64_MIN)
-				sum += b - a;
-			a = s[i].a;
-			b = s[i].b;
-		} else if (s[i].b > b) {
-			b = s[i].b;
-		}
+	switch (f) {
+	case F_KERNEL:
+		return s->kind == KIND_KERNEL;
+	case F_COPY:
+		return s->kind == KIND_COPY;
+	case F_SET:
+		return s->kind == KIND_SET;
+	case F_COPY_SET:
+		return s->kind == KIND_COPY || s->kind == KIND_SET;
+	case F_NCCL:
+		return s->nccl;
+	default:
+		return true;
 	}
-	return b == INT64_MIN ? sum : sum + b - a;
 }
 
-/* Adds [a, b) of busy time to the buckets of u's window. */
+/* The length of each part of u's window (the last may be shorter). */
+static int64_t part_ns(const struct ls_gpu_util *u)
+{
+	return (u->t1_ns - u->t0_ns + LS_GPU_UTIL_BUCKETS - 1) / LS_GPU_UTIL_BUCKETS;
+}
+
+/* Adds [a, b) of busy time to the buckets of u's window (parts of w). */
 static void add_busy(int64_t *acc, const struct ls_gpu_util *u, int64_t w, int64_t a, int64_t b)
 {
 	for (int64_t j = (a - u->t0_ns) / w; j < LS_GPU_UTIL_BUCKETS && a < b; j++) {
@@ -114,12 +116,53 @@ static void add_busy(int64_t *acc, const struct ls_gpu_util *u, int64_t w, int64
 	}
 }
 
+/* Each bucket's busy time as a share of its part of u's window. */
+static void to_shares(const int64_t *acc, const struct ls_gpu_util *u, int64_t w, float *out)
+{
+	for (int j = 0; j < LS_GPU_UTIL_BUCKETS; j++) {
+		int64_t lo = u->t0_ns + j * w, hi = lo + w < u->t1_ns ? lo + w : u->t1_ns;
+
+		out[j] = hi > lo ? (float)acc[j] / (float)(hi - lo) : 0;
+	}
+}
+
+/*
+ * The time the spans f keeps cover (s in start order), and, into out unless NULL, that union's
+ * busy share of each part of u's window.
+ */
+static int64_t union_of(const struct span_ref *s, size_t n, const struct ls_gpu_util *u,
+			enum span_filter f, float *out)
+{
+	int64_t acc[LS_GPU_UTIL_BUCKETS] = {0}, sum = 0, a = 0, b = INT64_MIN, w = part_ns(u);
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && !keep(&s[i], f))
+			continue;
+		if (i < n && s[i].a <= b) {
+			if (s[i].b > b)
+				b = s[i].b;
+			continue;
+		}
+		if (b != INT64_MIN) {
+			sum += b - a;
+			if (out)
+				add_busy(acc, u, w, a, b);
+		}
+		if (i < n) {
+			a = s[i].a;
+			b = s[i].b;
+		}
+	}
+	if (out)
+		to_shares(acc, u, w, out);
+	return sum;
+}
+
 /* Busy stretches, gaps between them, the busy series; s in start order. */
 static int busy_and_gaps(struct dev_work *W)
 {
 	struct ls_gpu_util *u = W->u;
-	int64_t acc[LS_GPU_UTIL_BUCKETS] = {0}, a = W->s[0].a, b = W->s[0].b;
-	int64_t w = (u->t1_ns - u->t0_ns + LS_GPU_UTIL_BUCKETS - 1) / LS_GPU_UTIL_BUCKETS;
+	int64_t acc[LS_GPU_UTIL_BUCKETS] = {0}, a = W->s[0].a, b = W->s[0].b, w = part_ns(u);
 	size_t cap = 0;
 
 	for (size_t i = 1; i <= W->n; i++) {
@@ -145,39 +188,70 @@ static int busy_and_gaps(struct dev_work *W)
 		b = W->s[i].b;
 	}
 	u->gaps = (int64_t)W->ngaps;
-	for (int j = 0; j < LS_GPU_UTIL_BUCKETS; j++) {
-		int64_t lo = u->t0_ns + j * w, hi = lo + w < u->t1_ns ? lo + w : u->t1_ns;
-
-		u->busy[j] = hi > lo ? (float)acc[j] / (float)(hi - lo) : 0;
-	}
+	to_shares(acc, u, w, u->busy);
 	return 0;
 }
 
-/* Each (process, stream)'s busy time; sorts s by stream. */
+/* Each (process, stream)'s busy time, and the busiest ones' over time; sorts s by stream. */
 static int streams_of(struct dev_work *W)
 {
 	struct ls_gpu_util *u = W->u;
-	size_t cap = 0;
+	size_t cap = 0, *from = NULL, lanes[LS_GPU_LANES], nl = 0;
 
 	qsort(W->s, W->n, sizeof(*W->s), by_stream);
 	for (size_t i = 0, j; i < W->n; i = j) {
 		struct ls_gpu_stream_busy *x;
+		size_t *f;
 
 		for (j = i;
 		     j < W->n && W->s[j].proc == W->s[i].proc && W->s[j].stream == W->s[i].stream;
 		     j++)
 			;
 		x = ls_array_grow(u->streams, &cap, u->nstreams, sizeof(*x), 8);
-		if (!x)
+		f = x ? realloc(from, (u->nstreams + 2) * sizeof(*from)) : NULL;
+		if (!f) {
+			free(from);
 			return -ENOMEM;
+		}
 		u->streams = x;
+		from = f;
+		from[u->nstreams] = i;
+		from[u->nstreams + 1] = j;
 		u->streams[u->nstreams++] = (struct ls_gpu_stream_busy){
 			.proc = W->s[i].proc,
 			.stream = W->s[i].stream,
-			.busy_ns = union_of(&W->s[i], j - i, 0, false),
+			.busy_ns = union_of(&W->s[i], j - i, u, F_ANY, NULL),
 			.spans = (int64_t)(j - i),
 		};
 	}
+	/* the busiest LS_GPU_LANES, kept in stream order */
+	for (size_t k = 0; k < u->nstreams; k++) {
+		size_t at = nl;
+
+		if (nl == LS_GPU_LANES) {
+			size_t min = 0;
+
+			for (size_t q = 1; q < nl; q++)
+				if (u->streams[lanes[q]].busy_ns < u->streams[lanes[min]].busy_ns)
+					min = q;
+			if (u->streams[lanes[min]].busy_ns >= u->streams[k].busy_ns)
+				continue;
+			memmove(&lanes[min], &lanes[min + 1], (nl - 1 - min) * sizeof(lanes[0]));
+			at = --nl;
+		}
+		lanes[at] = k;
+		nl++;
+	}
+	for (size_t q = 0; q < nl; q++) {
+		size_t k = lanes[q];
+		struct ls_gpu_lane *l = &u->lanes[q];
+
+		l->proc = u->streams[k].proc;
+		l->stream = u->streams[k].stream;
+		union_of(&W->s[from[k]], from[k + 1] - from[k], u, F_ANY, l->busy);
+	}
+	u->nlanes = nl;
+	free(from);
 	return 0;
 }
 
@@ -261,7 +335,7 @@ static int walk_thread(struct dev_work *W, int proc, size_t lo, size_t hi)
 	for (size_t i = lo; i < hi && g < W->ngaps; i++) {
 		const struct ls_mtick *t = &S->ticks[i];
 		int64_t a = t->t_ns - t->dur_ns, b = t->t_ns;
-		size_t k = g;
+		size_t k;
 		int file, line;
 
 		while (g < W->ngaps && W->gaps[g].b <= a)
@@ -397,10 +471,11 @@ static int analyse(const struct ls_model *m, struct ls_gpu_util *u, struct span_
 	for (size_t i = 0; i < n; i++)
 		if (s[i].b > u->t1_ns)
 			u->t1_ns = s[i].b;
-	u->kernel_ns = union_of(s, n, KIND_KERNEL, false);
-	u->copy_ns = union_of(s, n, KIND_COPY, false);
-	u->set_ns = union_of(s, n, KIND_SET, false);
-	u->nccl_ns = union_of(s, n, KIND_KERNEL, true);
+	u->kernel_ns = union_of(s, n, u, F_KERNEL, u->kernels);
+	u->copy_ns = union_of(s, n, u, F_COPY, NULL);
+	u->set_ns = union_of(s, n, u, F_SET, NULL);
+	union_of(s, n, u, F_COPY_SET, u->copies);
+	u->nccl_ns = union_of(s, n, u, F_NCCL, NULL);
 	ls_hashmap_init(&W.line_idx);
 	err = busy_and_gaps(&W);
 	if (!err)

@@ -40,6 +40,14 @@ struct ls_gpu_stream_busy {
 	int64_t busy_ns, spans;
 };
 
+#define LS_GPU_LANES 16 /* streams drawn over time: the busiest */
+
+/* A stream's busy share of each part of its device's window. */
+struct ls_gpu_lane {
+	int proc, stream;
+	float busy[LS_GPU_UTIL_BUCKETS];
+};
+
 struct ls_gpu_util {
 	int ordinal;	      /* CUDA ordinal in the first process that used it */
 	int proc;	      /* that process: its host, its rank */
@@ -51,8 +59,12 @@ struct ls_gpu_util {
 	int64_t explained_ns; /* idle time during which some launching thread was at a line */
 	int threads;	      /* launching threads on the timeline */
 	float busy[LS_GPU_UTIL_BUCKETS]; /* busy share of each part of the window, 0..1 */
-	struct ls_gpu_stream_busy *streams;
+	float kernels[LS_GPU_UTIL_BUCKETS],
+		copies[LS_GPU_UTIL_BUCKETS]; /* of kernels; copies, sets */
+	struct ls_gpu_stream_busy *streams;  /* by process and stream */
 	size_t nstreams;
+	struct ls_gpu_lane lanes[LS_GPU_LANES]; /* the busiest streams, by process and stream */
+	size_t nlanes;
 	struct ls_gpu_idle_line *lines; /* most idle time first */
 	size_t nlines;
 	struct ls_gpu_gap top_gaps[LS_GPU_TOP_GAPS]; /* longest first */

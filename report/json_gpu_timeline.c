@@ -20,6 +20,16 @@ static void set_proc(json_t *o, const struct ls_model *m, int proc, bool data)
 	json_object_set_new(o, "host", ls_json__name(ls_model__host(m, proc)));
 }
 
+/* A busy series: shares to 0.1 % */
+static json_t *series(const float *v)
+{
+	json_t *a = json_array();
+
+	for (int j = 0; j < LS_GPU_UTIL_BUCKETS; j++)
+		json_array_append_new(a, json_real(round(v[j] * SERIES_DIGITS) / SERIES_DIGITS));
+	return a;
+}
+
 /* A line and its idle time */
 static json_t *line_ref(const struct ls_model *m, const struct ls_gpu_idle_line *l, bool data)
 {
@@ -51,7 +61,7 @@ static json_t *idle_line(const struct ls_model *m, const struct ls_gpu_idle_line
 static json_t *device(const struct ls_model *m, const struct ls_gpu_util *u, bool data)
 {
 	json_t *o = json_object(), *streams = json_array(), *lines = json_array(),
-	       *values = json_array(), *gaps = json_array();
+	       *lanes = json_array(), *gaps = json_array();
 	int64_t active = u->t1_ns - u->t0_ns, idle = active - u->busy_ns;
 
 	json_object_set_new(o, "index", json_integer(u->ordinal));
@@ -86,14 +96,20 @@ static json_t *device(const struct ls_model *m, const struct ls_gpu_util *u, boo
 		json_array_append_new(streams, s);
 	}
 	json_object_set_new(o, "streams", streams);
-	for (int j = 0; j < LS_GPU_UTIL_BUCKETS; j++)
-		json_array_append_new(values,
-				      json_real(round(u->busy[j] * SERIES_DIGITS) / SERIES_DIGITS));
+	for (size_t i = 0; i < u->nlanes; i++) {
+		json_t *l = json_object();
+
+		set_proc(l, m, u->lanes[i].proc, data);
+		json_object_set_new(l, "stream", json_integer(u->lanes[i].stream));
+		json_object_set_new(l, "values", series(u->lanes[i].busy));
+		json_array_append_new(lanes, l);
+	}
 	json_object_set_new(o, "busy_series",
-			    json_pack("{s:o, s:o, s:o}", "start_s", ls_json__secs(u->t0_ns),
-				      "step_s",
+			    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "start_s",
+				      ls_json__secs(u->t0_ns), "step_s",
 				      json_real((double)active / LS_GPU_UTIL_BUCKETS / NS_PER_S),
-				      "values", values));
+				      "values", series(u->busy), "kernels", series(u->kernels),
+				      "copies", series(u->copies), "streams", lanes));
 	for (size_t i = 0; i < u->nlines; i++)
 		json_array_append_new(lines, idle_line(m, &u->lines[i], u, data));
 	for (size_t i = 0; i < u->ntop_gaps; i++) {

@@ -54,6 +54,13 @@ act = g["end_s"] - g["start_s"]
 near(g["utilization"], g["busy_s"] / act, 1e-6, "utilisation = busy / active window")
 ser = g["busy_series"]["values"]
 say(all(0 <= v <= 1 for v in ser), "busy series within [0, 1] (%d values)" % len(ser))
+bs = g["busy_series"]
+near(sum(bs["kernels"]) * bs["step_s"], g["kernel_s"], 0.002 * act, "kernel series' area")
+near(sum(bs["copies"]) * bs["step_s"], g["copy_s"] + g["set_s"], 0.002 * act, "copy series' area")
+lanes = {l["stream"]: l for l in bs["streams"]}
+say(sorted(lanes) == [3, 5, 7], "a lane per stream: %s" % sorted(lanes))
+if 5 in lanes:
+    near(sum(lanes[5]["values"]) * bs["step_s"], n * T["nccl_ns"] / 1e9, 0.002 * act, "stream 5's lane area")
 near(sum(ser) * g["busy_series"]["step_s"], g["busy_s"], 0.002 * act, "busy series' area")
 say(g["launching_threads"] == 1, "one launching thread (%d): the bystander is not one" % g["launching_threads"])
 lines = {l["line"]: l for l in g["idle_lines"] if l["pid"] == T["pid"] and l["path"].endswith("gpu_idle.py")}

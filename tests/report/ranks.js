@@ -132,6 +132,47 @@ H.test('a process without a rank goes with its nearest ancestor\'s, on its own h
 	eq(JSON.stringify(opts), JSON.stringify(['rank 0 (1)', 'rank 1 (3)']), 'rank groups with their processes');
 });
 
+// A copy whose lines have GPU work: the STEP line launched 3 s on each rank, of which rank 0 spent
+// 2 s and rank 1 0.5 s in NCCL (rank 0 waits for rank 1). Compare switches the table to GPU time
+// and to NCCL, the largest marked; a copy without GPU work has no switch.
+H.test('ranks: GPU time and NCCL per rank, the largest marked', async (page) => {
+	const text = fs.readFileSync(html, 'utf8');
+	const m = /(<script type="application\/json" id="ls-data">)([\s\S]*?)(<\/script>)/.exec(text);
+	const doc = JSON.parse(m[2]), L = doc.lines, n = L.proc.length;
+	const stepAt = (i) => step.some((l) => doc.sources[L.src[i]] && L.line[i] === l.line &&
+		doc.processes[L.proc[i]].pid === l.pid && doc.processes[L.proc[i]].host === l.host);
+	const rankAt = (i) => doc.processes[L.proc[i]].rank;
+	L.gpu_s = Array.from({ length: n }, (_, i) => (stepAt(i) ? 3 : null));
+	L.gpu_nccl_s = Array.from({ length: n }, (_, i) => (stepAt(i) ? (rankAt(i) === 0 ? 2 : 0.5) : null));
+	const copy = 'gpu-' + file;
+	fs.writeFileSync(path.join(path.dirname(html), copy), text.slice(0, m.index) + m[1] +
+			 JSON.stringify(doc).replace(/</g, '\\u003c') + m[3] + text.slice(m.index + m[0].length));
+	await H.open(page, copy, '#overview');
+	const labels = await page.$$eval('#rankmetric button', (b) => b.map((x) => x.textContent));
+	eq(JSON.stringify(labels), JSON.stringify(['Time', 'GPU time', 'NCCL']), 'the Compare switch');
+	const table = () => page.evaluate(() => {
+		const t = document.querySelector('table.ranks');
+		return { metric: t.dataset.metric, head: Array.from(t.querySelectorAll('thead th')).map((th) => th.textContent),
+			 rows: Array.from(t.querySelectorAll('tbody tr')).map((tr) => Array.from(tr.children).map((td) =>
+				 ({ text: td.textContent, worst: td.classList.contains('worst') }))) };
+	});
+	await page.click('#rankmetric button[data-value="gpu_nccl_s"]');
+	const t = await table();
+	eq(t.metric, 'gpu_nccl_s', 'the NCCL table');
+	assert(t.head[t.head.length - 1] === 'Largest / median', 'heading: ' + t.head.join(' | '));
+	const row = t.rows.find((r) => step.some((l) => r[0].text.endsWith(':' + l.line)));
+	assert(row, 'no STEP row: ' + t.rows.map((r) => r[0].text).join(', '));
+	eq(secs(row[1].text), 2, 'rank 0 NCCL');
+	eq(secs(row[2].text), 0.5, 'rank 1 NCCL');
+	assert(row[1].worst && !row[2].worst, 'rank 0, which waits most, is marked');
+	await page.click('#rankmetric button[data-value="gpu_s"]');
+	const g = await table();
+	eq(g.metric, 'gpu_s', 'the GPU time table');
+	eq(g.rows.length, 2, 'the totals and the one line with GPU work');
+	await H.open(page, file, '#overview');
+	eq(await page.$$eval('#rankmetric', (x) => x.length), 0, 'no switch without GPU work');
+});
+
 H.run().then((failed) => process.exit(failed ? 1 : 0), (e) => {
 	console.error(e);
 	process.exit(1);

@@ -577,6 +577,8 @@ H.test('GPU view: devices, notes, line estimates', async (page) => {
 	const sum = await page.textContent('.gpusummary');
 	const most = [...U.idle_lines].sort((a, b) => b.idle_s - a.idle_s)[0];
 	assert(sum.startsWith('GPU 0 was idle') && sum.includes(':' + most.line), 'the summary names the most idle line: ' + sum);
+	eq(await page.$$eval('.lanes .laneRow .lname', (l) => l.map((x) => x.textContent)), ['stream 7', 'stream 9'],
+	   'a lane per stream');
 	const idle = await tableRows(page, 'table.gpuidle');
 	eq(idle.length, U.idle_lines.length, 'a row per idle line');
 	const lineNo = (r) => parseInt(r.cells.loc.split(':').pop(), 10);

@@ -213,6 +213,13 @@ static void test_devices(void **state)
 	assert_int_equal(a->streams[1].stream, 8);
 	assert_int_equal(a->streams[1].busy_ns, 7 * MS);
 	assert_int_equal(m->procs[a->streams[2].proc].pid, 200);
+	/* each stream a lane; the kernels' and the copies' own series */
+	assert_int_equal(a->nlanes, 3);
+	assert_int_equal(a->lanes[1].stream, 8);
+	assert_true(a->lanes[0].busy[0] == 1.0f && a->lanes[1].busy[0] == 0.0f);
+	assert_true(a->lanes[1].busy[20] == 1.0f && a->lanes[2].busy[80] == 1.0f);
+	assert_true(a->kernels[20] == 1.0f && a->copies[20] == 1.0f && a->copies[0] == 0.0f);
+	assert_true(a->kernels[44] == 0.0f && a->copies[44] == 1.0f);
 	/* 100, 101 and 200 launch with a Python frame; 102 and the native 300 do not count */
 	assert_int_equal(a->threads, 3);
 	assert_int_equal(a->nlines, 3);

@@ -184,9 +184,11 @@ function longestGaps(u) {
 	return box;
 }
 
-// The busy share of each equal part of the active window, as bars (idle is the empty part).
+// The busy share of each equal part of the active window, as bars (idle is the empty part), the
+// copies' and sets' share in front of it; then a lane per stream (the busiest), shaded by its share.
 function busyStrip(u) {
-	var v = list(u.busy_series.values), W = 800, H = 56, bw = W / Math.max(1, v.length);
+	var S = u.busy_series, v = list(S.values), cp = list(S.copies), W = 800, H = 56;
+	var bw = W / Math.max(1, v.length);
 	var s = svg("svg", {width: "100%", height: H, viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none",
 			    class: "busystrip", role: "img",
 			    "aria-label": "GPU " + u.index + " busy " + fmtPct(u.utilization) + " over its active window"});
@@ -195,10 +197,29 @@ function busyStrip(u) {
 		if (!(f > 0))
 			return;
 		var r = svg("rect", {x: j * bw, y: H * (1 - f), width: bw + 0.2, height: H * f, class: "busy"});
-		var t0 = u.start_s + j * u.busy_series.step_s;
 		r.appendChild(svg("title"));
-		r.firstChild.textContent = fmtTime(t0) + ": busy " + fmtPct(f);
+		r.firstChild.textContent = fmtTime(S.start_s + j * S.step_s) + ": busy " + fmtPct(f) +
+			(cp[j] > 0 ? ", copies and sets " + fmtPct(cp[j]) : "");
 		s.appendChild(r);
+		if (cp[j] > 0)
+			s.appendChild(svg("rect", {x: j * bw, y: H * (1 - cp[j]), width: bw + 0.2, height: H * cp[j], class: "copy"}));
 	});
-	return el("div", {class: "busywrap"}, s);
+	var box = el("div", {class: "busywrap"}, s);
+	var lanes = list(S.streams).filter(function (l) {
+		return inSel(l.proc);
+	});
+	if (lanes.length)
+		box.appendChild(el("div", {class: "lanes"}, lanes.map(function (l) {
+			var ls = svg("svg", {width: "100%", height: 12, viewBox: "0 0 " + W + " 12", preserveAspectRatio: "none",
+					     class: "lane", "aria-hidden": "true"});
+			list(l.values).forEach(function (f, j) {
+				if (f > 0)
+					ls.appendChild(svg("rect", {x: j * bw, y: 0, width: bw + 0.2, height: 12, class: "busy",
+								    "fill-opacity": Math.max(0.15, f).toFixed(3)}));
+			});
+			return el("div", {class: "laneRow"}, el("span", {class: "lname", title: procShort(l.proc)},
+								    "stream " + l.stream), ls);
+		})));
+	return box;
 }
+

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Rank comparison (a merged or distributed job): the hottest lines of the whole job, with each
 // rank's own time on them, so that the rank that is slower on a line stands out. Ranks come from
-// the processes' RANK; a profile with no ranks but several hosts compares hosts instead.
+// the processes' RANK; a profile with no ranks but several hosts compares hosts instead. With GPU
+// work, the same for each line's GPU time and its NCCL (communication) part: the rank that waits
+// least in a collective is the one the others wait for.
+
+// The measures a rank comparison can show: the line column, and what its rows say.
+var RANK_METRICS = [
+	{value: "time_s", label: "Time", what: "Time"},
+	{value: "gpu_s", label: "GPU time", what: "GPU time (device work launched)"},
+	{value: "gpu_nccl_s", label: "NCCL", what: "Communication time (NCCL kernels)"}
+];
+var rankMetric = "time_s";
 
 // {group: [index into labels per process, or -1], labels, sel: [the selection key of each],
 // byRank} over groups(): the ranks, or the hosts when no two ranks are set; null when fewer than two
@@ -26,10 +36,11 @@ function rankGroups() {
 	return G.labels.length < 2 ? null : G;
 }
 
-// The n hottest (src, line) of all groups, each with its time per group; plus each group's total.
-function rankRows(G, n) {
+// The n hottest (src, line) of all groups by column col of the lines (time_s, gpu_s,
+// gpu_nccl_s), each with its value per group; plus each group's total.
+function rankRows(G, n, col) {
 	var L = D.lines, rows = new Map(), total = new Float64Array(G.labels.length);
-	var proc = list(L.proc), T = list(L.time_s);
+	var proc = list(L.proc), T = list(L[col || "time_s"]);
 	for (var i = 0; i < proc.length; i++) {
 		var g = G.group[proc[i]];
 		if (!isNum(g) || g < 0 || !isNum(T[i]))
@@ -52,7 +63,9 @@ function rankRows(G, n) {
 	}).sort(function (a, b) {
 		return b.sum - a.sum;
 	}).slice(0, n);
-	return {rows: top, total: total};
+	return {rows: top.filter(function (r) {
+		return r.sum > 0;
+	}), total: total};
 }
 
 // max / median of a row: how far its slowest group is from the typical one
@@ -79,20 +92,29 @@ function rankCells(tr, t) {
 			  s === null ? DASH : "\u00d7" + s.toFixed(2)));
 }
 
-// The section, or null when the profile has fewer than two ranks (or hosts).
-function rankSection() {
-	var G = rankGroups();
-	if (!G)
-		return null;
-	var R = rankRows(G, 15);
+// The metrics the lines have values for (GPU ones only with GPU work).
+function rankMetrics() {
+	return RANK_METRICS.filter(function (x) {
+		return list(D.lines[x.value]).some(function (v) {
+			return isNum(v) && v > 0;
+		}) || x.value === "time_s";
+	});
+}
+
+// The comparison table of one metric.
+function rankTable(G, col) {
+	var R = rankRows(G, 15, col), M = RANK_METRICS.filter(function (x) {
+		return x.value === col;
+	})[0];
 	var head = el("tr", null, el("th", null, "Line"));
 	G.labels.forEach(function (l, g) {
 		head.appendChild(el("th", {class: "num"},
 				    el("a", {href: "#overview" + selQuery(G.sel[g]),
 					     title: "Show only the processes of " + l}, l)));
 	});
-	head.appendChild(el("th", {class: "num", title: "The slowest " + (G.byRank ? "rank" : "host") +
-				  "'s time over the median's"}, "Slowest / median"));
+	var most = col === "time_s" ? "slowest" : "largest";
+	head.appendChild(el("th", {class: "num", title: "The " + most + " " + (G.byRank ? "rank" : "host") +
+				  "'s value over the median's"}, most[0].toUpperCase() + most.slice(1) + " / median"));
 	var body = el("tbody");
 	var all = el("tr", {class: "total"}, el("td", null, "All lines"));
 	rankCells(all, R.total);
@@ -102,10 +124,32 @@ function rankSection() {
 		rankCells(tr, r.t);
 		body.appendChild(tr);
 	});
-	return el("div", {class: "ranks"},
-		  el("div", {class: "sechead"}, el("h2", null, G.byRank ? "Ranks" : "Hosts"),
-		     helpLink("ranks", {class: "more"}, "About ranks \u2197")),
-		  el("p", {class: "muted"}, "Time on the job's hottest lines, per " + (G.byRank ? "rank" : "host") +
-		     "; the slowest of each row is marked."),
-		  el("table", {class: "grid ranks"}, el("thead", null, head), body));
+	return el("div", null,
+		  el("p", {class: "muted"}, M.what + " on the job's hottest lines, per " + (G.byRank ? "rank" : "host") +
+		     "; the " + most + " of each row is marked."),
+		  el("table", {class: "grid ranks", "data-metric": col}, el("thead", null, head), body));
+}
+
+// The section, or null when the profile has fewer than two ranks (or hosts).
+function rankSection() {
+	var G = rankGroups();
+	if (!G)
+		return null;
+	var metrics = rankMetrics(), box = el("div");
+	if (!metrics.some(function (x) {
+		return x.value === rankMetric;
+	}))
+		rankMetric = "time_s";
+	var draw = function () {
+		clear(box);
+		box.appendChild(rankTable(G, rankMetric));
+	};
+	var head = el("div", {class: "sechead"}, el("h2", null, G.byRank ? "Ranks" : "Hosts"),
+		      metrics.length > 1 ? segmented("Compare", null, metrics, rankMetric, function (v) {
+			      rankMetric = v;
+			      draw();
+		      }, "rankmetric") : null,
+		      helpLink("ranks", {class: "more"}, "About ranks \u2197"));
+	draw();
+	return el("div", {class: "ranks"}, head, box);
 }
