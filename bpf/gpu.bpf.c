@@ -226,7 +226,7 @@ int BPF_USDT(handle_gpu_record, const void *rec, __u32 len)
 		goto out;
 	}
 	h = (struct ls_gpu_hdr *)b->data;
-	if (h->sub < LS_GPU_HELLO || h->sub > LS_GPU_EXIT) {
+	if (h->sub < LS_GPU_HELLO || h->sub > LS_GPU_LAUNCHES) {
 		GPU_STAT_INC(bad_sub);
 		goto out;
 	}

@@ -16,6 +16,9 @@
  *	the API function name.
  *	BPF turns it into an ls_sample (kind LS_SAMPLE_GPULAUNCH, aux = LS_GPU_AUX(...),
  *	weight_ns = dur_ns) carrying the launching thread's Python stack.
+ *	A launch made from the same Python location (frame chain, gpu/pyloc.h) as the thread's
+ *	last probed launch is not probed: it goes into an LS_GPU_LAUNCHES record that names that
+ *	launch as its reference, and the collector gives it the reference's stack.
  *
  *   record(const void *rec, u32 len)
  *	Everything else. rec points to one complete record below, starting with struct ls_gpu_hdr;
@@ -82,6 +85,7 @@ enum ls_gpu_sub {
 	LS_GPU_MEMSAMPLE = 5, /* struct ls_gpu_memsample: NVML memory of this process */
 	LS_GPU_STATUS = 6,    /* struct ls_gpu_status: drops and errors since the last one */
 	LS_GPU_EXIT = 7,      /* struct ls_gpu_status: final flush done; no more records follow */
+	LS_GPU_LAUNCHES = 8,  /* struct ls_gpu_launches + hdr.count x struct ls_gpu_launch_ent */
 };
 
 /* Leads every record of the record probe (and so every LS_REC_GPU ring-buffer record). */
@@ -175,6 +179,28 @@ struct ls_gpu_name {
 	char name[];
 };
 
+/*
+ * Launches made from the same Python location as their thread's reference launch (the last one
+ * the api probe carried), in the order they were made. Sent by the launching thread before its
+ * next probe, when full or a few ms old, before every activity record, at thread exit and at
+ * process exit, so a launch's entry always comes before its device work.
+ */
+struct ls_gpu_launch_ent {
+	__u32 corr;   /* correlation id of the launch */
+	__u32 api_ns; /* CPU time inside the call (capped at ~4.3 s) */
+	__u64 t_mono; /* its API exit, CLOCK_MONOTONIC as the library reads it */
+};
+
+struct ls_gpu_launches {
+	struct ls_gpu_hdr hdr; /* count = entries that follow */
+	__u32 ref_corr;	       /* the reference launch: its stack is every entry's */
+	__u32 pad;
+	__u64 mono; /* CLOCK_MONOTONIC at the probe: hdr.ts - mono maps t_mono onto hdr.ts's clock */
+	struct ls_gpu_launch_ent ent[];
+};
+
+#define LS_GPU_LAUNCHES_MAX 250 /* entries per LS_GPU_LAUNCHES record */
+
 /* ls_gpu_device.flags: which fields are known */
 enum ls_gpu_device_flags {
 	LS_GPU_DF_CUPTI = 1 << 0, /* ordinal, name, memory from a CUPTI device record */
@@ -259,6 +285,11 @@ _Static_assert(sizeof(struct ls_gpu_memsample) +
 			       LS_GPU_MAX_DEVICES * sizeof(struct ls_gpu_memsample_dev) <=
 		       LS_GPU_REC_MAX,
 	       "a memory sample fits the record probe");
+_Static_assert(sizeof(struct ls_gpu_launches) == 56, "ls_gpu_launches layout");
+_Static_assert(sizeof(struct ls_gpu_launches) +
+			       LS_GPU_LAUNCHES_MAX * sizeof(struct ls_gpu_launch_ent) <=
+		       LS_GPU_REC_MAX,
+	       "a launches record fits the record probe");
 _Static_assert((LS_GPU_REC_MAX & (LS_GPU_REC_MAX - 1)) == 0, "LS_GPU_REC_MAX is a power of two");
 
 #endif /* __LS_GPU_RECORDS_H */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "inject_int.h"
+#include "pyloc.h"
 
 #define LS_EXPORT __attribute__((visibility("default")))
 
@@ -77,6 +78,8 @@ static void on_exit_flush(void)
 {
 	if (!L.subscribed || getpid() != L.pid)
 		return;
+	if (L.same_loc)
+		launches_send_all(); /* before the activity the flush delivers */
 	if (L.activity_on && atomic_load(&L.attached))
 		L.cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	if (!LINESCOPE_GPU_RECORD_ENABLED() || !atomic_load(&L.attached))
@@ -132,6 +135,17 @@ static void setup(void)
 		}
 	}
 
+	/* without sampling, launches from a thread's last probed Python location are batched */
+	if (!L.sample_shift && env_u32("LINESCOPE_GPU_SAME_LOCATION", 1, 0, 1)) {
+		int err = ls_pyloc__init(why, sizeof(why));
+
+		if (!err)
+			err = launches_init();
+		L.same_loc = !err;
+		if (err)
+			lib_log(2, "every launch is probed: %s",
+				err == -ENOENT || err == -ENOTSUP ? why : strerror(-err));
+	}
 	if (ls_cupti_api__load(&L.cupti, why, sizeof(why))) {
 		fail(LS_GPU_ST_NO_CUPTI, 0, "GPU collection is off: %s", why);
 		return;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * CUDA API callbacks: which calls are followed (by name), the attach that starts an epoch and
- * turns activity tracing on, sampled launches, and the api probe fired at each call's exit.
+ * turns activity tracing on, sampled launches, and the api probe fired at each call's exit
+ * (unless a launch is batched with its thread's last probed one, inject_launches.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -165,8 +166,14 @@ void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId c
 		atomic_fetch_add_explicit(&L.no_entry, 1, memory_order_relaxed);
 		t0 = now;
 	}
-	if (cls == LS_GPU_API_LAUNCH)
+	if (cls == LS_GPU_API_LAUNCH) {
+		/* same Python location as the thread's last probed launch: no probe */
+		if (L.same_loc && launches_add(cb->correlationId, now - t0, now))
+			return;
 		cls |= L.sample_shift << 8;
+	} else if (L.same_loc) {
+		launches_send_mine(); /* in order: the thread's launches before this call */
+	}
 	LINESCOPE_GPU_API(cb->correlationId, d == DOM_DRV ? -(__s32)cbid : (__s32)cbid, cls,
 			  now - t0, cb->symbolName ? cb->symbolName : cb->functionName);
 }

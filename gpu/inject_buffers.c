@@ -162,6 +162,9 @@ void CUPTIAPI on_buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, s
 		pthread_mutex_lock(&L.lock);
 		housekeeping(0);
 		pthread_mutex_unlock(&L.lock);
+		/* the launches of this work, before it */
+		if (L.same_loc)
+			launches_send_all();
 	}
 	if (ls_gpu_activity__parse(&ops, buf, valid, &st) == -EBADMSG)
 		atomic_fetch_add(&L.bad_buffers, 1);

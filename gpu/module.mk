@@ -10,7 +10,7 @@ CUDA_LIB := $(CUDA_HOME)/lib64
 GPU_OUT := $(OUTPUT)/gpu
 GPU_TOUT := $(OUTPUT)/tests/gpu
 GPU_LIB := $(GPU_OUT)/liblinescope_cupti.so
-GPU_HDRS := $(wildcard gpu/*.h) bpf/linescope.h userspace/gpu_agg.h
+GPU_HDRS := $(wildcard gpu/*.h) bpf/linescope.h userspace/gpu_agg.h userspace/pyversions.h
 # the collector's join, which the GPU tests drive
 GPU_AGG_OBJ := $(OUTPUT)/userspace/gpu_agg.o $(OUTPUT)/userspace/gpu_agg_mem.o
 # the generated probes.h first: python-usdt/ has a probes.h of its own
@@ -20,8 +20,11 @@ GPU_CFLAGS := -I$(GPU_OUT) $(ALL_CFLAGS) -I$(CUDA_INC)
 ALL_TARGETS += $(GPU_LIB)
 TEST_TARGETS += test-gpu
 
-GPU_PIC_SRCS := inject inject_records inject_buffers inject_api activity cupti_api kname nvml
-GPU_PIC_OBJS := $(patsubst %,$(GPU_OUT)/pic/%.o,$(GPU_PIC_SRCS)) $(GPU_OUT)/pic/probes.o
+GPU_PIC_SRCS := inject inject_records inject_buffers inject_api inject_launches pyloc activity \
+	cupti_api kname nvml
+# the sampler's CPython layouts (pure functions), for the launching thread's location
+GPU_PIC_OBJS := $(patsubst %,$(GPU_OUT)/pic/%.o,$(GPU_PIC_SRCS)) $(GPU_OUT)/pic/pyversions.o \
+	$(GPU_OUT)/pic/probes.o
 
 $(GPU_OUT) $(GPU_OUT)/pic $(GPU_TOUT) $(GPU_TOUT)/fake $(OUTPUT)/bench:
 	$(call msg,MKDIR,$@)
@@ -36,6 +39,10 @@ $(GPU_OUT)/pic/probes.o: gpu/probes.d | $(GPU_OUT)/pic
 	$(Q)CFLAGS=-fPIC dtrace -G -s $< -o $@
 
 $(GPU_OUT)/pic/%.o: gpu/%.c $(GPU_HDRS) $(GPU_OUT)/probes.h | $(GPU_OUT)/pic
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(GPU_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(GPU_OUT)/pic/pyversions.o: userspace/pyversions.c userspace/pyversions.h bpf/linescope.h | $(GPU_OUT)/pic
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(GPU_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -126,14 +133,23 @@ test-gpu-root: $(GPU_LIB) $(GPU_FAKE) $(GPU_TOUT)/fake_app $(GPU_TOUT)/gpu-captu
 test-gpu: test-gpu-unit test-gpu-root
 
 # ---- benchmark ---------------------------------------------------------------------------------
-$(OUTPUT)/bench/gpu-overhead.o: bench/gpu-overhead.c $(GPU_HDRS) tests/gpu/fake/fakecuda.h | $(OUTPUT)/bench
+$(OUTPUT)/bench/gpu-overhead.o: bench/gpu-overhead.c bench/gpu_overhead_py.h $(GPU_HDRS) tests/gpu/fake/fakecuda.h | $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(GPU_CFLAGS) -I$(GPU_TOUT) -Itests/gpu/fake -c $< -o $@
+	$(Q)$(CC) $(GPU_CFLAGS) -I$(GPU_TOUT) -Ibench -Itests/gpu/fake -c $< -o $@
 
-$(OUTPUT)/bench/gpu-overhead: $(OUTPUT)/bench/gpu-overhead.o $(GPU_AGG_OBJ) $(GPU_FAKE) $(GPU_LIB)
+# Debian's CPython 3.11, embedded for the Python loops (not the interpreter on PATH)
+BENCH_PY_CONFIG := /usr/bin/python3.11-config
+
+$(OUTPUT)/bench/gpu_overhead_py.o: bench/gpu_overhead_py.c bench/gpu_overhead_py.h tests/gpu/fake/fakecuda.h | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(GPU_CFLAGS) $(shell $(BENCH_PY_CONFIG) --includes) -Itests/gpu/fake -c $< -o $@
+
+$(OUTPUT)/bench/gpu-overhead: $(OUTPUT)/bench/gpu-overhead.o $(OUTPUT)/bench/gpu_overhead_py.o \
+			      $(GPU_AGG_OBJ) $(GPU_FAKE) $(GPU_LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(OUTPUT)/bench/gpu-overhead.o $(GPU_AGG_OBJ) -L$(GPU_TOUT)/fake \
-		-Wl,-rpath,'$$ORIGIN/../tests/gpu/fake' -l:libcupti.so.13 $(PKG_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(OUTPUT)/bench/gpu-overhead.o $(OUTPUT)/bench/gpu_overhead_py.o $(GPU_AGG_OBJ) \
+		-L$(GPU_TOUT)/fake -Wl,-rpath,'$$ORIGIN/../tests/gpu/fake' -l:libcupti.so.13 \
+		$(PKG_LIBS) $(shell $(BENCH_PY_CONFIG) --embed --ldflags) -lpthread -o $@
 
 bench-gpu-overhead: $(OUTPUT)/bench/gpu-overhead
 	$(Q)$< --lib $(abspath $(GPU_LIB))

@@ -167,30 +167,24 @@ static void give_orphan(struct ls_gpu_agg *a, struct proc *p, struct ls_gpu_attr
 	give(a, p, attr);
 }
 
-int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u64 aux,
-		       __u64 api_ns, __u64 cookie)
+/* A launch as *ref says (thread, stack, class, sampling), under its own corr. */
+static void add_launch(struct ls_gpu_agg *a, struct proc *p, __u32 corr,
+		       const struct launch_slot *ref, __u64 ts, __u64 api_ns)
 {
-	struct proc *p = get_proc(a, pid);
 	struct ls_gpu_attr attr = {};
 	struct launch_slot *s;
 	struct pend_slot *ps;
-	__u32 corr = LS_GPU_AUX_CORR(aux);
 
-	if (!p)
-		return -ENOMEM;
 	a->st.launches++;
 	p->launches++;
 	s = &p->ring[corr & (a->window - 1)];
+	*s = *ref;
 	s->corr = corr;
-	s->tid = tid;
-	s->cookie = cookie;
-	s->cls = (__u8)LS_GPU_AUX_CLASS(aux);
 	s->valid = 1;
-	s->shift = (__u8)LS_GPU_AUX_SHIFT(aux);
 
-	attr.pid = pid;
-	attr.tid = tid;
-	attr.cookie = cookie;
+	attr.pid = p->pid;
+	attr.tid = s->tid;
+	attr.cookie = s->cookie;
 	attr.corr = corr;
 	attr.api_class = s->cls;
 	attr.flags = LS_GPU_ATTR_API;
@@ -203,14 +197,60 @@ int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u
 	ps = &p->pend[corr & (a->pending - 1)];
 	if (ps->used && ps->a.corr == corr) {
 		ps->used = 0;
-		ps->a.tid = tid;
-		ps->a.cookie = cookie;
+		ps->a.tid = s->tid;
+		ps->a.cookie = s->cookie;
 		ps->a.api_class = s->cls;
 		a->st.attributed += ps->a.count;
 		scale(&ps->a, s->shift);
 		give(a, p, &ps->a);
 	}
+}
+
+int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u64 aux,
+		       __u64 api_ns, __u64 cookie)
+{
+	struct proc *p = get_proc(a, pid);
+	struct launch_slot ref = {
+		.tid = tid,
+		.cookie = cookie,
+		.cls = (__u8)LS_GPU_AUX_CLASS(aux),
+		.shift = (__u8)LS_GPU_AUX_SHIFT(aux),
+	};
+
+	if (!p)
+		return -ENOMEM;
+	add_launch(a, p, LS_GPU_AUX_CORR(aux), &ref, ts, api_ns);
 	return 0;
+}
+
+/*
+ * Launches the library batched under their thread's reference launch (same Python location):
+ * each is that launch again under its own correlation id. A reference never seen (its sample
+ * lost, or sent before we attached) leaves its batch unattributed: counted, and the device work
+ * ends up with NO_LAUNCH.
+ */
+static void on_launches(struct ls_gpu_agg *a, struct proc *p, const struct ls_gpu_launches *r)
+{
+	const struct launch_slot *s = &p->ring[r->ref_corr & (a->window - 1)];
+	struct launch_slot ref = *s;
+	__u64 off = r->hdr.ts - r->mono; /* modular, like clk_off */
+	__u32 i;
+
+	if (!r->ref_corr || !s->valid || s->corr != r->ref_corr) {
+		a->st.same_loc_lost += r->hdr.count;
+		return;
+	}
+	for (i = 0; i < r->hdr.count; i++) {
+		const struct ls_gpu_launch_ent *e = &r->ent[i];
+
+		if (!e->corr || e->corr == ref.corr) {
+			a->st.same_loc_lost++;
+			continue;
+		}
+		a->st.same_loc++;
+		p->same_loc++;
+		add_launch(a, p, e->corr, &ref, r->hdr.ts ? e->t_mono + off : 0, e->api_ns);
+	}
 }
 
 /* ---- records ---------------------------------------------------------------------------- */
@@ -388,6 +428,10 @@ static size_t min_len(const struct ls_gpu_hdr *h)
 	case LS_GPU_STATUS:
 	case LS_GPU_EXIT:
 		return sizeof(struct ls_gpu_status);
+	case LS_GPU_LAUNCHES:
+		if (h->count > LS_GPU_LAUNCHES_MAX)
+			return ~(size_t)0;
+		return sizeof(struct ls_gpu_launches) + h->count * sizeof(struct ls_gpu_launch_ent);
 	default:
 		return ~(size_t)0;
 	}
@@ -443,6 +487,9 @@ int ls_gpu_agg__record(struct ls_gpu_agg *a, const void *data, size_t len)
 		p->has_status = 1;
 		if (h->sub == LS_GPU_EXIT)
 			p->exited = 1;
+		return 0;
+	case LS_GPU_LAUNCHES:
+		on_launches(a, p, data);
 		return 0;
 	}
 	return 0;
@@ -515,6 +562,7 @@ int ls_gpu_agg__proc_info(const struct ls_gpu_agg *a, __u32 index, struct ls_gpu
 	out->nvml_samples = p->nvml_samples;
 	out->nvml_not_listed = p->nvml_not_listed;
 	out->launches = p->launches;
+	out->same_loc = p->same_loc;
 	out->activities = p->activities;
 	out->orphans = p->orphans;
 	out->lost_records = lost(p);

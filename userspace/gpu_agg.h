@@ -7,7 +7,9 @@
  *                         thread, its stack (an opaque cookie of the caller's), the correlation id
  *                         and the CPU time inside the API call;
  *   ls_gpu_agg__record()  for every LS_REC_GPU record (activity batches, names, devices, NVML
- *                         memory samples, status).
+ *                         memory samples, status, and launches batched under a probed launch
+ *                         of the same thread and Python location, which count as launches of
+ *                         their own with that launch's stack).
  * Output: the callback given to ls_gpu_agg__new() receives struct ls_gpu_attr contributions:
  *   - one per launch at once, carrying the driver time (LS_GPU_ATTR_API, api_ns);
  *   - one per kernel, copy, set, allocation or release record, carrying its device time and the
@@ -116,6 +118,7 @@ struct ls_gpu_proc_info {
 	__u32 nvml_samples;
 	__u32 nvml_not_listed; /* samples in which NVML did not list the pid */
 	__u64 launches, activities, orphans;
+	__u64 same_loc;	      /* launches of those that came batched, not probed */
 	__u64 lost_records;   /* gaps in ls_gpu_hdr.seq: records lost on the way */
 	__u64 gpu_ns, api_ns; /* totals over all contributions */
 };
@@ -138,11 +141,13 @@ struct ls_gpu_agg_stats {
 	__u64 records;	   /* LS_REC_GPU records accepted */
 	__u64 bad_records; /* malformed (length, sub) */
 	__u64 launches;
-	__u64 activities;   /* activity entries */
-	__u64 attributed;   /* activity entries joined to their launch */
-	__u64 orphans;	    /* given out with NO_LAUNCH */
-	__u64 evicted;	    /* NO_LAUNCH given out early because the pending table was full */
-	__u64 lost_records; /* seq gaps over all processes */
+	__u64 same_loc;	     /* launches that came in LS_GPU_LAUNCHES records (not probed) */
+	__u64 same_loc_lost; /* batched launches whose reference launch was never seen */
+	__u64 activities;    /* activity entries */
+	__u64 attributed;    /* activity entries joined to their launch */
+	__u64 orphans;	     /* given out with NO_LAUNCH */
+	__u64 evicted;	     /* NO_LAUNCH given out early because the pending table was full */
+	__u64 lost_records;  /* seq gaps over all processes */
 };
 
 void ls_gpu_agg__stats(const struct ls_gpu_agg *agg, struct ls_gpu_agg_stats *out);

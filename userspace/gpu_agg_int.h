@@ -77,6 +77,7 @@ struct proc {
 	__u64 peak_alloc, peak_nvml;
 	__u32 nvml_samples, nvml_not_listed;
 	__u64 launches, activities, orphans;
+	__u64 same_loc; /* launches of LS_GPU_LAUNCHES records */
 	__u64 gpu_ns, api_ns;
 	__u32 seq_min, seq_max;
 	__u64 seq_count;

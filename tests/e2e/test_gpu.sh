@@ -38,6 +38,10 @@ for t in exp["threads"].values():
     got = line_gpu(exp["pid"], t["line"], "gpu_native_time_s")
     print("%s %s line %d: launched for it by a native thread %.4f s (want %.4f s)" % (
         "ok" if abs(got - want) <= 0.01 * want + 1e-9 else "FAIL", t["label"], t["line"], got, want))
+for line, e in exp["by_line"].items():
+    want, got = e["gpu_ns"] / 1e9, line_gpu(exp["pid"], int(line))
+    print("%s line %s of a thread launching from two lines in turn: GPU %.4f s (want %.4f s)" % (
+        "ok" if abs(got - want) <= 1e-6 * want + 1e-9 else "FAIL", line, got, want))
 c = child["threads"].popitem()[1]
 got = line_gpu(child["pid"], c["line"])
 print("%s child process line %d: GPU %.4f s (want %.4f)" % ("ok" if abs(got - c["gpu_ns"] / 1e9) < 1e-4 else "FAIL", c["line"], got, c["gpu_ns"] / 1e9))
@@ -88,6 +92,11 @@ for e in gpu:
         key = (e["pid"], int(m.group(1)))
         by_line[key] += e["dur"] * 1e3
         names[key][e["name"]] += e["args"]["records"]
+for line, e in exp["by_line"].items():
+    got, key = by_line[(exp["pid"], int(line))], (exp["pid"], int(line))
+    say(abs(got - e["gpu_ns"]) <= 1e-3 * e["gpu_ns"] + 1000 and dict(names[key]) == e["names"],
+        "line %s (launching in turn with another): %.0f ns of slices (want %d), kernels %s" % (
+            line, got, e["gpu_ns"], dict(names[key])))
 for t in list(exp["threads"].values()) + list(child["threads"].values()):
     if not t["line"] or not t["gpu_ns"] or not t.get("kernels"):
         continue

@@ -112,6 +112,12 @@ def main_scenario(cap, exp):
         return
     healthy_proc(p, "main")
     devices(p, "main")
+    # launches from a thread's last probed Python location came batched, not probed: each one
+    # still a launch of its own (the per-thread counts below are exact)
+    check(cap["agg"]["same_loc"] > 0, "some launches batched under their thread's reference")
+    eq(cap["agg"]["same_loc_lost"], 0, "batched launches whose reference was never seen")
+    eq(cap["bpf"]["api_calls"] + cap["agg"]["same_loc"], cap["agg"]["launches"],
+       "every API call probed or batched, once")
     expected_threads(p, exp, "main")
     native = exp["native"]
     no_strangers(p, exp, [native["tid"]], "main")

@@ -54,6 +54,7 @@ def launch_lines():
 
 LINES = launch_lines()
 threads = {}  # tid -> expectation
+BY_LINE = {}  # line -> expectation, for a thread that launches from several lines
 lock = threading.Lock()
 
 
@@ -69,6 +70,9 @@ def expect(label, **kw):
                 t[k] = v  # the native thread that launched this thread's work
             elif k == "name":
                 t["names"][v] = t["names"].get(v, 0) + kw.get("kernels", 0)
+            elif k == "names":
+                for name, count in v.items():
+                    t["names"][name] = t["names"].get(name, 0) + count
             else:
                 t[k] += v
 
@@ -91,6 +95,18 @@ def allreduce(n, dur):
         lib.fakecuda_launch(name, dur, 9, RT_EX)  # LAUNCH:allreduce
     expect("allreduce", kernels=n, gpu_ns=n * dur, nccl_ns=n * dur, launches=n,
            name=name.decode())
+
+
+def alternate(n, dur_a, dur_b):
+    """Each launch from another line than the one before, so none is batched with the last: the
+    lines' work must not mix (checked per line through BY_LINE)."""
+    for _ in range(n):
+        lib.fakecuda_launch(b"alt_a", dur_a, 3, RT)  # LAUNCH:alt_a
+        lib.fakecuda_launch(b"alt_b", dur_b, 3, RT)  # LAUNCH:alt_b
+    expect("alternate", kernels=2 * n, gpu_ns=n * (dur_a + dur_b), launches=2 * n,
+           names={"alt_a": n, "alt_b": n})
+    BY_LINE[LINES["alt_a"]] = {"gpu_ns": n * dur_a, "names": {"alt_a": n}}
+    BY_LINE[LINES["alt_b"]] = {"gpu_ns": n * dur_b, "names": {"alt_b": n}}
 
 
 def graph_replay(replays, nodes, dur):
@@ -144,7 +160,7 @@ def child(path):
 
 def write(path, extra):
     out = {"pid": os.getpid(), "file": HERE, "lines": LINES,
-           "threads": {str(k): v for k, v in threads.items()}}
+           "threads": {str(k): v for k, v in threads.items()}, "by_line": BY_LINE}
     out.update(extra)
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
@@ -174,6 +190,7 @@ def main():
         threading.Thread(target=backward, args=(25, 4 * MS)),
         threading.Thread(target=allreduce, args=(10, 7 * MS)),
         threading.Thread(target=graph_replay, args=(6, 5, 300_000)),
+        threading.Thread(target=alternate, args=(15, 1 * MS, 2 * MS)),
     ]
     for w in workers:
         w.start()

@@ -462,7 +462,7 @@ int main(int argc, char **argv)
 		ls_gpu_agg__stats(C.agg, &st);
 		out = json_pack(
 			"{s:i,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
-			"s:I},s:I,s:I,s:o}",
+			"s:I,s:I,s:I},s:I,s:I,s:o}",
 			"exit_status",
 			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), "bpf",
 			"api_calls", JI(b->api_calls), "records", JI(b->records), "bad_len",
@@ -472,7 +472,8 @@ int main(int argc, char **argv)
 			JI(st.bad_records), "launches", JI(st.launches), "activities",
 			JI(st.activities), "attributed", JI(st.attributed), "orphans",
 			JI(st.orphans), "evicted", JI(st.evicted), "lost_records",
-			JI(st.lost_records), "duplicate_launch_corrs", JI(duplicate_corrs()),
+			JI(st.lost_records), "same_loc", JI(st.same_loc), "same_loc_lost",
+			JI(st.same_loc_lost), "duplicate_launch_corrs", JI(duplicate_corrs()),
 			"other_records", JI(C.other_records), "procs", procs_json());
 	}
 	if (C.keep_kernels)

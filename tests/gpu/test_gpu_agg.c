@@ -588,6 +588,99 @@ static void test_sampled_launches(void **state)
 	free(s);
 }
 
+/* Sends launches batched under ref (LS_GPU_LAUNCHES): corrs[i] made at lib clock t0 + i us. */
+static int send_launches(struct ls_gpu_agg *agg, __u32 pid, __u32 ref, const __u32 *corrs, int n,
+			 __u64 t0)
+{
+	struct {
+		struct ls_gpu_launches r;
+		struct ls_gpu_launch_ent e[LS_GPU_LAUNCHES_MAX];
+	} r;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	hdr(&r.r.hdr, pid, LS_GPU_LAUNCHES, (__u16)n);
+	r.r.ref_corr = ref;
+	r.r.mono = 2000 * MS; /* hdr.ts is 5000 ms: the library's clock is 3000 ms behind */
+	for (i = 0; i < n; i++) {
+		r.e[i].corr = corrs[i];
+		r.e[i].api_ns = 100 + (__u32)i;
+		r.e[i].t_mono = t0 + (__u64)i * 1000;
+	}
+	return ls_gpu_agg__record(agg, &r, sizeof(r.r) + n * sizeof(r.e[0]));
+}
+
+/*
+ * Launches from their thread's last probed location come in an LS_GPU_LAUNCHES record: each is
+ * a launch of its own with the reference's thread and stack (cookie), its own driver time and
+ * time, and its device work joins it, before or after the record; a batch whose reference was
+ * never seen is counted and its work is orphaned; a malformed one is refused.
+ */
+static void test_same_location_launches(void **state)
+{
+	struct sink *s = malloc(sizeof(*s));
+	struct ls_gpu_agg *agg = new_agg(s, 0, 0);
+	const __u32 corrs[3] = {21, 22, 24}, lost[2] = {31, 32};
+	struct ls_gpu_act k[4] = {kernel(22, 1000 * MS, 2 * MS), kernel(20, 1000 * MS, 1 * MS),
+				  kernel(21, 1001 * MS, 3 * MS), kernel(24, 1002 * MS, 5 * MS)};
+	struct ls_gpu_agg_stats st;
+	struct {
+		struct ls_gpu_launches r;
+		struct ls_gpu_launch_ent e[1];
+	} bad;
+	int i, n, api = 0;
+
+	/* kernel 22's record arrives before its batch */
+	assert_int_equal(send_acts(agg, 100, &k[0], 1), 0);
+	assert_int_equal(ls_gpu_agg__launch(agg, 100, 101, 4999 * MS,
+					    LS_GPU_AUX(20, LS_GPU_API_LAUNCH, 211, 0), 7000, 0xabc),
+			 0);
+	assert_int_equal(send_launches(agg, 100, 20, corrs, 3, 1500 * MS), 0);
+	for (i = 0; i < s->n; i++) {
+		if (!(s->a[i].flags & LS_GPU_ATTR_API))
+			continue;
+		assert_int_equal(s->a[i].cookie, 0xabc);
+		assert_int_equal(s->a[i].tid, 101);
+		assert_int_equal(s->a[i].api_class, LS_GPU_API_LAUNCH);
+		if (s->a[i].corr == 24) {
+			assert_int_equal(s->a[i].api_ns, 102);
+			/* library clock + (hdr.ts - mono) */
+			assert_int_equal(s->a[i].start_mono, 4500 * MS + 2000);
+		}
+		api++;
+	}
+	assert_int_equal(api, 4);
+	assert_int_equal(send_acts(agg, 100, &k[1], 3), 0);
+	assert_int_equal(gpu_of(s, 0xabc, &n), 11 * MS);
+	assert_int_equal(n, 4);
+
+	/* the reference was never seen: nothing attributed, all counted */
+	assert_int_equal(send_launches(agg, 100, 30, lost, 2, 1600 * MS), 0);
+	k[0] = kernel(31, 1003 * MS, 1 * MS);
+	assert_int_equal(send_acts(agg, 100, &k[0], 1), 0);
+	ls_gpu_agg__finish(agg);
+	assert_int_equal(gpu_of(s, 0, &n), 1 * MS);
+	ls_gpu_agg__stats(agg, &st);
+	assert_int_equal(st.launches, 4);
+	assert_int_equal(st.same_loc, 3);
+	assert_int_equal(st.same_loc_lost, 2);
+	assert_int_equal(st.bad_records, 0);
+
+	/* a count beyond its length, or beyond the most a record holds */
+	memset(&bad, 0, sizeof(bad));
+	hdr(&bad.r.hdr, 100, LS_GPU_LAUNCHES, 2);
+	bad.r.ref_corr = 20;
+	assert_int_equal(ls_gpu_agg__record(agg, &bad, sizeof(bad)), -EINVAL);
+	hdr(&bad.r.hdr, 100, LS_GPU_LAUNCHES, LS_GPU_LAUNCHES_MAX + 1);
+	assert_int_equal(ls_gpu_agg__record(agg, &bad, sizeof(bad)), -EINVAL);
+	ls_gpu_agg__stats(agg, &st);
+	assert_int_equal(st.bad_records, 2);
+	assert_int_equal(st.launches, 4);
+	ls_gpu_agg__free(agg);
+	free(s);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -603,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_lost_records),
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_sampled_launches),
+		cmocka_unit_test(test_same_location_launches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -579,6 +579,28 @@ static void call_exit(struct call *c)
 		callback(RT, c->rt_cbid, CUPTI_API_EXIT, c->rt_fn, c->sym, c->corr, &c->data[0]);
 }
 
+/*
+ * The kernel name as CUPTI holds it: in its own memory, valid after the caller's string is gone
+ * (a Python bytes object passed through ctypes is freed long before the buffer goes out).
+ */
+static const char *kept_name(const char *name)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char *kept[256];
+	static int n;
+	const char *out = NULL;
+	int i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < n && !out; i++)
+		if (!strcmp(kept[i], name))
+			out = kept[i];
+	if (!out && n < (int)(sizeof(kept) / sizeof(kept[0])) && (kept[n] = strdup(name)))
+		out = kept[n++];
+	pthread_mutex_unlock(&lock);
+	return out ? out : "fake_kernel_name_table_full";
+}
+
 static void kernel_record(const char *name, uint64_t dur, uint32_t stream, uint32_t corr,
 			  uint32_t graph, uint64_t node)
 {
@@ -598,7 +620,7 @@ static void kernel_record(const char *name, uint64_t dur, uint32_t stream, uint3
 	k.contextId = 1;
 	k.streamId = stream;
 	k.correlationId = corr;
-	k.name = name;
+	k.name = kept_name(name);
 	k.graphId = graph;
 	k.graphNodeId = node;
 	put_record(&k, sizeof(k));
