@@ -332,7 +332,8 @@ static int walk_thread(struct dev_work *W, int proc, size_t lo, size_t hi)
 	const struct ls_mstacks *S = W->m->stacks;
 	size_t g = 0;
 
-	for (size_t i = lo; i < hi && g < W->ngaps; i++) {
+	/* every tick, also past the last gap: a late tick's jittered start may reach back into it */
+	for (size_t i = lo; i < hi; i++) {
 		const struct ls_mtick *t = &S->ticks[i];
 		int64_t a = t->t_ns - t->dur_ns, b = t->t_ns;
 		size_t k;
@@ -513,13 +514,6 @@ static uint64_t pair_key(int proc, int ordinal)
 	return (uint64_t)(uint32_t)proc << 32 | (uint32_t)ordinal;
 }
 
-static uint64_t str_hash(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL; /* FNV-1a */
-	return ls_hash64(h);
-}
-
 /* A device is known by its UUID, else by its ordinal on its host (a merged profile's hosts). */
 static bool same_device(const void *ctx, uint64_t idx)
 {
@@ -542,8 +536,9 @@ static int new_pair(struct dev_maps *D, int proc, int ordinal, uint64_t *dev)
 									 : NULL;
 	D->proc = proc;
 	D->ordinal = ordinal;
-	h = D->uuid ? str_hash(D->uuid, 0xcbf29ce484222325ULL)
-		    : str_hash(ls_model__host(D->m, proc) ?: "", (uint64_t)(uint32_t)ordinal);
+	h = D->uuid ? ls_hash_str(D->uuid, 0)
+		    : ls_hash_str(ls_model__host(D->m, proc) ?: "",
+				  (uint64_t)(uint32_t)ordinal + 1);
 	if (ls_hashmap__find(&D->ident, h, same_device, D, dev))
 		return 0;
 	if (*D->n == LS_GPU_UTIL_MAX_DEVICES) {

@@ -19,6 +19,8 @@ import sys
 import threading
 import time
 
+from marks import marks
+
 MS = 1_000_000
 HERE = os.path.abspath(__file__)
 
@@ -42,17 +44,7 @@ lib.fakecuda_engine_run.restype = ctypes.c_uint32
 RT, RT_EX, DRV, DRV_EX = 0, 1, 2, 3
 
 
-def launch_lines():
-    """LAUNCH labels -> line numbers in this file."""
-    lines = {}
-    with open(HERE) as f:
-        for n, text in enumerate(f, 1):
-            if "# LAUNCH:" in text and "lines[" not in text:
-                lines[text.split("# LAUNCH:")[1].strip()] = n
-    return lines
-
-
-LINES = launch_lines()
+LINES = marks(HERE, "LAUNCH")
 threads = {}  # tid -> expectation
 BY_LINE = {}  # line -> expectation, for a thread that launches from several lines
 lock = threading.Lock()

@@ -18,6 +18,8 @@ import sys
 import threading
 import time
 
+from marks import marks
+
 MS = 1_000_000
 STEPS = 12
 KERNEL_NS, COPY_NS, NCCL_NS = 20 * MS, 4 * MS, 6 * MS
@@ -27,16 +29,6 @@ lib = ctypes.CDLL(os.environ["FAKECUDA_LIB"])
 lib.fakecuda_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int]
 lib.fakecuda_memcpy.argtypes = [ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64]
 HERE = os.path.abspath(__file__)
-
-
-def marked():
-    """MARK labels -> line numbers in this file."""
-    lines = {}
-    with open(HERE) as f:
-        for n, text in enumerate(f, 1):
-            if "# MARK:" in text and "lines[" not in text:
-                lines[text.split("# MARK:")[1].strip()] = n
-    return lines
 
 
 def preprocess(ns):
@@ -81,7 +73,7 @@ def main():
     idle_lo = sum(b0 - (a1 + KERNEL_NS) for (_, a1), (b0, _) in zip(launches, launches[1:]))
     idle_hi = sum(b1 - (a0 + KERNEL_NS) for (a0, _), (_, b1) in zip(launches, launches[1:]))
     with open(out, "w") as f:
-        json.dump({"pid": os.getpid(), "lines": marked(), "steps": STEPS,
+        json.dump({"pid": os.getpid(), "lines": marks(HERE, "MARK"), "steps": STEPS,
                    "kernel_ns": KERNEL_NS, "copy_ns": COPY_NS, "nccl_ns": NCCL_NS,
                    "pre_ns": sum(pre[:-1]), "pre_cpu_ns": sum(pre_cpu[:-1]),
                    "load_ns": sum(load[:-1]), "idle_lo_ns": idle_lo,

@@ -60,7 +60,7 @@ run hiddenpid hiddenpid "$tmp/hiddenpid.json" -- -- env FAKE_NVML_HIDE_PID=1 "$o
 root=$(tests/fixtures/pyroot.sh) || { echo "FAIL: cannot build the sid root"; exit 1; }
 in=/tmp/ls-gpu-sid
 mkdir -p "$root$in/fake"
-cp "$lib" tests/gpu/gpu_app.py "$root$in/"
+cp "$lib" tests/gpu/gpu_app.py tests/gpu/marks.py "$root$in/"
 cp "$out"/fake/*.so* "$root$in/fake/"
 mountpoint -q "$root/proc" || mount -t proc proc "$root/proc" || { echo "FAIL: mount proc"; exit 1; }
 for v in 3.13 3.14 3.15; do

@@ -20,4 +20,22 @@ static inline struct ls_store_proc ls_test_proc(void)
 	};
 }
 
+/* A CPython 3.11 row still alive (no end, no exit code, no cgroup); comm and argv are borrowed. */
+static inline struct ls_store_proc ls_test_proc_at(int64_t id, int pid, const char *comm,
+						   const char *argv)
+{
+	struct ls_store_proc p = ls_test_proc();
+
+	p.id = id;
+	p.pid = p.nspid = pid;
+	p.comm = comm;
+	p.argv = argv;
+	p.exe = "/usr/bin/python3.11";
+	p.end_ns = -1;
+	p.exit_code = -1;
+	p.python = "3.11.2";
+	p.cgroup_id = -1;
+	return p;
+}
+
 #endif

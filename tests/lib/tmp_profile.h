@@ -25,4 +25,25 @@ static inline void ls_test_profile_remove(const char *path)
 	}
 }
 
+/*
+ * The cmocka group fixture most profile tests use: `path` is a new temporary profile path for the
+ * group (setup) and is removed with its -wal and -shm files afterwards (teardown).
+ */
+#define LS_TEST_PROFILE_FIXTURE(name)             \
+	static char path[64];                     \
+                                                  \
+	static int setup(void **state)            \
+	{                                         \
+		(void)state;                      \
+		ls_test_profile_path(path, name); \
+		return 0;                         \
+	}                                         \
+                                                  \
+	static int teardown(void **state)         \
+	{                                         \
+		(void)state;                      \
+		ls_test_profile_remove(path);     \
+		return 0;                         \
+	}
+
 #endif

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "model.h"
 #include "store.h"
+#include "../lib/test_proc.h"
 #include "../lib/tmp_profile.h"
 #include "report/profile.pb-c.h"
 
@@ -27,38 +28,11 @@ typedef Perftools__Profiles__Profile PbProfileT;
 
 #define MS 1000000LL
 
-static char path[64];
-
-static int setup(void **state)
-{
-	ls_test_profile_path(path, "export");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ls_test_profile_remove(path);
-	return 0;
-}
+LS_TEST_PROFILE_FIXTURE("export")
 
 static void put_proc(struct ls_store *s, int64_t id, int pid, const char *comm, const char *argv)
 {
-	struct ls_store_proc p = {
-		.id = id,
-		.pid = pid,
-		.ppid = 1,
-		.nspid = pid,
-		.parent_id = -1,
-		.spawn_stack = -1,
-		.spawn_tid = -1,
-		.comm = comm,
-		.argv = argv,
-		.exe = "/usr/bin/python3.11",
-		.end_ns = -1,
-		.exit_code = -1,
-		.python = "3.11.2",
-		.cgroup_id = -1,
-	};
+	struct ls_store_proc p = ls_test_proc_at(id, pid, comm, argv);
 
 	assert_int_equal(ls_store__put_process(s, &p), 0);
 }

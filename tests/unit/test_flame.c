@@ -18,23 +18,12 @@
 #include "jbuf.h"
 #include "model.h"
 #include "store.h"
+#include "../lib/test_proc.h"
 #include "../lib/tmp_profile.h"
 
 #define MS 1000000LL
 
-static char path[64];
-
-static int setup(void **state)
-{
-	ls_test_profile_path(path, "flame");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ls_test_profile_remove(path);
-	return 0;
-}
+LS_TEST_PROFILE_FIXTURE("flame")
 
 /* (process id, tid, stack id, kind, count, ms) of every sample row */
 static const int64_t rows[][6] = {
@@ -54,16 +43,6 @@ static void write_profile(void)
 	const char *text = "def f():\n    x = 1\n    return f()\n\nf()\n\n\n\ndef g(): pass\n";
 	const uint32_t st1[] = {1, 2, 2, 5}, st2[] = {2, 5}, st3[] = {3, 9, 1, 3, 2, 5},
 		       st4[] = {1, 2, 1, 3, 2, 5}, st5[] = {9, 1};
-	struct ls_store_proc p = {.ppid = 1,
-				  .parent_id = -1,
-				  .spawn_stack = -1,
-				  .spawn_tid = -1,
-				  .comm = "python3",
-				  .argv = "python3 app.py",
-				  .end_ns = -1,
-				  .exit_code = -1,
-				  .python = "3.11.2",
-				  .cgroup_id = -1};
 	struct ls_store *s;
 
 	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
@@ -74,8 +53,8 @@ static void write_profile(void)
 	assert_int_equal(ls_store__put_meta_int(s, "elapsed_ns", 1000 * MS), 0);
 	assert_int_equal(ls_store__put_meta_int(s, "period_ns", MS), 0);
 	for (int i = 1; i <= 2; i++) {
-		p.id = i;
-		p.pid = p.nspid = 100 * i;
+		struct ls_store_proc p = ls_test_proc_at(i, 100 * i, "python3", "python3 app.py");
+
 		assert_int_equal(ls_store__put_process(s, &p), 0);
 	}
 	assert_int_equal(ls_store__put_thread(s, 1, 100, "MainThread"), 0);

@@ -17,44 +17,31 @@
 #include "json.h"
 #include "model.h"
 #include "store.h"
+#include "../lib/test_proc.h"
 #include "../lib/tmp_profile.h"
 
 #define MS 1000000LL
 
-static char path[64];
-
-static int setup(void **state)
-{
-	ls_test_profile_path(path, "gpuidle");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ls_test_profile_remove(path);
-	return 0;
-}
+LS_TEST_PROFILE_FIXTURE("gpuidle")
 
 static void put_proc(struct ls_store *s, int64_t id, int pid)
 {
-	struct ls_store_proc p = {
-		.id = id,
-		.pid = pid,
-		.ppid = 1,
-		.nspid = pid,
-		.parent_id = -1,
-		.spawn_stack = -1,
-		.spawn_tid = -1,
-		.comm = "python3",
-		.argv = "python3 train.py",
-		.exe = "/usr/bin/python3.11",
-		.end_ns = -1,
-		.exit_code = -1,
-		.python = "3.11.2",
-		.cgroup_id = -1,
-	};
+	struct ls_store_proc p = ls_test_proc_at(id, pid, "python3", "python3 train.py");
 
 	assert_int_equal(ls_store__put_process(s, &p), 0);
+}
+
+/* A new profile at path, open in a transaction, recorded with --gpu --timeline. */
+static struct ls_store *begin_profile(void)
+{
+	struct ls_store *s;
+
+	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
+	assert_int_equal(ls_store__publish(s), 0);
+	assert_int_equal(ls_store__begin(s), 0);
+	assert_int_equal(ls_store__put_meta(s, "timeline", "1"), 0);
+	assert_int_equal(ls_store__put_meta(s, "gpu", "1"), 0);
+	return s;
 }
 
 static void put_dev(struct ls_store *s, int64_t proc, int ordinal, const char *uuid)
@@ -116,15 +103,10 @@ static void write_profile(void)
 {
 	const char *text = "def f():\n    pre()\n    load()\n    sleep()\n    other()\n";
 	const uint32_t st[4][2] = {{1, 2}, {1, 3}, {1, 4}, {1, 5}};
-	struct ls_store *s;
+	struct ls_store *s = begin_profile();
 
-	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
-	assert_int_equal(ls_store__publish(s), 0);
-	assert_int_equal(ls_store__begin(s), 0);
 	assert_int_equal(ls_store__put_meta(s, "status", "Success"), 0);
 	assert_int_equal(ls_store__put_meta(s, "mode", "wall"), 0);
-	assert_int_equal(ls_store__put_meta(s, "timeline", "1"), 0);
-	assert_int_equal(ls_store__put_meta(s, "gpu", "1"), 0);
 	assert_int_equal(ls_store__put_meta_int(s, "elapsed_ns", 200 * MS), 0);
 	assert_int_equal(ls_store__put_meta_int(s, "period_ns", MS), 0);
 	put_proc(s, 1, 100);
@@ -310,14 +292,9 @@ static void test_json(void **state)
 static void test_too_many_devices(void **state)
 {
 	const uint32_t st[2] = {1, 2};
-	struct ls_store *s;
+	struct ls_store *s = begin_profile();
 	struct ls_model *m;
 
-	assert_int_equal(ls_store__create(path, -1, -1, &s), 0);
-	assert_int_equal(ls_store__publish(s), 0);
-	assert_int_equal(ls_store__begin(s), 0);
-	assert_int_equal(ls_store__put_meta(s, "timeline", "1"), 0);
-	assert_int_equal(ls_store__put_meta(s, "gpu", "1"), 0);
 	put_proc(s, 1, 100);
 	assert_int_equal(ls_store__put_file(s, 1, "/src/train.py", -1, "python", NULL), 0);
 	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);

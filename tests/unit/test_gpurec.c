@@ -25,19 +25,7 @@
 #define PID 4500001 /* above PID_MAX_LIMIT: /proc never answers */
 #define MS  1000000ULL
 
-static char path[64];
-
-static int setup(void **state)
-{
-	ls_test_profile_path(path, "gpurec");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ls_test_profile_remove(path);
-	return 0;
-}
+LS_TEST_PROFILE_FIXTURE("gpurec")
 
 static void hdr(struct ls_gpu_hdr *h, uint16_t sub, uint16_t count, uint32_t seq)
 {

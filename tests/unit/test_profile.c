@@ -13,19 +13,7 @@
 #include "../lib/test_proc.h"
 #include "../lib/tmp_profile.h"
 
-static char path[64];
-
-static int setup(void **state)
-{
-	ls_test_profile_path(path, "profile");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ls_test_profile_remove(path);
-	return 0;
-}
+LS_TEST_PROFILE_FIXTURE("profile")
 
 /* one process with a parent it does not name, two stacks, samples of two classes */
 static void write_profile(void)

@@ -15,19 +15,7 @@
 #include "../lib/test_proc.h"
 #include "../lib/tmp_profile.h"
 
-static char path[64];
-
-static int setup(void **state)
-{
-	ls_test_profile_path(path, "store");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ls_test_profile_remove(path);
-	return 0;
-}
+LS_TEST_PROFILE_FIXTURE("store")
 
 /* app.py's source, file 1, functions f (1) and <module> (2), and their two stacks. */
 static void put_app(struct ls_store *s)

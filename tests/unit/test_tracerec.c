@@ -23,19 +23,7 @@
 
 #define PID 4500001 /* above PID_MAX_LIMIT: /proc never answers */
 
-static char path[64];
-
-static int setup(void **state)
-{
-	ls_test_profile_path(path, "tracerec");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ls_test_profile_remove(path);
-	return 0;
-}
+LS_TEST_PROFILE_FIXTURE("tracerec")
 
 /* A record being built: ls_trace_rec, then the message. */
 struct msg {

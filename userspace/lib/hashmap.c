@@ -2,6 +2,8 @@
 /* Linear probing with backward-shift deletion, so no tombstones accumulate. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
 #include "hashmap.h"
 
 void ls_hashmap_init(struct ls_hashmap *m)
@@ -167,4 +169,9 @@ bool ls_hashmap__next(const struct ls_hashmap *m, size_t *it, uint64_t *key, uin
 		}
 	}
 	return false;
+}
+
+uint64_t ls_hash_str(const char *s, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(s, strlen(s), seed);
 }

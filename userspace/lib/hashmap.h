@@ -49,6 +49,9 @@ bool ls_hashmap__find(const struct ls_hashmap *m, uint64_t hash,
 /* Iteration: for (size_t i = 0; ls_hashmap__next(m, &i, &k, &v); ) */
 bool ls_hashmap__next(const struct ls_hashmap *m, size_t *it, uint64_t *key, uint64_t *val);
 
+/* A string's hash for ls_hashmap keys, seeded (XXH3); callers compare the strings on a match. */
+uint64_t ls_hash_str(const char *s, uint64_t seed);
+
 static inline uint64_t ls_hash64(uint64_t x)
 {
 	x ^= x >> 33;
