@@ -77,13 +77,13 @@ measure() {
 	echo "$v"
 }
 
-overhead_report() { # LABEL NONE IDLE TRACED SAMPLED
-	local label=$1 none=$2 idle=$3 traced=$4 sampled=$5
-	"${py:-python3}" - "$label" "$none" "$idle" "$traced" "$sampled" <<'EOF' || echo "  $label: none=$2 idle=$3 traced=$4 sampled=$5 ns"
+overhead_report() { # LABEL NONE IDLE TRACED SAMPLED [PROBED]
+	local label=$1 none=$2 idle=$3 traced=$4 sampled=$5 probed=${6:-}
+	"${py:-python3}" - "$label" "$none" "$idle" "$traced" "$sampled" "$probed" <<'EOF' || echo "  $label: none=$2 idle=$3 traced=$4 sampled=$5 probed=$probed ns"
 import sys
 label, *vals = sys.argv[1:]
 names = ["without the library", "library loaded, no tracer", "library traced (BPF attached)",
-         "traced, LINESCOPE_GPU_SAMPLE=16"]
+         "traced, LINESCOPE_GPU_SAMPLE=16", "traced, every launch probed"]
 base = float(vals[0]) if vals[0] else None
 print(f"  {label}: per launch")
 for n, v in zip(names, vals):
@@ -164,13 +164,17 @@ print(os.path.dirname(hits[-1]) if hits else "")' 2>/dev/null)
 		"$py" tests/gpu/h200/torch_workload.py overhead $n)
 	traced=""
 	sampled=""
+	probed=""
 	if [ $root = 1 ]; then
 		traced=$(measure t-traced timeout "$(left 60)" "$CAP" --lib "$LIB" -o "$OUT/t-overhead.json" -- \
 			env "${tenv[@]}" "$py" tests/gpu/h200/torch_workload.py overhead $n)
 		sampled=$(measure t-sampled timeout "$(left 60)" "$CAP" --lib "$LIB" -o "$OUT/t-sampled.json" -- \
 			env "${tenv[@]}" LINESCOPE_GPU_SAMPLE=16 "$py" tests/gpu/h200/torch_workload.py overhead $n)
+		# one line launches them all: traced batches them under the first; this probes each
+		probed=$(measure t-probed timeout "$(left 60)" "$CAP" --lib "$LIB" -o "$OUT/t-probed.json" -- \
+			env "${tenv[@]}" LINESCOPE_GPU_SAME_LOCATION=0 "$py" tests/gpu/h200/torch_workload.py overhead $n)
 	fi
-	overhead_report "PyTorch add_" "$none" "$idle" "$traced" "$sampled" | tee -a "$OUT/overhead.txt"
+	overhead_report "PyTorch add_" "$none" "$idle" "$traced" "$sampled" "${probed:-}" | tee -a "$OUT/overhead.txt"
 	[ -n "$none" ] && [ -n "$idle" ] || fail "PyTorch overhead could not be measured"
 
 	step "a second CUPTI subscriber: torch.profiler inside a process that has the library"

@@ -33,6 +33,14 @@ def common(cap, pid):
           f"every kernel, copy and set joined to its launch (orphans: {cap['agg']['orphans']})")
     check(cap["agg"]["lost_records"] == 0, f"no records lost ({cap['agg']['lost_records']})")
     check(cap["duplicate_launch_corrs"] == 0, "one launch probe per correlation id")
+    # launches batched under their thread's last probed one (same Python location): each one a
+    # launch of its own; none whose reference went missing
+    print(f"     {cap['agg']['same_loc']} of {cap['agg']['launches']} launches batched, "
+          f"{cap['bpf']['api_calls']} probed")
+    check(cap["agg"]["same_loc_lost"] == 0,
+          f"batched launches whose reference was never seen: {cap['agg']['same_loc_lost']}")
+    check(cap["bpf"]["api_calls"] + cap["agg"]["same_loc"] == cap["agg"]["launches"],
+          "every API call probed or batched, once")
     check(cap["exit_status"] == 0, f"workload exit status {cap['exit_status']}")
     procs = [p for p in cap["procs"] if p["pid"] == pid]
     if not check(len(procs) == 1, f"records from the workload (pid {pid})"):
