@@ -167,8 +167,10 @@ void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId c
 		t0 = now;
 	}
 	if (cls == LS_GPU_API_LAUNCH) {
-		/* same Python location as the thread's last probed launch: no probe */
-		if (L.same_loc && launches_add(cb->correlationId, now - t0, now))
+		/* same Python location as the thread's last probed launch: no probe (its batch
+		 * goes out through the record probe, so only while that one is attached too) */
+		if (L.same_loc && LINESCOPE_GPU_RECORD_ENABLED() &&
+		    launches_add(cb->correlationId, now - t0, now))
 			return;
 		cls |= L.sample_shift << 8;
 	} else if (L.same_loc) {
