@@ -3,10 +3,11 @@
  * bench/gpu-overhead's Python loops: an embedded CPython whose loop calls a builtin that makes one
  * cudaLaunchKernel on the fake driver, so the launching thread has a real Python frame chain for
  * the injection library to read (gpu/pyloc.c), as in a training loop:
- *   same  every launch from one line (`for _ in range(n): launch()`), what a layer's kernels or a
- *         CUDA-graph-less step look like to the library: batched after the first;
- *   new   each launch from another line than the one before (two call sites in turn): every
- *         launch is probed.
+ *   same  every launch from one line (`for _ in range(n): launch()`), what a layer's kernels or
+ *         an optimizer's loop look like to the library: each batched under the one before;
+ *   new   each launch from another line than the one before (two call sites in turn), as a
+ *         model's forward pass: each batched with the frames the library walked;
+ *   deep  new, 32 frames deeper (a model's stack is 20-40 frames): more to walk and to send.
  * Both loops make the same Python calls, so their baselines (no library) differ only by loop
  * overhead, which the caller measures with the same shape.
  */
@@ -25,7 +26,11 @@ static const char loops[] = "import ls_bench\n"
 			    "def new(n):\n"
 			    "    for _ in range(n // 2):\n"
 			    "        launch()\n"
-			    "        launch()\n";
+			    "        launch()\n"
+			    "def deep(n, d=30):\n"
+			    "    if d:\n"
+			    "        return deep(n, d - 1)\n"
+			    "    new(n)\n";
 
 static PyObject *bench_launch(PyObject *self, PyObject *args)
 {

@@ -4,7 +4,7 @@
 #define LS_GPU_OVERHEAD_PY_H
 
 /*
- * Runs warmup launches, then @rounds of @launches from the loop @shape ("same" or "new"), in this
+ * Runs warmup launches, then @rounds of @launches from the loop @shape ("same", "new" or "deep"), in this
  * process's (fresh) interpreter; *best gets the fastest round's ns per launch. 0 or -1.
  */
 int gpu_overhead_py(const char *shape, long launches, long warmup, int rounds, double *best);

@@ -16,9 +16,10 @@
  *	the API function name.
  *	BPF turns it into an ls_sample (kind LS_SAMPLE_GPULAUNCH, aux = LS_GPU_AUX(...),
  *	weight_ns = dur_ns) carrying the launching thread's Python stack.
- *	A launch made from the same Python location (frame chain, gpu/pyloc.h) as the thread's
- *	last probed launch is not probed: it goes into an LS_GPU_LAUNCHES record that names that
- *	launch as its reference, and the collector gives it the reference's stack.
+ *	A kernel launch from a Python thread is probed only when the library cannot tell its
+ *	location itself (gpu/pyloc.h): otherwise it goes into an LS_GPU_LAUNCHES record, either
+ *	under the launch that had the same location before it (its reference; the collector gives
+ *	it the reference's stack) or, from a new location, with the frames the library walked.
  *
  *   record(const void *rec, u32 len)
  *	Everything else. rec points to one complete record below, starting with struct ls_gpu_hdr;
@@ -180,26 +181,36 @@ struct ls_gpu_name {
 };
 
 /*
- * Launches made from the same Python location as their thread's reference launch (the last one
- * the api probe carried), in the order they were made. Sent by the launching thread before its
- * next probe, when full or a few ms old, before every activity record, at thread exit and at
- * process exit, so a launch's entry always comes before its device work.
+ * One thread's kernel launches that the api probe did not carry, in the order they were made.
+ * Each entry is either
+ *   - a launch from the Python location of a reference launch (ref != 0): its stack is the
+ *     reference's; or
+ *   - a reference itself (ref == 0), a launch from a new location: nframes struct ls_frame follow
+ *     the entry, innermost first, walked by the library in process as the BPF walker walks them
+ *     (code object, instruction offset, fingerprint).
+ * A reference is either one of these or a launch the api probe carried. Sent by the launching
+ * thread before its next probe, when full or a few ms old, before every activity record (by
+ * whichever thread sends those), at thread exit and at process exit, so a launch's entry always
+ * comes before its device work.
  */
 struct ls_gpu_launch_ent {
-	__u32 corr;   /* correlation id of the launch */
-	__u32 api_ns; /* CPU time inside the call (capped at ~4.3 s) */
-	__u64 t_mono; /* its API exit, CLOCK_MONOTONIC as the library reads it */
+	__u32 corr;    /* correlation id of the launch */
+	__u32 api_ns;  /* CPU time inside the call (capped at ~4.3 s) */
+	__u64 t_mono;  /* its API exit, CLOCK_MONOTONIC as the library reads it */
+	__u32 ref;     /* correlation id of the reference launch; 0: this is one, frames follow */
+	__u16 nframes; /* frames that follow (ref == 0), at most LS_MAX_FRAMES */
+	__u16 pad;
 };
 
 struct ls_gpu_launches {
-	struct ls_gpu_hdr hdr; /* count = entries that follow */
-	__u32 ref_corr;	       /* the reference launch: its stack is every entry's */
+	struct ls_gpu_hdr hdr; /* count = entries that follow (with their frames) */
+	__u32 ident_corr; /* a launch of the same thread that the api probe carried: names it */
 	__u32 pad;
 	__u64 mono; /* CLOCK_MONOTONIC at the probe: hdr.ts - mono maps t_mono onto hdr.ts's clock */
-	struct ls_gpu_launch_ent ent[];
+	__u8 data[]; /* count entries, each followed by its frames */
 };
 
-#define LS_GPU_LAUNCHES_MAX 250 /* entries per LS_GPU_LAUNCHES record */
+#define LS_GPU_LAUNCHES_MAX 160 /* entries per LS_GPU_LAUNCHES record */
 
 /* ls_gpu_device.flags: which fields are known */
 enum ls_gpu_device_flags {
@@ -286,6 +297,7 @@ _Static_assert(sizeof(struct ls_gpu_memsample) +
 		       LS_GPU_REC_MAX,
 	       "a memory sample fits the record probe");
 _Static_assert(sizeof(struct ls_gpu_launches) == 56, "ls_gpu_launches layout");
+_Static_assert(sizeof(struct ls_gpu_launch_ent) == 24, "ls_gpu_launch_ent layout");
 _Static_assert(sizeof(struct ls_gpu_launches) +
 			       LS_GPU_LAUNCHES_MAX * sizeof(struct ls_gpu_launch_ent) <=
 		       LS_GPU_REC_MAX,

@@ -28,6 +28,15 @@ int ls_pyloc__init(char *why, size_t len);
 /* The calling thread's Python location; 0 when it has no Python frame (or it cannot be told). */
 __u64 ls_pyloc__key(void);
 
+struct ls_frame;
+/*
+ * The calling thread's Python frames into f[0..max), innermost first, exactly as the BPF walker
+ * gives them (bpf/pywalk.bpf.h: shim frames and non-code executables skipped, the instruction's
+ * byte offset, the code object's fingerprint). Returns how many, or -1 when it cannot tell them
+ * all (no frame, more than max, an unreadable frame): then the launch is probed instead.
+ */
+int ls_pyloc__frames(struct ls_frame *f, int max);
+
 /* After fork(), in the child: the calling thread's id changed. */
 void ls_pyloc__forked(void);
 

@@ -35,6 +35,10 @@ int ls_gpu_agg__new(const struct ls_gpu_agg_opts *opts, ls_gpu_attr_fn fn, void 
 	a->ctx = ctx;
 	a->window = window;
 	a->pending = pending;
+	if (opts && opts->sz >= sizeof(*opts)) {
+		a->stack = opts->stack;
+		a->stack_ctx = opts->stack_ctx;
+	}
 	a->bucket_ns = bucket;
 	*out = a;
 	return 0;
@@ -223,34 +227,70 @@ int ls_gpu_agg__launch(struct ls_gpu_agg *a, __u32 pid, __u32 tid, __u64 ts, __u
 	return 0;
 }
 
-/*
- * Launches the library batched under their thread's reference launch (same Python location):
- * each is that launch again under its own correlation id. A reference never seen (its sample
- * lost, or sent before we attached) leaves its batch unattributed: counted, and the device work
- * ends up with NO_LAUNCH.
- */
-static void on_launches(struct ls_gpu_agg *a, struct proc *p, const struct ls_gpu_launches *r)
+/* The launch slot of corr, if the window still holds it. */
+static const struct launch_slot *slot_of(const struct ls_gpu_agg *a, const struct proc *p,
+					 __u32 corr)
 {
-	const struct launch_slot *s = &p->ring[r->ref_corr & (a->window - 1)];
-	struct launch_slot ref = *s;
+	const struct launch_slot *s = &p->ring[corr & (a->window - 1)];
+
+	return corr && s->valid && s->corr == corr ? s : NULL;
+}
+
+/*
+ * Launches the library did not probe, in the order one thread made them: a launch from the
+ * location of a reference launch is that launch again under its own correlation id; a launch
+ * from a new location carries the frames the library walked, which the caller's stack function
+ * turns into its cookie. The thread is the one of the record's probed launch (ident). A record
+ * whose thread, or an entry whose reference, was never seen (its sample lost) is counted, and
+ * its device work ends up with NO_LAUNCH. Returns -EINVAL when an entry runs past the record.
+ */
+static int on_launches(struct ls_gpu_agg *a, struct proc *p, const struct ls_gpu_launches *r,
+		       size_t len)
+{
+	const struct launch_slot *id = slot_of(a, p, r->ident_corr), *s;
+	size_t pos = 0, cap = len - sizeof(*r);
 	__u64 off = r->hdr.ts - r->mono; /* modular, like clk_off */
+	struct launch_slot ref;
 	__u32 i;
 
-	if (!r->ref_corr || !s->valid || s->corr != r->ref_corr) {
+	if (!id) {
 		a->st.same_loc_lost += r->hdr.count;
-		return;
+		return 0;
 	}
 	for (i = 0; i < r->hdr.count; i++) {
-		const struct ls_gpu_launch_ent *e = &r->ent[i];
+		struct ls_gpu_launch_ent e;
+		__u64 ts;
 
-		if (!e->corr || e->corr == ref.corr) {
+		if (cap - pos < sizeof(e))
+			return -EINVAL;
+		memcpy(&e, r->data + pos, sizeof(e));
+		pos += sizeof(e);
+		ts = r->hdr.ts ? e.t_mono + off : 0;
+		if (!e.ref) {
+			const struct ls_frame *f = (const struct ls_frame *)(r->data + pos);
+
+			if (e.nframes > LS_MAX_FRAMES || cap - pos < e.nframes * sizeof(*f))
+				return -EINVAL;
+			pos += e.nframes * sizeof(*f);
+			ref = (struct launch_slot){.tid = id->tid, .cls = LS_GPU_API_LAUNCH};
+			if (a->stack)
+				ref.cookie = a->stack(a->stack_ctx, p->pid, id->tid, f, e.nframes);
+			if (!e.corr) {
+				a->st.same_loc_lost++;
+				continue;
+			}
+			a->st.walked++;
+		} else if ((s = slot_of(a, p, e.ref)) && e.corr != e.ref) {
+			ref = *s;
+		} else {
 			a->st.same_loc_lost++;
 			continue;
 		}
 		a->st.same_loc++;
 		p->same_loc++;
-		add_launch(a, p, e->corr, &ref, r->hdr.ts ? e->t_mono + off : 0, e->api_ns);
+		add_launch(a, p, e.corr, &ref, ts, e.api_ns);
 	}
+	return 0;
 }
 
 /* ---- records ---------------------------------------------------------------------------- */
@@ -431,6 +471,7 @@ static size_t min_len(const struct ls_gpu_hdr *h)
 	case LS_GPU_LAUNCHES:
 		if (h->count > LS_GPU_LAUNCHES_MAX)
 			return ~(size_t)0;
+		/* at least; each entry that is a reference has frames after it */
 		return sizeof(struct ls_gpu_launches) + h->count * sizeof(struct ls_gpu_launch_ent);
 	default:
 		return ~(size_t)0;
@@ -489,7 +530,10 @@ int ls_gpu_agg__record(struct ls_gpu_agg *a, const void *data, size_t len)
 			p->exited = 1;
 		return 0;
 	case LS_GPU_LAUNCHES:
-		on_launches(a, p, data);
+		if (on_launches(a, p, data, len)) {
+			a->st.bad_records++;
+			return -EINVAL;
+		}
 		return 0;
 	}
 	return 0;

@@ -7,9 +7,10 @@
  *                         thread, its stack (an opaque cookie of the caller's), the correlation id
  *                         and the CPU time inside the API call;
  *   ls_gpu_agg__record()  for every LS_REC_GPU record (activity batches, names, devices, NVML
- *                         memory samples, status, and launches batched under a probed launch
- *                         of the same thread and Python location, which count as launches of
- *                         their own with that launch's stack).
+ *                         memory samples, status, and the launches the library did not probe:
+ *                         each a launch of its own, with the stack of the launch before it from
+ *                         the same Python location, or with the frames the library walked,
+ *                         which opts.stack turns into a cookie).
  * Output: the callback given to ls_gpu_agg__new() receives struct ls_gpu_attr contributions:
  *   - one per launch at once, carrying the driver time (LS_GPU_ATTR_API, api_ns);
  *   - one per kernel, copy, set, allocation or release record, carrying its device time and the
@@ -77,11 +78,20 @@ struct ls_gpu_attr {
 
 typedef void (*ls_gpu_attr_fn)(void *ctx, const struct ls_gpu_attr *attr);
 
+/*
+ * The cookie of a launch whose frames the library walked (LS_GPU_LAUNCHES): frames[0..n) as an
+ * LS_SAMPLE_GPULAUNCH sample of thread tid of process pid would carry them. Called in record order.
+ */
+typedef __u64 (*ls_gpu_stack_fn)(void *ctx, __u32 pid, __u32 tid, const struct ls_frame *frames,
+				 __u32 n);
+
 struct ls_gpu_agg_opts {
 	size_t sz;	 /* sizeof(struct ls_gpu_agg_opts) */
 	__u32 window;	 /* launches remembered per process (power of two); 0: 1 << 18 */
 	__u32 pending;	 /* unmatched correlation ids held per process (power of two); 0: 4096 */
 	__u64 bucket_ns; /* memory series resolution; 0: 100 ms */
+	ls_gpu_stack_fn stack; /* NULL: such launches get cookie 0 */
+	void *stack_ctx;
 };
 
 int ls_gpu_agg__new(const struct ls_gpu_agg_opts *opts, ls_gpu_attr_fn fn, void *ctx,
@@ -142,7 +152,8 @@ struct ls_gpu_agg_stats {
 	__u64 bad_records; /* malformed (length, sub) */
 	__u64 launches;
 	__u64 same_loc;	     /* launches that came in LS_GPU_LAUNCHES records (not probed) */
-	__u64 same_loc_lost; /* batched launches whose reference launch was never seen */
+	__u64 walked;	     /* of those, from a new location, with the frames the library walked */
+	__u64 same_loc_lost; /* batched launches whose thread or reference launch was never seen */
 	__u64 activities;    /* activity entries */
 	__u64 attributed;    /* activity entries joined to their launch */
 	__u64 orphans;	     /* given out with NO_LAUNCH */

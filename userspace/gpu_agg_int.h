@@ -86,6 +86,8 @@ struct proc {
 struct ls_gpu_agg {
 	ls_gpu_attr_fn fn;
 	void *ctx;
+	ls_gpu_stack_fn stack;
+	void *stack_ctx;
 	__u32 window, pending;
 	__u64 bucket_ns;
 	struct proc **procs; /* by first appearance */

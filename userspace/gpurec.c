@@ -41,6 +41,8 @@ struct ls_gpurec {
 	struct ls_store_gpu_span *spans;
 	size_t nspans, scap;
 	uint64_t spans_lost; /* no memory */
+	ls_gpurec_stack_fn stack_fn;
+	void *stack_ctx;
 };
 
 /* --timeline: the span of one contribution of device work (not the API's, nor a timeless one) */
@@ -135,14 +137,35 @@ static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 	l->dirty = true;
 }
 
+/* The join's cookie of frames the library walked: the process row and the caller's stack id. */
+static __u64 walked_cookie(void *ctx, __u32 pid, __u32 tid, const struct ls_frame *frames, __u32 n)
+{
+	struct ls_gpurec *g = ctx;
+	uint64_t proc;
+	int64_t stack;
+
+	(void)tid;
+	if (!ls_hashmap__get(&g->pid_proc, pid, &proc))
+		return 0;
+	stack = g->stack_fn ? g->stack_fn(g->stack_ctx, pid, frames, n) : 0;
+	return (proc << 32) | (uint32_t)(stack > 0 ? stack : 0);
+}
+
+void ls_gpurec__set_stacks(struct ls_gpurec *g, ls_gpurec_stack_fn fn, void *ctx)
+{
+	g->stack_fn = fn;
+	g->stack_ctx = ctx;
+}
+
 int ls_gpurec__new(struct ls_gpurec **out)
 {
-	struct ls_gpu_agg_opts opts = {.sz = sizeof(opts)};
+	struct ls_gpu_agg_opts opts = {.sz = sizeof(opts), .stack = walked_cookie};
 	struct ls_gpurec *g = calloc(1, sizeof(*g));
 	int err;
 
 	if (!g)
 		return -ENOMEM;
+	opts.stack_ctx = g;
 	ls_hashmap_init(&g->index);
 	ls_hashmap_init(&g->pid_proc);
 	err = ls_gpu_agg__new(&opts, on_attr, g, &g->agg);

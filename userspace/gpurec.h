@@ -18,6 +18,15 @@ struct ls_gpurec;
 int ls_gpurec__new(struct ls_gpurec **out);
 void ls_gpurec__free(struct ls_gpurec *g);
 
+struct ls_frame;
+/*
+ * The stack id (0: no Python frame) of frames[0..n) of a launch of host pid that the library
+ * walked itself (launches it did not probe); without one, such launches get stack 0.
+ */
+typedef int64_t (*ls_gpurec_stack_fn)(void *ctx, uint32_t pid, const struct ls_frame *frames,
+				      uint32_t n);
+void ls_gpurec__set_stacks(struct ls_gpurec *g, ls_gpurec_stack_fn fn, void *ctx);
+
 /*
  * --timeline: also keep each kernel, copy and set as it ran on its device (the profile's
  * gpu_timeline table); t0 is the run's start on the bpf_ktime_get_ns clock.

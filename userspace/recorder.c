@@ -249,7 +249,11 @@ void ls_recorder__native_count(void *ctx, const struct ls_native_key *k,
 
 int ls_recorder__enable_gpu(struct ls_recorder *r)
 {
-	return r->gpu ? 0 : ls_gpurec__new(&r->gpu);
+	int err = r->gpu ? 0 : ls_gpurec__new(&r->gpu);
+
+	if (!err)
+		ls_gpurec__set_stacks(r->gpu, lsr_gpu_stack, r);
+	return err;
 }
 
 void ls_recorder__finish(struct ls_recorder *r)

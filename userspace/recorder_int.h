@@ -201,6 +201,8 @@ void lsr_image_sync(struct rproc *p);
 int64_t lsr_image_unresolved(const struct rexec *x);
 void lsr_image_begin(struct ls_recorder *r, struct rproc *p, const char *how, uint64_t ts);
 struct rproc *lsr_proc_get(struct ls_recorder *r, pid_t pid);
+/* The stack id of frames the GPU library walked in process pid (ls_gpurec_stack_fn). */
+int64_t lsr_gpu_stack(void *ctx, uint32_t pid, const struct ls_frame *frames, uint32_t n);
 struct rproc *lsr_proc_any(struct ls_recorder *r, pid_t pid);
 void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now);
 void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *parent);

@@ -300,6 +300,15 @@ static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struc
 	return ls_stacks__intern(&r->stacks, r->frames, depth, s->flags & LS_SF_TRUNCATED);
 }
 
+int64_t lsr_gpu_stack(void *ctx, uint32_t pid, const struct ls_frame *frames, uint32_t n)
+{
+	struct ls_recorder *r = ctx;
+	struct rproc *p = lsr_proc_get(r, (pid_t)pid);
+	struct ls_sample s = {.type = LS_REC_SAMPLE, .pid = pid, .kind = LS_SAMPLE_GPULAUNCH};
+
+	return p && n <= LS_MAX_FRAMES ? resolve_stack(r, p, &s, frames, (int)n) : 0;
+}
+
 /* The profile's samples.gil: 0 unknown, 1 held, 2 not held. */
 static uint8_t gil_of(uint8_t flags)
 {

@@ -19,7 +19,7 @@ prof="$WORK/gpu.lsprof"
 "$LS" -q --gpu --timeline --profile "$prof" -o "$WORK/gpu.html" -- "$DEB_PY" \
 	"$ROOT/tests/gpu/gpu_app.py" "$WORK/exp.json" || fail "exit $?"
 j=$(json_of "$prof") || { fail "report"; finish; }
-out=$("$PYQ" - "$j" "$WORK/exp.json" "$WORK/gpu.html" <<'PYEOF'
+out=$("$PYQ" - "$j" "$WORK/exp.json" "$WORK/gpu.html" "$prof" <<'PYEOF'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 exp = json.load(open(sys.argv[2]))
@@ -42,6 +42,20 @@ for line, e in exp["by_line"].items():
     want, got = e["gpu_ns"] / 1e9, line_gpu(exp["pid"], int(line))
     print("%s line %s of a thread launching from two lines in turn: GPU %.4f s (want %.4f s)" % (
         "ok" if abs(got - want) <= 1e-6 * want + 1e-9 else "FAIL", line, got, want))
+# three callers of one launching function: the GPU time of the stacks through each caller's line
+import sqlite3, struct
+db = sqlite3.connect(sys.argv[4])
+app = {r[0] for r in db.execute("SELECT f.id FROM functions f JOIN files p ON p.id = f.file_id WHERE p.path LIKE '%gpu_app.py'")}
+below = {int(l): 0 for l in exp["callers"]}
+for pid_row, frames, g in db.execute("SELECT g.process_id, s.frames, g.gpu_ns FROM gpu g JOIN stacks s ON s.id = g.stack_id"):
+    pairs = struct.unpack("<%dI" % (len(frames) // 4), frames)
+    for line in below:
+        if any(pairs[i] in app and pairs[i + 1] == line for i in range(0, len(pairs), 2)):
+            below[line] += g
+for line, want in exp["callers"].items():
+    got = below[int(line)]
+    print("%s caller line %s of one launching function: its stacks' GPU %.4f s (want %.4f s)" % (
+        "ok" if got == want else "FAIL", line, got / 1e9, want / 1e9))
 c = child["threads"].popitem()[1]
 got = line_gpu(child["pid"], c["line"])
 print("%s child process line %d: GPU %.4f s (want %.4f)" % ("ok" if abs(got - c["gpu_ns"] / 1e9) < 1e-4 else "FAIL", c["line"], got, c["gpu_ns"] / 1e9))

@@ -115,6 +115,10 @@ def main_scenario(cap, exp):
     # launches from a thread's last probed Python location came batched, not probed: each one
     # still a launch of its own (the per-thread counts below are exact)
     check(cap["agg"]["same_loc"] > 0, "some launches batched under their thread's reference")
+    # the thread launching from two lines in turn: its second line's first launch is walked in
+    # process, the rest go under the two lines' references (the counts below say each is right)
+    check(cap["agg"]["walked"] > 0, "launches from new locations with the frames walked in process "
+          f"({cap['agg']['walked']})")
     eq(cap["agg"]["same_loc_lost"], 0, "batched launches whose reference was never seen")
     eq(cap["bpf"]["api_calls"] + cap["agg"]["same_loc"], cap["agg"]["launches"],
        "every API call probed or batched, once")

@@ -47,6 +47,7 @@ RT, RT_EX, DRV, DRV_EX = 0, 1, 2, 3
 LINES = marks(HERE, "LAUNCH")
 threads = {}  # tid -> expectation
 BY_LINE = {}  # line -> expectation, for a thread that launches from several lines
+CALLERS = {}  # caller's line -> GPU ns of the kernels launched below it
 lock = threading.Lock()
 
 
@@ -101,6 +102,23 @@ def alternate(n, dur_a, dur_b):
     BY_LINE[LINES["alt_b"]] = {"gpu_ns": n * dur_b, "names": {"alt_b": n}}
 
 
+def layer(dur):
+    lib.fakecuda_launch(b"layer_kernel", dur, 4, RT)  # LAUNCH:layer
+
+
+def model(n):
+    """Three lines call one function that launches, as model lines call F.linear: the innermost
+    frame and instruction are the same for all three (frame memory is reused), only the callers
+    differ, and each caller's stack must get exactly its own kernels (checked through CALLERS)."""
+    for _ in range(n):
+        layer(1 * MS)  # LAUNCH:model1
+        layer(2 * MS)  # LAUNCH:model2
+        layer(3 * MS)  # LAUNCH:model3
+    expect("model", kernels=3 * n, gpu_ns=6 * n * MS, launches=3 * n, names={"layer_kernel": 3 * n})
+    for k in (1, 2, 3):
+        CALLERS[LINES["model%d" % k]] = k * n * MS
+
+
 def graph_replay(replays, nodes, dur):
     for _ in range(replays):
         lib.fakecuda_graph_launch(4, nodes, b"graph_node", dur)  # LAUNCH:graph
@@ -152,7 +170,8 @@ def child(path):
 
 def write(path, extra):
     out = {"pid": os.getpid(), "file": HERE, "lines": LINES,
-           "threads": {str(k): v for k, v in threads.items()}, "by_line": BY_LINE}
+           "threads": {str(k): v for k, v in threads.items()}, "by_line": BY_LINE,
+           "callers": CALLERS}
     out.update(extra)
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
@@ -183,6 +202,7 @@ def main():
         threading.Thread(target=allreduce, args=(10, 7 * MS)),
         threading.Thread(target=graph_replay, args=(6, 5, 300_000)),
         threading.Thread(target=alternate, args=(15, 1 * MS, 2 * MS)),
+        threading.Thread(target=model, args=(12,)),
     ]
     for w in workers:
         w.start()

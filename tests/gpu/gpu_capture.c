@@ -85,6 +85,18 @@ static struct thread_acc *acc_of(__u32 pid, __u32 tid)
 	return &C.acc[C.nacc++];
 }
 
+/* Launches the library walked itself: the cookie is the launching tid here too. */
+static __u64 walked_cookie(void *ctx, __u32 pid, __u32 tid, const struct ls_frame *f, __u32 n)
+{
+	(void)ctx;
+	(void)pid;
+	(void)f;
+	(void)n;
+	return tid;
+}
+
+static const struct ls_gpu_agg_opts agg_opts = {.sz = sizeof(agg_opts), .stack = walked_cookie};
+
 static void on_attr(void *ctx, const struct ls_gpu_attr *a)
 {
 	/* the cookie is the launching tid; 0 collects work whose launch was never seen */
@@ -384,7 +396,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu-capture: %s: %s\n", lib, strerror(errno));
 		return 1;
 	}
-	if (ls_gpu_agg__new(NULL, on_attr, NULL, &C.agg))
+	if (ls_gpu_agg__new(&agg_opts, on_attr, NULL, &C.agg))
 		return 1;
 	skel = gpu_test__open_and_load();
 	if (!skel) {
@@ -462,7 +474,7 @@ int main(int argc, char **argv)
 		ls_gpu_agg__stats(C.agg, &st);
 		out = json_pack(
 			"{s:i,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
-			"s:I,s:I,s:I},s:I,s:I,s:o}",
+			"s:I,s:I,s:I,s:I},s:I,s:I,s:o}",
 			"exit_status",
 			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), "bpf",
 			"api_calls", JI(b->api_calls), "records", JI(b->records), "bad_len",
@@ -472,9 +484,10 @@ int main(int argc, char **argv)
 			JI(st.bad_records), "launches", JI(st.launches), "activities",
 			JI(st.activities), "attributed", JI(st.attributed), "orphans",
 			JI(st.orphans), "evicted", JI(st.evicted), "lost_records",
-			JI(st.lost_records), "same_loc", JI(st.same_loc), "same_loc_lost",
-			JI(st.same_loc_lost), "duplicate_launch_corrs", JI(duplicate_corrs()),
-			"other_records", JI(C.other_records), "procs", procs_json());
+			JI(st.lost_records), "same_loc", JI(st.same_loc), "walked", JI(st.walked),
+			"same_loc_lost", JI(st.same_loc_lost), "duplicate_launch_corrs",
+			JI(duplicate_corrs()), "other_records", JI(C.other_records), "procs",
+			procs_json());
 	}
 	if (C.keep_kernels)
 		json_object_set_new(out, "kernels", kernels_json());

@@ -588,95 +588,147 @@ static void test_sampled_launches(void **state)
 	free(s);
 }
 
-/* Sends launches batched under ref (LS_GPU_LAUNCHES): corrs[i] made at lib clock t0 + i us. */
-static int send_launches(struct ls_gpu_agg *agg, __u32 pid, __u32 ref, const __u32 *corrs, int n,
-			 __u64 t0)
-{
-	struct {
-		struct ls_gpu_launches r;
-		struct ls_gpu_launch_ent e[LS_GPU_LAUNCHES_MAX];
-	} r;
-	int i;
+/* An LS_GPU_LAUNCHES record being built: entries appended in order. */
+struct launches_rec {
+	struct ls_gpu_launches r;
+	__u8 data[LS_GPU_REC_MAX];
+	size_t used;
+};
 
-	memset(&r, 0, sizeof(r));
-	hdr(&r.r.hdr, pid, LS_GPU_LAUNCHES, (__u16)n);
-	r.r.ref_corr = ref;
-	r.r.mono = 2000 * MS; /* hdr.ts is 5000 ms: the library's clock is 3000 ms behind */
-	for (i = 0; i < n; i++) {
-		r.e[i].corr = corrs[i];
-		r.e[i].api_ns = 100 + (__u32)i;
-		r.e[i].t_mono = t0 + (__u64)i * 1000;
+static void launches_begin(struct launches_rec *b, __u32 pid, __u32 ident)
+{
+	memset(b, 0, sizeof(*b));
+	hdr(&b->r.hdr, pid, LS_GPU_LAUNCHES, 0);
+	b->r.ident_corr = ident;
+	b->r.mono = 2000 * MS; /* hdr.ts is 5000 ms: the library's clock is 3000 ms behind */
+}
+
+/* corr made at library time t from the location of ref, or (ref 0) with nframes frames */
+static void launches_add(struct launches_rec *b, __u32 corr, __u32 ref, __u64 t, __u16 nframes)
+{
+	struct ls_gpu_launch_ent e = {.corr = corr, .api_ns = 100 + corr, .t_mono = t, .ref = ref};
+	struct ls_frame f = {.instr = 2};
+
+	e.nframes = ref ? 0 : nframes;
+	memcpy(b->data + b->used, &e, sizeof(e));
+	b->used += sizeof(e);
+	for (int i = 0; i < e.nframes; i++) {
+		f.code = 0x1000 * (i + 1) + corr; /* the stack function reads it back */
+		memcpy(b->data + b->used, &f, sizeof(f));
+		b->used += sizeof(f);
 	}
-	return ls_gpu_agg__record(agg, &r, sizeof(r.r) + n * sizeof(r.e[0]));
+	b->r.hdr.count++;
+}
+
+static int launches_send(struct ls_gpu_agg *agg, struct launches_rec *b)
+{
+	return ls_gpu_agg__record(agg, b, sizeof(b->r) + b->used);
+}
+
+static __u32 stack_calls;
+
+/* A stack function: the cookie says which frames it was given. */
+static __u64 stack_of(void *ctx, __u32 pid, __u32 tid, const struct ls_frame *f, __u32 n)
+{
+	assert_ptr_equal(ctx, &stack_calls);
+	assert_int_equal(pid, 100);
+	assert_int_equal(tid, 101);
+	stack_calls++;
+	return n ? 0x50000 + f[0].code * 16 + n : 0x50000;
 }
 
 /*
- * Launches from their thread's last probed location come in an LS_GPU_LAUNCHES record: each is
- * a launch of its own with the reference's thread and stack (cookie), its own driver time and
- * time, and its device work joins it, before or after the record; a batch whose reference was
- * never seen is counted and its work is orphaned; a malformed one is refused.
+ * Launches the library did not probe come in LS_GPU_LAUNCHES records of their thread (named by
+ * a probed launch, ident): an entry under a reference is a launch of its own with the
+ * reference's stack, its own driver time and time; an entry from a new location carries the
+ * frames the library walked, which the stack function turns into its cookie, and becomes the
+ * reference for the entries after it. Device work joins each, before or after the record. A
+ * record whose thread, or an entry whose reference, was never seen is counted and its work
+ * orphaned; a record whose entries run past its end is refused.
  */
 static void test_same_location_launches(void **state)
 {
 	struct sink *s = malloc(sizeof(*s));
-	struct ls_gpu_agg *agg = new_agg(s, 0, 0);
-	const __u32 corrs[3] = {21, 22, 24}, lost[2] = {31, 32};
-	struct ls_gpu_act k[4] = {kernel(22, 1000 * MS, 2 * MS), kernel(20, 1000 * MS, 1 * MS),
-				  kernel(21, 1001 * MS, 3 * MS), kernel(24, 1002 * MS, 5 * MS)};
+	struct ls_gpu_agg_opts o = {.sz = sizeof(o), .stack = stack_of, .stack_ctx = &stack_calls};
+	struct ls_gpu_agg *agg = NULL;
+	struct ls_gpu_act k[6] = {kernel(22, 1000 * MS, 2 * MS), kernel(20, 1000 * MS, 1 * MS),
+				  kernel(21, 1001 * MS, 3 * MS), kernel(24, 1002 * MS, 5 * MS),
+				  kernel(25, 1003 * MS, 7 * MS), kernel(26, 1004 * MS, 11 * MS)};
+	struct launches_rec *b = malloc(sizeof(*b));
+	__u64 walked = 0x50000 + (0x1000 + 25) * 16 + 3;
 	struct ls_gpu_agg_stats st;
-	struct {
-		struct ls_gpu_launches r;
-		struct ls_gpu_launch_ent e[1];
-	} bad;
 	int i, n, api = 0;
 
-	/* kernel 22's record arrives before its batch */
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(ls_gpu_agg__new(&o, collect, s, &agg), 0);
+	/* kernel 22's record arrives before its entry */
 	assert_int_equal(send_acts(agg, 100, &k[0], 1), 0);
 	assert_int_equal(ls_gpu_agg__launch(agg, 100, 101, 4999 * MS,
 					    LS_GPU_AUX(20, LS_GPU_API_LAUNCH, 211, 0), 7000, 0xabc),
 			 0);
-	assert_int_equal(send_launches(agg, 100, 20, corrs, 3, 1500 * MS), 0);
+	/* 21, 22, 24 from the probed launch's location; 25 from a new one; 26 from 25's */
+	launches_begin(b, 100, 20);
+	launches_add(b, 21, 20, 1500 * MS, 0);
+	launches_add(b, 22, 20, 1500 * MS + 1000, 0);
+	launches_add(b, 24, 20, 1500 * MS + 2000, 0);
+	launches_add(b, 25, 0, 1500 * MS + 3000, 3);
+	launches_add(b, 26, 25, 1500 * MS + 4000, 0);
+	assert_int_equal(launches_send(agg, b), 0);
+	assert_int_equal(stack_calls, 1);
 	for (i = 0; i < s->n; i++) {
 		if (!(s->a[i].flags & LS_GPU_ATTR_API))
 			continue;
-		assert_int_equal(s->a[i].cookie, 0xabc);
 		assert_int_equal(s->a[i].tid, 101);
 		assert_int_equal(s->a[i].api_class, LS_GPU_API_LAUNCH);
-		if (s->a[i].corr == 24) {
-			assert_int_equal(s->a[i].api_ns, 102);
-			/* library clock + (hdr.ts - mono) */
+		assert_int_equal(s->a[i].cookie, s->a[i].corr >= 25 ? walked : 0xabc);
+		if (s->a[i].corr != 20)
+			assert_int_equal(s->a[i].api_ns, 100 + s->a[i].corr);
+		if (s->a[i].corr == 24) /* library clock + (hdr.ts - mono) */
 			assert_int_equal(s->a[i].start_mono, 4500 * MS + 2000);
-		}
 		api++;
 	}
-	assert_int_equal(api, 4);
-	assert_int_equal(send_acts(agg, 100, &k[1], 3), 0);
+	assert_int_equal(api, 6);
+	assert_int_equal(send_acts(agg, 100, &k[1], 5), 0);
 	assert_int_equal(gpu_of(s, 0xabc, &n), 11 * MS);
 	assert_int_equal(n, 4);
+	assert_int_equal(gpu_of(s, walked, &n), 18 * MS);
+	assert_int_equal(n, 2);
 
-	/* the reference was never seen: nothing attributed, all counted */
-	assert_int_equal(send_launches(agg, 100, 30, lost, 2, 1600 * MS), 0);
-	k[0] = kernel(31, 1003 * MS, 1 * MS);
+	/* a thread never seen, then a reference never seen: nothing attributed, all counted */
+	launches_begin(b, 100, 30);
+	launches_add(b, 31, 20, 1600 * MS, 0);
+	assert_int_equal(launches_send(agg, b), 0);
+	launches_begin(b, 100, 20);
+	launches_add(b, 32, 29, 1600 * MS, 0);
+	assert_int_equal(launches_send(agg, b), 0);
+	k[0] = kernel(31, 1005 * MS, 1 * MS);
 	assert_int_equal(send_acts(agg, 100, &k[0], 1), 0);
 	ls_gpu_agg__finish(agg);
 	assert_int_equal(gpu_of(s, 0, &n), 1 * MS);
 	ls_gpu_agg__stats(agg, &st);
-	assert_int_equal(st.launches, 4);
-	assert_int_equal(st.same_loc, 3);
+	assert_int_equal(st.launches, 6);
+	assert_int_equal(st.same_loc, 5);
+	assert_int_equal(st.walked, 1);
 	assert_int_equal(st.same_loc_lost, 2);
 	assert_int_equal(st.bad_records, 0);
 
-	/* a count beyond its length, or beyond the most a record holds */
-	memset(&bad, 0, sizeof(bad));
-	hdr(&bad.r.hdr, 100, LS_GPU_LAUNCHES, 2);
-	bad.r.ref_corr = 20;
-	assert_int_equal(ls_gpu_agg__record(agg, &bad, sizeof(bad)), -EINVAL);
-	hdr(&bad.r.hdr, 100, LS_GPU_LAUNCHES, LS_GPU_LAUNCHES_MAX + 1);
-	assert_int_equal(ls_gpu_agg__record(agg, &bad, sizeof(bad)), -EINVAL);
+	/* frames running past the record, a count beyond its entries or beyond the most */
+	launches_begin(b, 100, 20);
+	launches_add(b, 40, 0, 1700 * MS, 2);
+	assert_int_equal(ls_gpu_agg__record(agg, b, sizeof(b->r) + b->used - 8), -EINVAL);
+	launches_begin(b, 100, 20);
+	launches_add(b, 41, 20, 1700 * MS, 0);
+	b->r.hdr.count = 2;
+	assert_int_equal(
+		ls_gpu_agg__record(agg, b, sizeof(b->r) + 2 * sizeof(struct ls_gpu_launch_ent) - 4),
+		-EINVAL);
+	b->r.hdr.count = LS_GPU_LAUNCHES_MAX + 1;
+	assert_int_equal(ls_gpu_agg__record(agg, b, sizeof(*b)), -EINVAL);
 	ls_gpu_agg__stats(agg, &st);
-	assert_int_equal(st.bad_records, 2);
-	assert_int_equal(st.launches, 4);
+	assert_int_equal(st.bad_records, 3);
+	assert_int_equal(stack_calls, 1);
 	ls_gpu_agg__free(agg);
+	free(b);
 	free(s);
 	(void)state;
 }

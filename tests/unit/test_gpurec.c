@@ -125,10 +125,36 @@ static void test_gpu_records(void **state)
 	ar.a[0] = kernel(0, 1020 * MS, 4 * MS, 0);
 	feed(r, &ar, sizeof(ar.h) + sizeof(ar.a[0]));
 
+	/*
+	 * records 7 and 8: launches the library did not probe, 12 from the location of 10 and 13
+	 * from a new one, with its frames (this process has no Python state: stack 0 again), and
+	 * their kernels
+	 */
+	{
+		struct {
+			struct ls_gpu_launches r;
+			struct ls_gpu_launch_ent e1, e2;
+			struct ls_frame f;
+		} lr = {0};
+
+		hdr(&lr.r.hdr, LS_GPU_LAUNCHES, 2, 7);
+		lr.r.ident_corr = 10;
+		lr.r.mono = 2000 * MS;
+		lr.e1 = (struct ls_gpu_launch_ent){.corr = 12, .api_ns = 300, .ref = 10};
+		lr.e2 = (struct ls_gpu_launch_ent){.corr = 13, .api_ns = 400, .nframes = 1};
+		lr.f = (struct ls_frame){.code = 0x7000, .instr = 4, .fp = 1};
+		feed(r, &lr, sizeof(lr));
+		memset(&ar, 0, sizeof(ar));
+		hdr(&ar.h, LS_GPU_ACTIVITY, 2, 8);
+		ar.a[0] = kernel(12, 1050 * MS, 1 * MS, 0);
+		ar.a[1] = kernel(13, 1052 * MS, 2 * MS, 0);
+		feed(r, &ar, sizeof(ar.h) + 2 * sizeof(ar.a[0]));
+	}
+
 	/* malformed: more entries than the record holds, more than a batch may, no such sub, a
 	 * header cut short, a record too short for its kind: none of them counts */
 	memset(&ar, 0, sizeof(ar));
-	hdr(&ar.h, LS_GPU_ACTIVITY, 4, 7);
+	hdr(&ar.h, LS_GPU_ACTIVITY, 4, 9);
 	ar.a[0] = kernel(10, 1030 * MS, 50 * MS, 0);
 	feed(r, &ar, sizeof(ar.h) + 3 * sizeof(ar.a[0]));
 	ar.h.count = LS_GPU_BATCH_MAX + 1;
@@ -136,7 +162,7 @@ static void test_gpu_records(void **state)
 	ar.h.sub = 99;
 	feed(r, &ar, sizeof(ar));
 	feed(r, &ar, sizeof(ar.h) - 1);
-	hdr(&hello.hdr, LS_GPU_HELLO, 0, 8);
+	hdr(&hello.hdr, LS_GPU_HELLO, 0, 10);
 	hello.cupti_version = 1;
 	feed(r, &hello, sizeof(hello) - 1);
 	/* a GPU record of a pid that is no target: not in the profile */
@@ -152,13 +178,13 @@ static void test_gpu_records(void **state)
 	/* the launching stack (0: no Python frame) of process row 1 */
 	assert_int_equal(
 		ls_test_q_int(db, "SELECT gpu_ns FROM gpu WHERE process_id = 1 AND stack_id = 0"),
-		6 * MS);
+		9 * MS);
 	assert_int_equal(
 		ls_test_q_int(db, "SELECT api_ns FROM gpu WHERE process_id = 1 AND stack_id = 0"),
-		12000);
+		12700);
 	assert_int_equal(
 		ls_test_q_int(db, "SELECT kernels FROM gpu WHERE process_id = 1 AND stack_id = 0"),
-		3);
+		5);
 	assert_int_equal(
 		ls_test_q_int(db, "SELECT nccl_ns FROM gpu WHERE process_id = 1 AND stack_id = 0"),
 		2 * MS);
@@ -167,16 +193,16 @@ static void test_gpu_records(void **state)
 					   " AND stack_id = 4294967295"),
 			 4 * MS);
 	assert_int_equal(ls_test_q_int(db, "SELECT count(*) FROM gpu"), 2);
-	assert_int_equal(ls_test_q_int(db, "SELECT sum(gpu_ns) FROM gpu"), 10 * MS);
+	assert_int_equal(ls_test_q_int(db, "SELECT sum(gpu_ns) FROM gpu"), 13 * MS);
 	assert_int_equal(ls_test_q_int(db, "SELECT hello FROM gpu_processes WHERE process_id = 1"),
 			 1);
 	assert_int_equal(ls_test_q_int(db, "SELECT cupti_version FROM gpu_processes"), 130000);
 	assert_int_equal(ls_test_q_int(db, "SELECT lost FROM gpu_processes WHERE process_id = 1"),
 			 2);
 	assert_int_equal(
-		ls_test_q_int(db, "SELECT launches FROM gpu_processes WHERE process_id = 1"), 2);
+		ls_test_q_int(db, "SELECT launches FROM gpu_processes WHERE process_id = 1"), 4);
 	assert_int_equal(ls_test_q_int(db, "SELECT gpu_ns FROM gpu_processes WHERE process_id = 1"),
-			 10 * MS);
+			 13 * MS);
 	assert_int_equal(ls_test_q_int(db, "SELECT count(*) FROM gpu_processes"), 1);
 	assert_int_equal(ls_test_q_int(db, "SELECT cc FROM gpu_devices WHERE process_id = 1"), 90);
 	assert_int_equal(ls_test_q_int(db, "SELECT length(name) FROM gpu_devices"), 95);

@@ -33,9 +33,10 @@ def common(cap, pid):
           f"every kernel, copy and set joined to its launch (orphans: {cap['agg']['orphans']})")
     check(cap["agg"]["lost_records"] == 0, f"no records lost ({cap['agg']['lost_records']})")
     check(cap["duplicate_launch_corrs"] == 0, "one launch probe per correlation id")
-    # launches batched under their thread's last probed one (same Python location): each one a
-    # launch of its own; none whose reference went missing
-    print(f"     {cap['agg']['same_loc']} of {cap['agg']['launches']} launches batched, "
+    # launches the library did not probe (batched under the launch before them from the same
+    # Python location, or with their frames): each one a launch of its own; none lost
+    print(f"     {cap['agg']['same_loc']} of {cap['agg']['launches']} launches batched "
+          f"({cap['agg']['walked']} with the frames walked in process), "
           f"{cap['bpf']['api_calls']} probed")
     check(cap["agg"]["same_loc_lost"] == 0,
           f"batched launches whose reference was never seen: {cap['agg']['same_loc_lost']}")
