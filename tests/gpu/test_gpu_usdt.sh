@@ -62,6 +62,10 @@ in=/tmp/ls-gpu-sid
 mkdir -p "$root$in/fake"
 cp "$lib" tests/gpu/gpu_app.py tests/gpu/marks.py "$root$in/"
 cp "$out"/fake/*.so* "$root$in/fake/"
+# a sanitizer build's libraries need its runtimes, which the sid root does not have
+for so in $(ldd "$lib" "$out/fake/libcupti.so.13" | awk '/(asan|ubsan)[^ ]* => \//{print $3}' | sort -u); do
+	cp "$so" "$root$in/fake/"
+done
 mountpoint -q "$root/proc" || mount -t proc proc "$root/proc" || { echo "FAIL: mount proc"; exit 1; }
 for v in 3.13 3.14 3.15; do
 	if ! "$capture" --lib "$root$in/liblinescope_cupti.so" -o "$tmp/sid$v.json" -- \
