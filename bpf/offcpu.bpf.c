@@ -9,7 +9,8 @@
  *   with restartable sequences registered (glibc 2.35+ registers every thread): nothing for a
  *   syscall that did not block; not when a signal is pending (a task work then);
  * - for a thread without rseq, a task work scheduled when it gets the CPU back (6.18's
- *   bpf_task_work; it costs an IPI, so only for intervals that are kept);
+ *   bpf_task_work; it costs an IPI, so only for intervals that are kept); a kernel that refuses
+ *   task works here (6.18.y stable) reports it at the thread's next switch or sample (late);
  * - on a kernel without task works, handle_sys_exit, which every syscall of the machine pays
  *   for: the syscall tracepoint puts every task on the slow syscall path, about 2x on a
  *   syscall-bound process that is not even a target (bench/syscalls).
@@ -96,17 +97,24 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 		__u64 now = bpf_ktime_get_ns(), start = w->start;
 
 		w->end = now;
-		if (!start || !offcpu_task_work) /* sys_exit reports it */
+		if (!start || (!offcpu_task_work && !offcpu_rseq)) /* sys_exit reports it */
 			return 0;
 		/*
 		 * rseq_update reports it, unless a signal is pending: signals are handled first on
 		 * the way out, and a fatal one never gets there (get_signal() runs task works
-		 * first)
+		 * first). Without task works, rseq even then: a fatal signal's interval is lost
+		 * and counted at the exit.
 		 */
 		if (offcpu_rseq && bpf_core_field_exists(next->rseq) && BPF_CORE_READ(next, rseq) &&
-		    !BPF_CORE_READ(next, pending.signal.sig[0]) &&
-		    !BPF_CORE_READ(next, signal, shared_pending.signal.sig[0]))
+		    (!offcpu_task_work ||
+		     (!BPF_CORE_READ(next, pending.signal.sig[0]) &&
+		      !BPF_CORE_READ(next, signal, shared_pending.signal.sig[0]))))
 			return 0;
+		/* no rseq, and a kernel that refuses task works: at its next switch or sample */
+		if (!offcpu_task_work) {
+			LS_STAT_INC(resume_late);
+			return 0;
+		}
 		/*
 		 * A task work costs microseconds (an IPI): one only for an interval that is kept.
 		 * Here, not when it left: an interval opened at the attach (edges.bpf.c) gets one

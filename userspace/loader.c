@@ -23,6 +23,7 @@
 #include "gpu_records.h"
 #include "linescope.skel.h"
 #include "log.h"
+#include "taskwork_probe.h"
 
 struct ls_loader {
 	struct linescope_bpf *skel;
@@ -30,7 +31,8 @@ struct ls_loader {
 	int *pfds;
 	int ncpus;
 	uint64_t period_ns;
-	bool rseq, task_work; /* wall mode: where intervals are reported (resume_paths) */
+	bool rseq, task_work;	 /* wall mode: where intervals are reported (resume_paths) */
+	const char *resume_path; /* their names, or NULL (cpu mode) */
 	struct bpf_link *gpu_links[2];
 	struct bpf_link **trace_links; /* python-usdt builds and native probes */
 	size_t ntrace;
@@ -284,56 +286,44 @@ static int attach_gpu(struct ls_loader *l, const char *lib)
 }
 
 /*
- * Where wall mode reports an interval (offcpu.bpf.c): rseq_update and task works where the
- * kernel has task works (rseq alone would miss threads without rseq and fatal signals), else
- * sys_exit. LINESCOPE_OFFCPU_RESUME=sys-exit or task-work (no rseq) chooses, for the tests of
- * each path and bench/syscalls.
+ * Where wall mode reports an interval (offcpu.bpf.c): rseq_update, and a task work for threads
+ * without rseq, where the kernel has both; rseq alone where it refuses task works from a
+ * tracepoint (6.18.y stable: an interval of a thread without rseq is then reported late, at its
+ * next switch or sample, and a fatal signal's is lost and counted); else sys_exit.
+ * LINESCOPE_OFFCPU_RESUME=sys-exit or task-work (no rseq) chooses, for the tests of each path and
+ * bench/syscalls.
  */
-static bool has_name(const char *strs, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = strs; (p = memmem(p, len - (size_t)(p - strs), name, n + 1));
-	     p += n + 1)
-		if (p == strs || p[-1] == 0)
-			return true;
-	return false;
-}
-
-/*
- * Only the kernel BTF's string table is searched: a name is there only if a type, member or
- * function is called so, and libbpf parsing all of it again (it did so for CO-RE) cost 17-23 ms
- * of every wall-mode start. The tracepoint's typedef exists only with CONFIG_RSEQ; the kfunc is
- * checked again in BPF, where an unresolved weak kfunc is never called.
- */
-static void resume_paths(bool *rseq, bool *task_work)
+static void resume_paths(struct ls_loader *l)
 {
 	const char *force = getenv("LINESCOPE_OFFCPU_RESUME");
-	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	struct btf_header h;
-	char *strs = NULL;
-	size_t n = 0;
-	ssize_t r = 1;
+	char why[256];
+	int err;
 
-	*rseq = *task_work = false;
-	/* the header, then the string section alone (a third of the file) */
-	if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == BTF_MAGIC &&
-	    h.hdr_len >= sizeof(h) && h.str_len < (1u << 28))
-		strs = malloc(h.str_len);
-	while (strs && r > 0 && n < h.str_len)
-		if ((r = pread(fd, strs + n, h.str_len - n, (off_t)h.hdr_len + h.str_off + n)) > 0)
-			n += (size_t)r;
-	if (strs && n == h.str_len) {
-		*rseq = has_name(strs, n, "btf_trace_rseq_update");
-		*task_work = has_name(strs, n, "bpf_task_work_schedule_resume_impl");
-	}
-	free(strs);
-	if (fd >= 0)
-		close(fd);
-	if (!*task_work || (force && !strcmp(force, "sys-exit")))
-		*rseq = *task_work = false;
+	err = ls_taskwork_probe(&l->rseq, &l->task_work, why, sizeof(why));
+	if (err)
+		ls_warn(err,
+			"cannot read the kernel's BTF (%s): off-CPU intervals are reported at "
+			"sys_exit",
+			strerror(-err));
+	else if (!l->task_work && why[0])
+		ls_info("the kernel refuses task works from a tracepoint (%s): off-CPU intervals of "
+			"threads without rseq are reported at their next switch or sample",
+			why);
+	if (force && !strcmp(force, "sys-exit"))
+		l->rseq = l->task_work = false;
 	else if (force && !strcmp(force, "task-work"))
-		*rseq = false;
+		l->rseq = false;
+	if (!l->rseq && !l->task_work)
+		l->resume_path = "sys_exit";
+	else
+		l->resume_path = !l->task_work ? "rseq"
+				 : l->rseq     ? "rseq, task works"
+					       : "task works";
+}
+
+const char *ls_loader__resume_path(const struct ls_loader *l)
+{
+	return l->resume_path;
 }
 
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
@@ -377,7 +367,7 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	}
 	/* where a blocked thread's interval is reported: not at every syscall where avoidable */
 	if (opts->offcpu)
-		resume_paths(&l->rseq, &l->task_work);
+		resume_paths(l);
 	l->skel->rodata->offcpu_rseq = l->rseq;
 	l->skel->rodata->offcpu_task_work = l->task_work;
 	if (!l->task_work)

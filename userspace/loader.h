@@ -31,6 +31,8 @@ struct ls_loader_opts {
 /* Loads and attaches everything; one-line errors are logged. */
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out);
 void ls_loader__free(struct ls_loader *l);
+/* Wall mode's report path ("rseq, task works", "rseq", "task works", "sys_exit"); NULL in cpu mode. */
+const char *ls_loader__resume_path(const struct ls_loader *l);
 
 /*
  * Sets (p != NULL) or deletes the `procs` entry of pid. A set names the entry's generation

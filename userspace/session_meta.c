@@ -57,6 +57,8 @@ void lss_write_meta(struct session *s, int argc, char **argv)
 	ls_store__put_meta(s->store, "timeline", want_timeline(o) ? "1" : "0");
 	ls_store__put_meta_int(s->store, "frequency_hz", o->frequency);
 	ls_store__put_meta_int(s->store, "period_ns", ls_loader__period_ns(s->loader));
+	if (ls_loader__resume_path(s->loader))
+		ls_store__put_meta(s->store, "offcpu_resume", ls_loader__resume_path(s->loader));
 	ls_store__put_meta_int(s->store, "max_frames", LS_MAX_FRAMES);
 	/* CLOCK_MONOTONIC at the start, the clock of every *_ns time in the profile */
 	ls_store__put_meta_int(s->store, "clock_start_ns", (int64_t)s->t0);
