@@ -36,12 +36,25 @@ struct ls_agg_map {
 	__type(value, struct ls_agg_val);
 } agg_a SEC(".maps") __weak, agg_b SEC(".maps") __weak;
 
-/* Slot 0: the map being filled (set by userspace before anything is attached). */
+/*
+ * agg_a and agg_b are created by userspace (loader.c create_agg_maps, once the targets run): the
+ * load creates only this template of their kind, small (a hash's inner maps need not match its
+ * size), not two 4 MB bucket arrays.
+ */
+struct ls_agg_inner {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct ls_agg_key);
+	__type(value, struct ls_agg_val);
+};
+
+/* Slot 0: the map being filled (set by userspace once the targets run). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__array(values, struct ls_agg_map);
+	__array(values, struct ls_agg_inner);
 } agg_maps SEC(".maps") __weak;
 
 /* Stacks userspace has been told about, per thread. Evicted: described once more. */

@@ -140,9 +140,11 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
 	struct ls_pending *w;
+	struct ls_proc *p;
 	__u64 start;
 
-	if (!bpf_map_lookup_elem(&procs, &tgid))
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
 		return 0;
 	/*
 	 * Every thread's CPU time as the scheduler accounted it (up to one tick stale): userspace
@@ -152,10 +154,20 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 			    BPF_CORE_READ(task, se.sum_exec_runtime));
 	bpf_map_delete_elem(&offcpu_resume, &tid); /* its task work, if any */
 	w = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	/* it ran again, so its interval ended; unreported (a signal came after it got the CPU) */
-	if (w && w->end && ls_offcpu_claim(w, &start)) {
-		LS_STAT_INC(lost_at_exit);
-		bpf_map_delete_elem(&offcpu_pending, &tid);
+	/*
+	 * It ran again, so its interval ended, unreported: a fatal signal came after it got the
+	 * CPU (or it has no rseq and the kernel refuses task works). This tracepoint runs in the
+	 * exiting thread before exit_mm() (Linux 6.16+, the one with group_dead), so its memory
+	 * still holds the Python stack it blocked on (killed in the wait, it never ran Python
+	 * since): reported here. Without the memory, it is lost, and counted.
+	 */
+	if (w && w->end) {
+		if (offcpu_enabled && task == bpf_get_current_task_btf() && BPF_CORE_READ(task, mm))
+			ls_offcpu_resume(p, tid, LS_SLOT_TASK);
+		else if (ls_offcpu_claim(w, &start)) {
+			LS_STAT_INC(lost_at_exit);
+			bpf_map_delete_elem(&offcpu_pending, &tid);
+		}
 	}
 	if (!group_dead)
 		return 0;

@@ -46,6 +46,7 @@ struct ls_loader {
 	} agg_state;
 	int agg_set_err;   /* agg_setter's result */
 	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
+	int agg_fd[2];	   /* agg_a and agg_b, created by agg_setter (-1 before) */
 	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
 };
 
@@ -334,7 +335,7 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->stats_fd = -1;
+	l->stats_fd = l->agg_fd[0] = l->agg_fd[1] = -1;
 	l->period_ns = 1000000000ULL / (opts->frequency_hz ? opts->frequency_hz : 999);
 	libbpf_set_print(ls_libbpf_print);
 
@@ -349,6 +350,9 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l->skel->rodata->offcpu_enabled = opts->offcpu;
 	l->skel->rodata->offcpu_period_ns = l->period_ns;
 	l->skel->rodata->agg_enabled = !opts->no_agg;
+	/* the aggregate maps come later, from agg_setter (create_agg_maps) */
+	bpf_map__set_autocreate(l->skel->maps.agg_a, false);
+	bpf_map__set_autocreate(l->skel->maps.agg_b, false);
 	l->skel->rodata->timeline_enabled = opts->timeline;
 	/* shorter waits are sampled at the period's weight: their length is not known */
 	l->skel->rodata->timeline_min_wait_ns = l->period_ns;
@@ -360,6 +364,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	/* maps of collections that are off are not worth their memory and creation time */
 	if (!opts->offcpu)
 		bpf_map__set_max_entries(l->skel->maps.offcpu_pending, 1);
+	if (!opts->memory)
+		bpf_map__set_max_entries(l->skel->maps.rss_last, 1);
 	if (!opts->trace_site) {
 		bpf_map__set_max_entries(l->skel->maps.native_threads, 1);
 		bpf_map__set_max_entries(l->skel->maps.native_lines, 1);
@@ -449,6 +455,9 @@ void ls_loader__free(struct ls_loader *l)
 		bpf_link__destroy(l->trace_links[i]);
 	free(l->trace_links);
 	linescope_bpf__destroy(l->skel);
+	for (int i = 0; i < 2; i++)
+		if (l->agg_fd[i] >= 0)
+			close(l->agg_fd[i]);
 	if (l->stats_fd >= 0)
 		close(l->stats_fd);
 	free(l);
@@ -536,17 +545,36 @@ bool ls_loader__agg_on(const struct ls_loader *l)
 	return l->skel->rodata->agg_enabled;
 }
 
+/*
+ * agg_a and agg_b are created here, not by the skeleton's load: each costs a 4 MB bucket array
+ * (3-6 ms), which held up the targets' start; the programs reach them only through agg_maps, whose
+ * inner-map template is small (agg.bpf.h).
+ */
+static int create_agg_maps(struct ls_loader *l)
+{
+	const struct bpf_map *def = l->skel->maps.agg_a;
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(def));
+
+	for (int i = 0; i < 2; i++) {
+		l->agg_fd[i] = bpf_map_create(bpf_map__type(def), i ? "agg_b" : "agg_a",
+					      bpf_map__key_size(def), bpf_map__value_size(def),
+					      bpf_map__max_entries(def), &opts);
+		if (l->agg_fd[i] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 /* the kernel waits for a grace period on this update: off the thread that reads the records */
 static void *set_first_map(void *arg)
 {
 	struct ls_loader *l = arg;
 	__u32 zero = 0;
-	int fd = bpf_map__fd(l->skel->maps.agg_a);
 
-	l->agg_set_err =
-		bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &fd, BPF_ANY)
-			? -errno
-			: 0;
+	l->agg_set_err = create_agg_maps(l);
+	if (!l->agg_set_err &&
+	    bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &l->agg_fd[0], BPF_ANY))
+		l->agg_set_err = -errno;
 	return NULL;
 }
 
@@ -580,9 +608,8 @@ static int agg_started(struct ls_loader *l)
 
 int ls_loader__agg_swap(struct ls_loader *l)
 {
-	struct bpf_map *next = l->agg_b_active ? l->skel->maps.agg_a : l->skel->maps.agg_b;
 	__u32 zero = 0;
-	int fd = bpf_map__fd(next);
+	int fd = l->agg_fd[!l->agg_b_active];
 
 	if (agg_started(l)) {
 		ls_loader__agg_start(l); /* not begun yet (nothing is retired) */
@@ -603,7 +630,7 @@ int ls_loader__agg_drain(struct ls_loader *l,
 				    const struct ls_agg_val *v),
 			 void *ctx)
 {
-	int fd = bpf_map__fd(l->agg_b_active ? l->skel->maps.agg_a : l->skel->maps.agg_b);
+	int fd = l->agg_fd[!l->agg_b_active];
 	static struct ls_agg_key keys[DRAIN_BATCH];
 	static struct ls_agg_val vals[DRAIN_BATCH];
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
