@@ -13,6 +13,13 @@
 #include "emit.bpf.h"
 
 const volatile bool offcpu_enabled __weak = false;
+/* rseq without task works: an interval its thread's exit ends is reported there (proc.bpf.c) */
+const volatile bool offcpu_exit_report __weak = false;
+/*
+ * sys_exit path: a thread preempted in user mode returns there without a syscall, so its samples
+ * report its interval (sample.bpf.c); rseq_update and task works see that return themselves
+ */
+const volatile bool offcpu_sample_report __weak = false;
 const volatile __u64 offcpu_period_ns __weak = 1001001;
 
 struct ls_pending {

@@ -159,10 +159,12 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	 * CPU (or it has no rseq and the kernel refuses task works). This tracepoint runs in the
 	 * exiting thread before exit_mm() (Linux 6.16+, the one with group_dead), so its memory
 	 * still holds the Python stack it blocked on (killed in the wait, it never ran Python
-	 * since): reported here. Without the memory, it is lost, and counted.
+	 * since): reported here, on the rseq-only path (offcpu_exit_report); a task work or sys_exit
+	 * reports it before the exit on the others, and the walker costs this program's load
+	 * 25,000 verified instructions. Without the memory, it is lost, and counted.
 	 */
 	if (w && w->end) {
-		if (offcpu_enabled && task == bpf_get_current_task_btf() && BPF_CORE_READ(task, mm))
+		if (offcpu_exit_report && task == bpf_get_current_task_btf() && BPF_CORE_READ(task, mm))
 			ls_offcpu_resume(p, tid, LS_SLOT_TASK);
 		else if (ls_offcpu_claim(w, &start)) {
 			LS_STAT_INC(lost_at_exit);

@@ -21,8 +21,11 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	LS_STAT_INC(taken);
 	task = bpf_get_current_task_btf();
-	/* preempted threads resume without a syscall exit: their wait ends here */
-	if (offcpu_enabled)
+	/*
+	 * sys_exit path: preempted threads resume without a syscall exit, their wait ends here
+	 * (elsewhere the walk is not even verified: half of this program's load)
+	 */
+	if (offcpu_enabled && offcpu_sample_report)
 		ls_offcpu_resume(p, tid, LS_SLOT_IRQ);
 	/* x86-64: kernel addresses have the top bit set (ctx->regs.cs is not readable here) */
 	kernel = ip >> 63;
