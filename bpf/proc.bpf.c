@@ -164,7 +164,8 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	 * 25,000 verified instructions. Without the memory, it is lost, and counted.
 	 */
 	if (w && w->end) {
-		if (offcpu_exit_report && task == bpf_get_current_task_btf() && BPF_CORE_READ(task, mm))
+		if (offcpu_exit_report && task == bpf_get_current_task_btf() &&
+		    BPF_CORE_READ(task, mm))
 			ls_offcpu_resume(p, tid, LS_SLOT_TASK);
 		else if (ls_offcpu_claim(w, &start)) {
 			LS_STAT_INC(lost_at_exit);
