@@ -33,6 +33,7 @@ struct ls_pyinfo {
 	uint64_t x_vaddr;	   /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
 	uint8_t build_id[32];	   /* its GNU build id, build_id_len bytes (0: none) */
 	uint8_t build_id_len;
+	uint64_t build_id_off; /* where it lies in the file (0: not known) */
 	struct ls_pylayout layout;
 	struct ls_pyver ver; /* everything else about this interpreter's layout */
 	struct ls_proc proc; /* what BPF gets in `procs` (layout_id filled by the caller) */

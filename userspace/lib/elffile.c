@@ -262,6 +262,7 @@ bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider)
 struct build_id {
 	uint8_t *buf;
 	size_t cap, len;
+	const char *desc; /* where it was found */
 };
 
 static bool is_build_id(void *ctx, const GElf_Nhdr *nh, const char *name, const char *desc)
@@ -273,13 +274,27 @@ static bool is_build_id(void *ctx, const GElf_Nhdr *nh, const char *name, const 
 		return false;
 	memcpy(b->buf, desc, nh->n_descsz);
 	b->len = nh->n_descsz;
+	b->desc = desc;
 	return true;
 }
 
 size_t ls_elf__build_id(const struct ls_elf *elf, uint8_t *buf, size_t len)
 {
-	struct build_id b = {.buf = buf, .cap = len};
+	uint64_t off;
 
+	return ls_elf__build_id_at(elf, buf, len, &off);
+}
+
+size_t ls_elf__build_id_at(const struct ls_elf *elf, uint8_t *buf, size_t len, uint64_t *off)
+{
+	struct build_id b = {.buf = buf, .cap = len};
+	size_t size = 0;
+	const char *raw = elf_rawfile(elf->e, &size);
+
+	*off = 0;
 	each_note(elf, is_build_id, &b);
+	/* the note's data points into the mapped file unless libelf had to convert it */
+	if (b.len && raw && b.desc >= raw && b.desc + b.len <= raw + size)
+		*off = (uint64_t)(b.desc - raw);
 	return b.len;
 }

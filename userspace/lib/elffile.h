@@ -48,6 +48,8 @@ bool ls_elf__needs(const struct ls_elf *elf, const char *prefix);
 
 /* The GNU build id (NT_GNU_BUILD_ID) copied into buf; its length, 0 when absent or too long. */
 size_t ls_elf__build_id(const struct ls_elf *elf, uint8_t *buf, size_t len);
+/* ls_elf__build_id(), and where its bytes lie in the file (*off 0 when that is not known). */
+size_t ls_elf__build_id_at(const struct ls_elf *elf, uint8_t *buf, size_t len, uint64_t *off);
 
 /* Whether the file carries SystemTap SDT probes (.note.stapsdt) of the given provider. */
 bool ls_elf__has_sdt(const struct ls_elf *elf, const char *provider);
