@@ -594,7 +594,7 @@ struct ls_stats {
 	__u64 timeline_drops; /* --timeline: ticks refused by a full ring buffer (still summed) */
 	__u64 agg_unset;      /* went whole: the first aggregate map was not set yet (the start) */
 	__u64 resume_late;    /* no task work at a switch: the interval is reported at the thread's
-			       * next switch or sample, with the stack it has then */
+			       * next switch or its exit, with the stack it has then */
 	__u64 task_works;     /* task works scheduled to report an interval (offcpu.bpf.c) */
 	__u64 lost_at_exit;   /* intervals whose thread exited before reporting them */
 	__u64 long_wait_drops; /* times of long waits (LS_LONG_WAIT_NS) a full ring buffer refused */

@@ -10,7 +10,7 @@
  *   syscall that did not block; not when a signal is pending (a task work then);
  * - for a thread without rseq, a task work scheduled when it gets the CPU back (6.18's
  *   bpf_task_work; it costs an IPI, so only for intervals that are kept); a kernel that refuses
- *   task works here (6.18.y stable) reports it at the thread's next switch or sample (late);
+ *   task works here (6.18.y stable) reports it at the thread's next switch (late) or its exit;
  * - on a kernel without task works, handle_sys_exit, which every syscall of the machine pays
  *   for: the syscall tracepoint puts every task on the slow syscall path, about 2x on a
  *   syscall-bound process that is not even a target (bench/syscalls).
@@ -102,15 +102,15 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 		/*
 		 * rseq_update reports it, unless a signal is pending: signals are handled first on
 		 * the way out, and a fatal one never gets there (get_signal() runs task works
-		 * first). Without task works, rseq even then: a fatal signal's interval is lost
-		 * and counted at the exit.
+		 * first). Without task works, rseq even then: a fatal signal's interval is reported
+		 * at the exit (proc.bpf.c).
 		 */
 		if (offcpu_rseq && bpf_core_field_exists(next->rseq) && BPF_CORE_READ(next, rseq) &&
 		    (!offcpu_task_work ||
 		     (!BPF_CORE_READ(next, pending.signal.sig[0]) &&
 		      !BPF_CORE_READ(next, signal, shared_pending.signal.sig[0]))))
 			return 0;
-		/* no rseq, and a kernel that refuses task works: at its next switch or sample */
+		/* no rseq, and a kernel that refuses task works: at its next switch or its exit */
 		if (!offcpu_task_work) {
 			LS_STAT_INC(resume_late);
 			return 0;

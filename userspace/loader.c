@@ -8,14 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,12 +23,14 @@
 #include "loader.h" /* before the skeleton: it defines the .bss types */
 #include "gpu_records.h"
 #include "linescope.skel.h"
+#include "loader_split.h"
 #include "log.h"
 #include "taskwork_probe.h"
 
 struct ls_loader {
 	struct linescope_bpf *skel;
-	struct bpf_link **links; /* one per CPU */
+	struct linescope_bpf *skel2; /* the programs verified beside skel's (loader_split.c) */
+	struct bpf_link **links;     /* one per CPU */
 	int *pfds;
 	int ncpus;
 	uint64_t period_ns;
@@ -293,7 +293,7 @@ static int attach_gpu(struct ls_loader *l, const char *lib)
  * Where wall mode reports an interval (offcpu.bpf.c): rseq_update, and a task work for threads
  * without rseq, where the kernel has both; rseq alone where it refuses task works from a
  * tracepoint (6.18.y stable: an interval of a thread without rseq is then reported late, at its
- * next switch or sample, and a fatal signal's is lost and counted); else sys_exit.
+ * next switch, and one a fatal signal or the thread's exit ends, at its exit); else sys_exit.
  * LINESCOPE_OFFCPU_RESUME=sys-exit or task-work (no rseq) chooses, for the tests of each path and
  * bench/syscalls.
  */
@@ -311,7 +311,7 @@ static void resume_paths(struct ls_loader *l)
 			strerror(-err));
 	else if (!l->task_work && why[0])
 		ls_info("the kernel refuses task works from a tracepoint (%s): off-CPU intervals of "
-			"threads without rseq are reported at their next switch or sample",
+			"threads without rseq are reported at their next switch or their exit",
 			why);
 	if (force && !strcmp(force, "sys-exit"))
 		l->rseq = l->task_work = false;
@@ -338,48 +338,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * The load's allocations (libbpf's copy of the kernel BTF and its index: tens of MB) each fault
- * their pages in one at a time, which a VM can make cost 10 us a page: 40 ms of a 140 ms load
- * here. The heap is grown once by that much and populated in one call (2.5 ms for 16 MB), and
- * kept.
- */
-#define PREFAULT_BYTES (24u << 20)
-
-static void prefault_heap(void)
-{
-	uintptr_t lo, hi;
-	char *p;
-
-	mallopt(M_MMAP_THRESHOLD, PREFAULT_BYTES * 2); /* from the heap, not fresh mappings */
-	mallopt(M_TRIM_THRESHOLD, PREFAULT_BYTES * 2);
-	p = malloc(PREFAULT_BYTES);
-	if (!p)
-		return;
-	lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-	hi = ((uintptr_t)p + PREFAULT_BYTES) & ~(uintptr_t)4095;
-	madvise((void *)lo, hi - lo, 23 /* MADV_POPULATE_WRITE, 5.14+; else a no-op */);
-	free(p);
-}
-
-/*
- * Then the thresholds glibc's own adjustment reaches once a large block was freed (setting one
- * turns that off): blocks up to 32 MB come from the heap, which keeps up to 64 MB free, so that
- * the recording's buffers do not fault their pages in again at every use.
- */
-static void prefault_done(void)
-{
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-}
-
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 {
 	uint64_t t[4] = {now_ns()}; /* begun, opened and probed, loaded, attached */
 	struct ls_loader *l;
 	int err;
-
-	prefault_heap();
 
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -452,9 +415,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	/* our own cost, per program: held for the recording (two clock reads per program run) */
 	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	t[1] = now_ns();
-	err = linescope_bpf__load(l->skel);
+	err = ls_loader_split__load(l->skel, opts->offcpu, &l->skel2);
 	t[2] = now_ns();
-	prefault_done();
 	if (err) {
 		ls_loader__free(l);
 		return ls_err(err, "cannot load the BPF programs: %s%s", strerror(-err),
@@ -473,6 +435,8 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 		}
 	}
 	err = linescope_bpf__attach(l->skel);
+	if (!err && l->skel2)
+		err = linescope_bpf__attach(l->skel2);
 	if (err) {
 		ls_loader__free(l);
 		return ls_err(err, "cannot attach the BPF tracepoints: %s", strerror(-err));
@@ -514,6 +478,7 @@ void ls_loader__free(struct ls_loader *l)
 	for (size_t i = 0; i < l->ntrace; i++)
 		bpf_link__destroy(l->trace_links[i]);
 	free(l->trace_links);
+	linescope_bpf__destroy(l->skel2);
 	linescope_bpf__destroy(l->skel);
 	for (int i = 0; i < 2; i++)
 		if (l->agg_fd[i] >= 0)
@@ -531,15 +496,21 @@ int ls_loader__cost(const struct ls_loader *l,
 
 	if (l->stats_fd < 0)
 		return -ENOTSUP;
-	bpf_object__for_each_program(prog, l->skel->obj)
-	{
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
+	for (int i = 0; i < 2; i++) {
+		const struct linescope_bpf *s = i ? l->skel2 : l->skel;
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			continue; /* not loaded: its collection is off */
-		cb(ctx, bpf_program__name(prog), info.run_cnt, info.run_time_ns);
+		if (!s)
+			continue;
+		bpf_object__for_each_program(prog, s->obj)
+		{
+			struct bpf_prog_info info = {};
+			__u32 len = sizeof(info);
+			int fd = bpf_program__fd(prog);
+
+			if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+				continue; /* not loaded here: its collection is off, or the other has it */
+			cb(ctx, bpf_program__name(prog), info.run_cnt, info.run_time_ns);
+		}
 	}
 	return 0;
 }
