@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Four threads with CPU work 1:2:3:4: each thread's CPU time is attributed within 10% of what it
-# really used (time.thread_time() inside each thread: on a loaded machine real costs drift from
-# the nominal 1:2:3:4, which is printed too), both by the line each thread runs and by the
-# thread ids of the samples.
+# Four threads with CPU work 1:2:3:4: each thread's CPU time is attributed within 5% and 2 sigma
+# of its sample count of what it really used (time.thread_time() inside each thread: on a loaded
+# machine real costs drift from the nominal 1:2:3:4, which is printed too), both by the line each
+# thread runs and by the thread ids of the samples.
 source "$(dirname "$0")/lib.sh"
 
 for py in "$DEB_PY" "$PYENV_PY"; do
@@ -24,9 +24,13 @@ got = {n: sum(l["total_time_s"] for l in d["lines"] if l["path"].endswith("threa
 tot_t = sum(truth.values())
 print("info nominal 1:2:3:4 shares measured by the profiler: %s" %
       " ".join("%.3f" % (got[n] / sum(got.values())) for n in sorted(got)))
+hz = d["run"]["frequency_hz"]
 for n in sorted(truth):
     r = got[n] / truth[n] if truth[n] else 0
-    print("%s %s: profiled %.3fs, used %.3fs (x%.3f)" % ("ok" if abs(r - 1) <= 0.10 else "FAIL", n, got[n], truth[n], r))
+    # the sampled share of a thread's CPU time varies with its sample count (about 100 for
+    # worker1: x0.83 and x1.16 were both seen on a noisy VM): 2 sigma of it, and 5% beside
+    tol = 0.05 + 2 / max(truth[n] * hz, 1) ** 0.5
+    print("%s %s: profiled %.3fs, used %.3fs (x%.3f, within %.3f)" % ("ok" if abs(r - 1) <= tol else "FAIL", n, got[n], truth[n], r, tol))
 # by thread id: the four busiest non-main threads, matched to the workers by rank of CPU used.
 # The kernel-accounted CPU time the profile stores per thread, to which the report scales the
 # samples, against the worker's own measure (the thread's whole life, a little more than the
