@@ -42,12 +42,16 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 runs = [p for p in d["processes"] if any((x["argv"] or "").startswith(sys.argv[2] + " ") for x in p["execs"])]
 print("%s %d runs of the copy" % ("ok" if len(runs) == 3 else "FAIL", len(runs)))
+hz = d["run"]["frequency_hz"]
 for p in runs:
     on = sum(l["samples"] for l in d["lines"] if l["pid"] == p["pid"] and l["function"] == "loop")
     x = [x for x in p["execs"] if x["how"] == "exec"][-1]
-    print("%s pid %d: %d of %d samples on loop(), %s, %d unresolved" % (
-        "ok" if on >= 0.9 * p["samples"] and x["python"] else "FAIL", p["pid"], on, p["samples"],
-        x["python"], x["unresolved"]))
+    # loop() burns 0.3 s of its thread's CPU time: its lines must carry it, within 3 sigma of the
+    # sample count and 5% (the interpreter's start-up is the rest of the samples, a larger share
+    # on a busy machine: 87% of them on loop() in a sanitizer run)
+    ok = on / hz >= 0.3 * 0.95 - 3 * on ** 0.5 / hz and x["python"]
+    print("%s pid %d: %d of %d samples on loop() (0.3 s of CPU there), %s, %d unresolved" % (
+        "ok" if ok else "FAIL", p["pid"], on, p["samples"], x["python"], x["unresolved"]))
     # the sh image it was forked with is not Python, though /proc shows Python by the time a
     # sample of the sh image is handled: a discovery must not give it the next image's interpreter
     sh = [x for x in p["execs"] if x["how"] == "fork"]
