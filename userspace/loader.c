@@ -21,6 +21,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "loader.h" /* before the skeleton: it defines the .bss types */
+#include "monoclock.h"
 #include "gpu_records.h"
 #include "linescope.skel.h"
 #include "loader_split.h"
@@ -330,17 +331,9 @@ const char *ls_loader__resume_path(const struct ls_loader *l)
 	return l->resume_path;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 {
-	uint64_t t[4] = {now_ns()}; /* begun, opened and probed, loaded, attached */
+	uint64_t t[4] = {ls_mono_ns()}; /* begun, opened and probed, loaded, attached */
 	struct ls_loader *l;
 	int err;
 
@@ -414,9 +407,9 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 
 	/* our own cost, per program: held for the recording (two clock reads per program run) */
 	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	t[1] = now_ns();
+	t[1] = ls_mono_ns();
 	err = ls_loader_split__load(l->skel, opts->offcpu, &l->skel2);
-	t[2] = now_ns();
+	t[2] = ls_mono_ns();
 	if (err) {
 		ls_loader__free(l);
 		return ls_err(err, "cannot load the BPF programs: %s%s", strerror(-err),
@@ -450,7 +443,7 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 		ls_loader__free(l);
 		return err;
 	}
-	t[3] = now_ns();
+	t[3] = ls_mono_ns();
 	/* start-up's largest part (bench/startup): the kernel's BTF parsed and every program verified */
 	ls_info("BPF set-up %.1f ms: open and probe %.1f ms, load %.1f ms (maps, BTF, verifier), "
 		"attach %.1f ms",

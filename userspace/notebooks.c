@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "monoclock.h"
 #include "array.h"
 #include "asuser.h"
 #include "ipycell.h"
@@ -271,14 +272,6 @@ static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* Adds key -> val unless the key has a value: the first text with a hash wins */
 static int index_one(struct ls_hashmap *m, uint64_t key, uint64_t val)
 {
@@ -318,7 +311,7 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 	char why[256];
 	int err;
 
-	uint64_t t0 = now_ns(), wait;
+	uint64_t t0 = ls_mono_ns(), wait;
 
 	/* once per round; for a new cell not in them (just edited and run), again after 10 ms and
 	 * five times the last read, so that a kernel generating cells cannot keep us reading */
@@ -358,7 +351,7 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 		}
 	}
 	err = index_texts(nb);
-	nb->load_cost_ns = now_ns() - t0;
+	nb->load_cost_ns = ls_mono_ns() - t0;
 	return err;
 }
 

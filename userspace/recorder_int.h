@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include "monoclock.h"
 #include "hashmap.h"
 #include "images.h"
 #include "jobenv.h"
@@ -179,14 +180,6 @@ struct ls_recorder {
 	bool finished;			  /* ls_recorder__finish(): the next flush is the last */
 	uint32_t frames[2 * LS_MAX_FRAMES];
 };
-
-static inline uint64_t now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static inline int64_t rel_ns(const struct ls_recorder *r, uint64_t ts)
 {

@@ -395,7 +395,7 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 	if (!p) {
 		if (!ls_procfs__alive(pid))
 			return -ESRCH;
-		p = lsr_proc_new(r, pid, parent, now_mono());
+		p = lsr_proc_new(r, pid, parent, ls_mono_ns());
 		if (!p)
 			return -ENOMEM;
 		lsr_read_identity(p);
@@ -405,14 +405,14 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 	}
 	/* register before discovery so that BPF samples it (and follows its forks) at once */
 	push_proc(r, p);
-	lsr_discover(r, p, now_mono());
+	lsr_discover(r, p, ls_mono_ns());
 	return 0;
 }
 
 /* Samples BPF did not walk: lsr_discover the interpreter, or give BPF the entry it lacks. */
 void lsr_unwalked(struct ls_recorder *r, struct rproc *p)
 {
-	uint64_t now = now_mono();
+	uint64_t now = ls_mono_ns();
 
 	if (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING) {
 		if (now >= p->next_try_ns)
@@ -586,13 +586,13 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 		return;
 	}
 	push_proc(r, p); /* pending: whatever raced with the exec is of the old image */
-	lsr_discover(r, p, now_mono());
+	lsr_discover(r, p, ls_mono_ns());
 }
 
 void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 {
 	struct rproc *p = lsr_proc_get(r, e->pid);
-	uint64_t now = now_mono();
+	uint64_t now = ls_mono_ns();
 
 	r->st.proc_events++;
 	switch (e->kind) {
@@ -660,7 +660,7 @@ void ls_recorder__tick(struct ls_recorder *r)
 			push_proc(r, p);
 		learn_image(r, &p->py);
 	}
-	ls_notebooks__retry_soon(&r->notebooks, &r->sources, now_mono());
+	ls_notebooks__retry_soon(&r->notebooks, &r->sources, ls_mono_ns());
 }
 
 uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns)

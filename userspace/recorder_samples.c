@@ -391,7 +391,7 @@ void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t 
 			return;
 		lsr_read_identity(p);
 		lsr_image_begin(r, p, "attach", 0);
-		lsr_discover(r, p, now_mono());
+		lsr_discover(r, p, ls_mono_ns());
 	}
 	if (s->kind == LS_SAMPLE_ONCPU)
 		r->st.samples++;

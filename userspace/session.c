@@ -189,7 +189,7 @@ static int open_recording(struct session *s, const struct ls_loader_opts *lo)
 			      : 0;
 	if (err || (err = ls_store__create(s->path, s->uid, s->gid, &s->store)))
 		return err;
-	s->t0 = s->interval_start = mono_ns();
+	s->t0 = s->interval_start = ls_mono_ns();
 	s->next_rotate = s->t0 + o->rotate * NSEC_PER_SEC;
 	s->setup_cpu_ns = s->cpu_base = self_cpu_ns();
 	err = ls_recorder__new(s->store, &rec_ops, s->loader, s->t0, &s->rec);
@@ -241,7 +241,7 @@ static void targets_started(struct session *s, const struct ls_loader_opts *lo)
 			ls_targets__descendants(o->pids[i], lss_trace_running_cb, s);
 		}
 	/* threads already blocked: their wait counts from now (a launched command has none) */
-	now = mono_ns();
+	now = ls_mono_ns();
 	if (!o->command && !ls_loader__open_blocked(s->loader)) {
 		struct ls_stats bs;
 
@@ -267,7 +267,7 @@ static int stop_recording(struct session *s, uint64_t *end)
 	lss_reap_child(s);
 	ls_recorder__finish(s->rec);
 	ls_status__clear();
-	*end = mono_ns();
+	*end = ls_mono_ns();
 	err = lss_flush(s, *end);
 	if (!err) {
 		err = ls_store__begin(s->store);

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include <bpf/libbpf.h>
+#include "monoclock.h"
 #include "loader.h"
 #include "recorder.h"
 #include "rotate.h"
@@ -77,14 +78,6 @@ struct session {
 	uint64_t cpu_last;
 	uint64_t prog_runs_last[LSS_MAX_PROGS], prog_ns_last[LSS_MAX_PROGS];
 };
-
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
 
 /* The collector's own CPU time: every thread of ours, user and system. */
 static inline uint64_t self_cpu_ns(void)

@@ -88,7 +88,7 @@ static void kill_command(struct session *s)
 /* Waits for records (less when the recorder has a retry due) and reads them: 0 or -errno. */
 static int poll_records(struct session *s)
 {
-	uint64_t now = mono_ns(), next_try = ls_recorder__retry(s->rec, now);
+	uint64_t now = ls_mono_ns(), next_try = ls_recorder__retry(s->rec, now);
 	int wait_ms = POLL_MS;
 	int err;
 
@@ -185,7 +185,7 @@ void lss_loop(struct session *s)
 
 	ls_status__init(!s->o->quiet);
 	srandom(s->t0 ^ getpid());
-	L.last_flush = mono_ns();
+	L.last_flush = ls_mono_ns();
 	if (s->o->duration > 0)
 		L.deadline = s->t0 + (uint64_t)(s->o->duration * NSEC_PER_SEC);
 
@@ -194,7 +194,7 @@ void lss_loop(struct session *s)
 
 		if (poll_records(s))
 			break;
-		now = mono_ns();
+		now = ls_mono_ns();
 		lss_reap_child(s);
 		run_timers(s, &L, now);
 		if (should_end(s, &L, now))

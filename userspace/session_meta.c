@@ -18,7 +18,8 @@ static int64_t wall_at(uint64_t mono)
 	struct timespec w;
 
 	clock_gettime(CLOCK_REALTIME, &w);
-	return (int64_t)w.tv_sec * (int64_t)NSEC_PER_SEC + w.tv_nsec - (int64_t)(mono_ns() - mono);
+	return (int64_t)w.tv_sec * (int64_t)NSEC_PER_SEC + w.tv_nsec -
+	       (int64_t)(ls_mono_ns() - mono);
 }
 
 void lss_write_meta(struct session *s, int argc, char **argv)
