@@ -11,7 +11,7 @@
  * - for a thread without rseq, a task work scheduled when it gets the CPU back (6.18's
  *   bpf_task_work; it costs an IPI, so only for intervals that are kept); a kernel that refuses
  *   task works here (6.18.y stable) reports it at the thread's next switch (late) or its exit;
- * - on a kernel without task works, handle_sys_exit, which every syscall of the machine pays
+ * - on a kernel without rseq_update, handle_sys_exit, which every syscall of the machine pays
  *   for: the syscall tracepoint puts every task on the slow syscall path, about 2x on a
  *   syscall-bound process that is not even a target (bench/syscalls).
  */
