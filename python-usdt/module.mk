@@ -109,7 +109,7 @@ $(TRACE_LOADER): tests/bpf/trace_loader.c $(TRACE_TEST_OUT)/trace_test.skel.h bp
 TRACE_REMOTE := $(TRACE_TEST_OUT)/trace_remote
 TRACE_FAKE_PY := $(TRACE_TEST_OUT)/fake_python_runtime
 
-TRACE_REMOTE_SRC := userspace/remote_exec.c userspace/lib/procfs.c userspace/lib/asuser.c userspace/lib/log.c \
+TRACE_REMOTE_SRC := userspace/remote_exec.c userspace/lib/procfs.c userspace/lib/credcache.c userspace/lib/asuser.c userspace/lib/log.c \
 	userspace/lib/elffile.c
 $(TRACE_REMOTE): tests/bpf/trace_remote.c $(TRACE_REMOTE_SRC) $(TRACE_REMOTE_SRC:.c=.h) | $(TRACE_TEST_OUT)
 	$(call msg,BINARY,$@)

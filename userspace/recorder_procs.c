@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "array.h"
+#include "credcache.h"
 #include "gpurec.h"
 #include "images.h"
 #include "log.h"
@@ -529,6 +530,7 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	size_t n;
 
 	r->st.proc_events++;
+	ls_credcache__forget(e->pid); /* a set-uid image runs with other rights */
 	if (!p && !(p = proc_of_record(r, e->pid, e->ppid, e->ts, e->start_ns)))
 		return;
 	image_end(r, p, e->ts);

@@ -2,9 +2,10 @@
 /*
  * Opening files with another user's rights. We run as root on behalf of users we must not trust:
  * a target's files are opened with its filesystem uid, gid and groups, and an output that is a
- * device or a FIFO with the invoking user's. A short-lived thread takes those credentials (Linux
- * keeps them per thread; raw syscalls, so that glibc does not spread them to every thread), opens
- * the file and exits; the descriptor it returns is then read with nothing more to check.
+ * device or a FIFO with the invoking user's. A thread of its own (the opener, started at the first
+ * such open) takes each request's credentials (Linux keeps them per thread; raw syscalls, so that
+ * glibc does not spread them to every thread) and opens the file; the descriptor it returns is
+ * then read with nothing more to check.
  */
 #ifndef LS_ASUSER_H
 #define LS_ASUSER_H

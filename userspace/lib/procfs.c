@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "asuser.h"
+#include "credcache.h"
 #include "procfs.h"
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -184,7 +185,7 @@ static int open_file(pid_t pid, const char *path, enum ls_path_view view, int fl
 		snprintf(in_root, sizeof(in_root), "%s/%s", c, path);
 		p = in_root;
 	}
-	err = ls_creds__of_pid(pid, &creds);
+	err = ls_credcache__of_pid(pid, &creds);
 	if (err)
 		return err;
 	snprintf(dir, sizeof(dir), "/proc/%d/root", pid);
@@ -282,7 +283,7 @@ int ls_procfs__open_link(pid_t pid, const char *name)
 	char path[128];
 	int err;
 
-	err = ls_creds__of_pid(pid, &creds);
+	err = ls_credcache__of_pid(pid, &creds);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The credentials cache (userspace/lib/credcache.c): a child changes its filesystem uid while
+ * the test watches; within the TTL the cache gives what the child had, after a forget (its exec)
+ * or the TTL what it has; a reaped child is gone, and stays so from the cache. As root, as make
+ * test runs it (setfsuid needs CAP_SETUID).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/fsuid.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "credcache.h"
+#include "monoclock.h"
+
+/* A child that sets its fsuid to 65534 when a byte comes on go, says so on done, then waits. */
+static pid_t child(int go[2], int done[2])
+{
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		setfsuid(65534);
+		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void test_fresh_stale_forgotten(void **state)
+{
+	int go[2], done[2], status;
+	struct ls_creds c;
+	uint64_t t0;
+	pid_t pid;
+	char x;
+
+	if (geteuid() != 0)
+		fail_msg("needs root (the collector's rights), as make test runs it");
+	pid = child(go, done);
+	t0 = ls_mono_ns();
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 0);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(read(done[0], &x, 1), 1);
+	/* the uncached read sees the change at once */
+	assert_int_equal(ls_creds__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 65534);
+	/* the cache, within its TTL (checked: a slow machine may have passed it), the old rights */
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	if (ls_mono_ns() - t0 < LS_CREDCACHE_TTL_NS)
+		assert_int_equal(c.fsuid, 0);
+	ls_credcache__forget(pid);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 65534);
+	/* gone: -ESRCH, from the cache too */
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	ls_credcache__forget(pid);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), -ESRCH);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), -ESRCH);
+	assert_int_equal(ls_credcache__of_pid(0, &c), -ESRCH);
+	assert_int_equal(ls_credcache__of_pid(-1, &c), -ESRCH);
+}
+
+/* An entry is read again once its TTL has passed. */
+static void test_ttl(void **state)
+{
+	struct timespec ts = {.tv_nsec = LS_CREDCACHE_TTL_NS + 10000000};
+	int go[2], done[2], status;
+	struct ls_creds c;
+	pid_t pid;
+	char x;
+
+	if (geteuid() != 0)
+		fail_msg("needs root (the collector's rights), as make test runs it");
+	pid = child(go, done);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 0);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(read(done[0], &x, 1), 1);
+	nanosleep(&ts, NULL); /* the TTL itself is what is tested: no event to wait for */
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 65534);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fresh_stale_forgotten),
+		cmocka_unit_test(test_ttl),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
