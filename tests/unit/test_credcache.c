@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The credentials cache (userspace/lib/credcache.c): a child changes its filesystem uid while
- * the test watches; within the TTL the cache gives what the child had, after a forget (its exec)
- * or the TTL what it has; a reaped child is gone, and stays so from the cache. As root, as make
- * test runs it (setfsuid needs CAP_SETUID).
+ * the test watches (which /proc/PID's owner does not show); within the TTL the cache gives what
+ * the child had, after a forget (its exec) or the TTL what it has; a child that changes its
+ * effective ids is read again at once; a reaped child is gone, and stays so from the cache. As
+ * root, as make test runs it (set*id needs CAP_SETUID).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +37,8 @@ static pid_t child(int go[2], int done[2])
 			_exit(1);
 		_exit(0);
 	}
+	close(go[0]);
+	close(done[1]); /* a child that failed ends the test's reads */
 	return pid;
 }
 
@@ -76,10 +79,53 @@ static void test_fresh_stale_forgotten(void **state)
 	assert_int_equal(ls_credcache__of_pid(-1, &c), -ESRCH);
 }
 
+/* A child that takes another euid (setresuid, which also makes it not dumpable): read again. */
+static void test_owner_change(void **state)
+{
+	int go[2], done[2], status;
+	struct ls_creds c;
+	pid_t pid;
+	char x;
+
+	if (geteuid() != 0)
+		fail_msg("needs root (the collector's rights), as make test runs it");
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* a user's process (1000) whose set-uid helper part takes another user's ids */
+		if (setresgid(1000, 1000, 0) || setresuid(1000, 1000, 0) || read(go[0], &x, 1) != 1)
+			_exit(1);
+		/* back to euid 0 (the saved id allows it), then to 2000 */
+		if (setresuid(-1, 0, -1) || setresuid(-1, 2000, -1) || write(done[1], "x", 1) != 1 ||
+		    read(go[0], &x, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]); /* a child that failed ends the reads below */
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	/* may still be root if the child has not switched yet: wait for a read of 1000 */
+	for (int i = 0; c.fsuid != 1000; i++) {
+		assert_true(i < 1000000);
+		ls_credcache__forget(pid);
+		assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	}
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(read(done[0], &x, 1), 1);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 2000); /* within the TTL, yet read again */
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+}
+
 /* An entry is read again once its TTL has passed. */
 static void test_ttl(void **state)
 {
-	struct timespec ts = {.tv_nsec = LS_CREDCACHE_TTL_NS + 10000000};
+	struct timespec ts = {.tv_sec = (LS_CREDCACHE_TTL_NS + 10000000) / 1000000000,
+			      .tv_nsec = (LS_CREDCACHE_TTL_NS + 10000000) % 1000000000};
 	int go[2], done[2], status;
 	struct ls_creds c;
 	pid_t pid;
@@ -103,6 +149,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fresh_stale_forgotten),
+		cmocka_unit_test(test_owner_change),
 		cmocka_unit_test(test_ttl),
 	};
 
