@@ -19,8 +19,30 @@
 #include "credcache.h"
 #include "monoclock.h"
 
-/* A child that sets its fsuid to 65534 when a byte comes on go, says so on done, then waits. */
-static pid_t child(int go[2], int done[2])
+/* The child's first change: its fsuid alone, to 65534 (/proc/PID's owner stays root). */
+static int fsuid_nobody(void)
+{
+	setfsuid(65534);
+	return setfsuid(-1) == 65534 ? 0 : -1;
+}
+
+/* The second test's: a user's process (1000) whose set-uid part takes another user's euid. */
+static int as_user(void)
+{
+	return setresgid(1000, 1000, 0) || setresuid(1000, 1000, 0) ? -1 : 0;
+}
+
+static int euid_2000(void)
+{
+	/* back to euid 0 (the saved id allows it), then to 2000 */
+	return setresuid(-1, 0, -1) || setresuid(-1, 2000, -1) ? -1 : 0;
+}
+
+/*
+ * A child that runs before (when not NULL), waits for a byte on go, runs change, says so on
+ * done, then waits for another byte and exits.
+ */
+static pid_t child(int go[2], int done[2], int (*before)(void), int (*change)(void))
 {
 	pid_t pid;
 	char c;
@@ -30,10 +52,8 @@ static pid_t child(int go[2], int done[2])
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		setfsuid(65534);
-		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) < 0)
+		if ((before && before()) || read(go[0], &c, 1) != 1 || change() ||
+		    write(done[1], "x", 1) != 1 || read(go[0], &c, 1) < 0)
 			_exit(1);
 		_exit(0);
 	}
@@ -52,7 +72,7 @@ static void test_fresh_stale_forgotten(void **state)
 
 	if (geteuid() != 0)
 		fail_msg("needs root (the collector's rights), as make test runs it");
-	pid = child(go, done);
+	pid = child(go, done, NULL, fsuid_nobody);
 	t0 = ls_mono_ns();
 	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
 	assert_int_equal(c.fsuid, 0);
@@ -89,22 +109,7 @@ static void test_owner_change(void **state)
 
 	if (geteuid() != 0)
 		fail_msg("needs root (the collector's rights), as make test runs it");
-	assert_int_equal(pipe(go), 0);
-	assert_int_equal(pipe(done), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* a user's process (1000) whose set-uid helper part takes another user's ids */
-		if (setresgid(1000, 1000, 0) || setresuid(1000, 1000, 0) || read(go[0], &x, 1) != 1)
-			_exit(1);
-		/* back to euid 0 (the saved id allows it), then to 2000 */
-		if (setresuid(-1, 0, -1) || setresuid(-1, 2000, -1) || write(done[1], "x", 1) != 1 ||
-		    read(go[0], &x, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(go[0]);
-	close(done[1]); /* a child that failed ends the reads below */
+	pid = child(go, done, as_user, euid_2000);
 	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
 	/* may still be root if the child has not switched yet: wait for a read of 1000 */
 	for (int i = 0; c.fsuid != 1000; i++) {
@@ -133,7 +138,7 @@ static void test_ttl(void **state)
 
 	if (geteuid() != 0)
 		fail_msg("needs root (the collector's rights), as make test runs it");
-	pid = child(go, done);
+	pid = child(go, done, NULL, fsuid_nobody);
 	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
 	assert_int_equal(c.fsuid, 0);
 	assert_int_equal(write(go[1], "x", 1), 1);
