@@ -141,37 +141,41 @@ static int kbtf_find(const struct kbtf *k, const int *kinds, const char *const *
 static struct btf *probe_btf(__u32 *key_id, __u32 *value_id, __u32 *main_id, __u32 *cb_id)
 {
 	struct btf *b = btf__new_empty();
-	int i32, u64, tw, val, vptr, proto_main, proto_cb;
+	int i32, u64, tw, val, vptr, proto_main, proto_cb, err = 0;
 
 	if (!b)
 		return NULL;
-	i32 = btf__add_int(b, "int", 4, BTF_INT_SIGNED);
-	u64 = btf__add_int(b, "unsigned long long", 8, 0);
-	tw = btf__add_struct(b, "bpf_task_work", 8);
-	if (tw > 0)
-		btf__add_field(b, "__opaque", u64, 0, 0);
-	val = btf__add_struct(b, "ls_probe_value", 8);
-	if (val > 0)
-		btf__add_field(b, "tw", tw, 0, 0);
-	vptr = btf__add_ptr(b, 0);
-	proto_main = btf__add_func_proto(b, i32);
-	if (proto_main > 0)
-		btf__add_func_param(b, "ctx", vptr);
-	proto_cb = btf__add_func_proto(b, i32);
-	if (proto_cb > 0) {
-		btf__add_func_param(b, "map", vptr);
-		btf__add_func_param(b, "key", vptr);
-		btf__add_func_param(b, "value", vptr);
+	/* each call returns a type id, or a negative errno that the first failure keeps in err */
+#define ADD(expr) ({ int _r = (expr); if (_r < 0 && !err) err = _r; _r; })
+	i32 = ADD(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+	u64 = ADD(btf__add_int(b, "unsigned long long", 8, 0));
+	tw = ADD(btf__add_struct(b, "bpf_task_work", 8));
+	if (!err)
+		ADD(btf__add_field(b, "__opaque", u64, 0, 0));
+	val = ADD(btf__add_struct(b, "ls_probe_value", 8));
+	if (!err)
+		ADD(btf__add_field(b, "tw", tw, 0, 0));
+	vptr = ADD(btf__add_ptr(b, 0));
+	proto_main = ADD(btf__add_func_proto(b, i32));
+	if (!err)
+		ADD(btf__add_func_param(b, "ctx", vptr));
+	proto_cb = ADD(btf__add_func_proto(b, i32));
+	if (!err) {
+		ADD(btf__add_func_param(b, "map", vptr));
+		ADD(btf__add_func_param(b, "key", vptr));
+		ADD(btf__add_func_param(b, "value", vptr));
 	}
-	*main_id = btf__add_func(b, "ls_probe_main", BTF_FUNC_GLOBAL, proto_main);
-	*cb_id = btf__add_func(b, "ls_probe_cb", BTF_FUNC_STATIC, proto_cb);
-	*key_id = i32;
-	*value_id = val;
-	if (i32 < 0 || u64 < 0 || tw < 0 || val < 0 || vptr < 0 || proto_main < 0 || proto_cb < 0 ||
-	    (int)*main_id < 0 || (int)*cb_id < 0) {
+	if (!err)
+		*main_id = ADD(btf__add_func(b, "ls_probe_main", BTF_FUNC_GLOBAL, proto_main));
+	if (!err)
+		*cb_id = ADD(btf__add_func(b, "ls_probe_cb", BTF_FUNC_STATIC, proto_cb));
+#undef ADD
+	if (err) {
 		btf__free(b);
 		return NULL;
 	}
+	*key_id = i32;
+	*value_id = val;
 	return b;
 }
 
