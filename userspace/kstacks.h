@@ -7,6 +7,7 @@
 #ifndef LS_KSTACKS_H
 #define LS_KSTACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "hashmap.h"
@@ -18,6 +19,7 @@ struct ls_kstack {
 	int64_t stack; /* interned stack id (0: no Python frame) */
 	uint8_t flags; /* the walk's LS_SF_* flags */
 	uint8_t image; /* index of the process image (exec) it belongs to */
+	bool partial;  /* some frames were not resolved: the next record resolves it again */
 };
 
 struct ls_kstacks {

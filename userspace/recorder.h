@@ -49,6 +49,7 @@ struct ls_recorder_stats {
 	uint64_t ticks;		/* --timeline: samples and intervals put on it */
 	uint64_t timeline_lost; /* ticks not put on it: stack never described, or no memory */
 	uint64_t ringbuf_bytes; /* records received, with their ring-buffer headers */
+	uint64_t stacks_reused; /* whole records whose stack another thread resolved already */
 	unsigned processes;	/* processes seen */
 	unsigned live;		/* targets not yet exited */
 	unsigned threads;

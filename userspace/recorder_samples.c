@@ -339,6 +339,30 @@ static void add_samples(struct ls_recorder *r, struct rproc *p, int tid, int64_t
 static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct ls_sample *s,
 			   int64_t stack, bool partial);
 
+/* p's current image as struct ls_kstack keeps it (the 256th and later share 255). */
+static uint8_t image_index(const struct rproc *p)
+{
+	return p->nexecs ? (p->nexecs - 1 < 255 ? p->nexecs - 1 : 255) : 0;
+}
+
+/*
+ * A thread's first sample of a stack that another thread of its process resolved whole already
+ * (BPF's hash names the frames, the process and its image, not the thread): that stack, not
+ * resolved again. A service's threads run the same few stacks: with 20 threads a process, 19
+ * of 20 first samples. 0 when it must be resolved.
+ */
+static int64_t known_stack(struct ls_recorder *r, const struct rproc *p,
+			   const struct ls_sample *s)
+{
+	const struct ls_kstack *e = ls_kstacks__get(&r->kstacks, s->stack, s->pid);
+
+	if (!e || e->partial || e->stack <= 0 || e->proc != (uint32_t)(p->id - 1) ||
+	    e->image != image_index(p))
+		return 0;
+	r->st.stacks_reused++;
+	return e->stack;
+}
+
 /* --timeline: a sample of weight ns that ended at ts (a short wait is not put on it). */
 static void add_tick(struct ls_recorder *r, const struct rproc *p, int tid, int64_t stack,
 		     uint8_t cls, uint8_t mode, uint64_t ts, uint64_t weight_ns)
@@ -413,12 +437,15 @@ void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t 
 		p->execs[p->nexecs - 1].wait_ns += s->weight_ns;
 		p->execs[p->nexecs - 1].dirty = true;
 	}
-	unresolved = r->st.unresolved;
-	stack = resolve_stack(r, p, s, frames, s->nframes);
-	if (stack < 0)
-		return;
-	if (s->stack)
-		remember_stack(r, p, s, stack, r->st.unresolved != unresolved);
+	stack = s->stack ? known_stack(r, p, s) : 0;
+	if (!stack) {
+		unresolved = r->st.unresolved;
+		stack = resolve_stack(r, p, s, frames, s->nframes);
+		if (stack < 0)
+			return;
+		if (s->stack)
+			remember_stack(r, p, s, stack, r->st.unresolved != unresolved);
+	}
 	if (stack > 0 && p->nexecs && p->execs[p->nexecs - 1].first_line_ns < 0 &&
 	    s->kind == LS_SAMPLE_ONCPU) {
 		p->execs[p->nexecs - 1].first_line_ns = rel_ns(r, s->ts);
@@ -511,7 +538,8 @@ static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct 
 		.proc = (uint32_t)(p->id - 1),
 		.stack = stack,
 		.flags = s->flags,
-		.image = p->nexecs ? (p->nexecs - 1 < 255 ? p->nexecs - 1 : 255) : 0,
+		.image = image_index(p),
+		.partial = partial,
 	};
 
 	if (ls_kstacks__set(&r->kstacks, &e))
