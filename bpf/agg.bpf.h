@@ -130,4 +130,38 @@ static __always_inline int ls_agg_add(const struct ls_agg_key *k, __u64 weight)
 	return 0;
 }
 
+/* What ls_agg_sample() needs of a sample besides its frames; the stack's hash comes back. */
+struct ls_agg_req {
+	__u64 pstart;  /* the process's start time */
+	__u64 exe;     /* its executable's inode */
+	__u64 ip;      /* user-mode instruction pointer, or 0 */
+	__u64 text_lo; /* the interpreter's text: ip there is Python mode */
+	__u64 text_hi;
+	__u64 weight;
+	__u64 ts;
+	__u64 stack; /* out: the stack's hash */
+	__u32 pid;
+	__u32 tid;
+	__u32 gen; /* the image generation */
+	__u32 n;   /* frames in b->frames */
+	__u16 xflags;
+	__u8 kind;
+	__u8 kernel;
+	__u32 pad;
+};
+
+enum ls_agg_result {
+	LS_AGG_ADDED = 0, /* added up: nothing to send */
+	LS_AGG_FIRST = 1, /* the thread's first with this stack: send it whole, then mark it known */
+	LS_AGG_WHOLE = 2, /* not added (no map yet, or full): send it whole */
+};
+
+/*
+ * Adds the sample in b (its frames; q the rest) up in the kernel, or says why it goes whole.
+ * A global function (bpf/agg.bpf.c): the verifier checks it once per program, on its own,
+ * instead of once more along every path of its caller's walk (half of each sampling program's
+ * verification). b and q must not be NULL.
+ */
+int ls_agg_sample(struct ls_sample_buf *b, struct ls_agg_req *q);
+
 #endif /* __LS_AGG_BPF_H */

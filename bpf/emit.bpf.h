@@ -20,48 +20,6 @@ static __always_inline bool agg_eligible(__u8 kind, __u16 xflags, __u8 flags)
 	return kind == LS_SAMPLE_OFFCPU && !(xflags & LS_XF_WAITPID);
 }
 
-static __always_inline void agg_key_of(const struct ls_proc *p, __u8 kind, __u16 xflags, __u64 ip,
-				       bool kernel, struct ls_agg_key *k)
-{
-	if (kind == LS_SAMPLE_OFFCPU) {
-		k->cls = (xflags & LS_XF_GIL_WAIT)    ? LS_CLASS_GIL_WAIT
-			 : (xflags & LS_XF_VOLUNTARY) ? LS_CLASS_WAIT
-						      : LS_CLASS_RUNQ;
-		k->mode = LS_MODE_UNKNOWN;
-	} else {
-		k->cls = LS_CLASS_CPU;
-		k->mode = kernel				? LS_MODE_KERNEL
-			  : ip >= p->text_lo && ip < p->text_hi ? LS_MODE_PYTHON
-								: LS_MODE_NATIVE;
-	}
-}
-
-/* --timeline: when a sample added up under k happened (ts), unless it is a short wait. */
-static __always_inline void ls_emit_tick(const struct ls_agg_key *k, __u64 ts, __u64 weight)
-{
-	struct ls_tick t = {
-		.type = LS_REC_TICK,
-		.pid = k->pid,
-		.tid = k->tid,
-		.cls = k->cls,
-		.mode = k->mode,
-		.ts = ts,
-		.weight_ns = weight,
-		.stack = k->stack,
-	};
-
-	bool timeline =
-		timeline_enabled && (k->cls == LS_CLASS_CPU || weight > timeline_min_wait_ns);
-
-	if (!timeline && !(long_wait_ns && k->cls == LS_CLASS_WAIT && weight >= long_wait_ns))
-		return;
-	if (!bpf_ringbuf_output(&events, &t, sizeof(t), ls_rb_flags()))
-		return;
-	if (timeline)
-		LS_STAT_INC(timeline_drops);
-	else
-		LS_STAT_INC(long_wait_drops);
-}
 #endif
 
 /*
@@ -115,36 +73,34 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	b->hdr.nframes = n;
 #ifndef LS_WALK_REMOTE
 	if (agg_eligible(kind, xflags, b->hdr.flags)) {
-		struct ls_agg_key k = {.pid = pid, .tid = tid};
-
 		/*
 		 * the executable too, not only the exec count: userspace can push an entry of the
 		 * previous image over an exec's (its generation rolled back, ls_loader__set_proc),
 		 * and a stack of one image must never be counted under another's description
 		 */
-		__u64 exe = BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino);
-		__u64 start = BPF_CORE_READ(task, group_leader, start_time);
+		struct ls_agg_req q = {
+			.pstart = BPF_CORE_READ(task, group_leader, start_time),
+			.exe = BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino),
+			.ip = ip,
+			.text_lo = p->text_lo,
+			.text_hi = p->text_hi,
+			.weight = weight,
+			.ts = b->hdr.ts,
+			.pid = pid,
+			.tid = tid,
+			.gen = p->gen,
+			.n = n,
+			.xflags = xflags,
+			.kind = kind,
+			.kernel = kernel,
+		};
+		int r = ls_agg_sample(b, &q);
 
-		kk.stack = k.stack =
-			ls_agg_stack_hash(b->frames, n, b->hdr.flags, start, exe, p->gen);
-		if (!bpf_map_lookup_elem(&agg_known, &kk)) {
-			b->hdr.stack = k.stack;
+		if (r == LS_AGG_ADDED)
+			goto out;
+		if (r == LS_AGG_FIRST) {
+			kk.stack = b->hdr.stack = q.stack;
 			first = true;
-		} else {
-			int added;
-
-			agg_key_of(p, kind, xflags, ip, kernel, &k);
-			added = ls_agg_add(&k, weight);
-			if (!added) {
-				LS_STAT_INC(agg_added);
-				ls_emit_tick(&k, b->hdr.ts, weight);
-				goto out;
-			}
-			/* the whole record goes, as without aggregation */
-			if (added == -2)
-				LS_STAT_INC(agg_unset);
-			else
-				LS_STAT_INC(agg_full);
 		}
 	}
 #endif
