@@ -15,7 +15,7 @@ static __always_inline void agg_key_of(const struct ls_agg_req *q, struct ls_agg
 		k->mode = LS_MODE_UNKNOWN;
 	} else {
 		k->cls = LS_CLASS_CPU;
-		k->mode = q->kernel					? LS_MODE_KERNEL
+		k->mode = q->kernel				      ? LS_MODE_KERNEL
 			  : q->ip >= q->text_lo && q->ip < q->text_hi ? LS_MODE_PYTHON
 								      : LS_MODE_NATIVE;
 	}

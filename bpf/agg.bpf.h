@@ -152,7 +152,8 @@ struct ls_agg_req {
 
 enum ls_agg_result {
 	LS_AGG_ADDED = 0, /* added up: nothing to send */
-	LS_AGG_FIRST = 1, /* the thread's first with this stack: send it whole, then mark it known */
+	/* the thread's first with this stack: send it whole, then mark it known */
+	LS_AGG_FIRST = 1,
 	LS_AGG_WHOLE = 2, /* not added (no map yet, or full): send it whole */
 };
 

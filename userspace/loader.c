@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +53,9 @@ struct ls_loader {
 	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
 	int agg_fd[2];	   /* agg_a and agg_b, created by agg_setter (-1 before) */
 	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
+	/* the ring buffer's two position pages, mapped read-only: how far it is read and written */
+	const volatile uint64_t *rb_pos;
+	size_t rb_page;
 };
 
 /* Parses a CPU list like "0-3,5,7-8" into mask[0..max). Returns the count or -EINVAL. */
@@ -478,6 +482,8 @@ void ls_loader__free(struct ls_loader *l)
 			close(l->agg_fd[i]);
 	if (l->stats_fd >= 0)
 		close(l->stats_fd);
+	if (l->rb_pos)
+		munmap((void *)l->rb_pos, 2 * l->rb_page);
 	free(l);
 }
 
@@ -727,10 +733,36 @@ int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t
 {
 	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), cb, ctx, NULL);
 
+	void *pos;
+
 	if (!rb)
 		return ls_err(-errno, "cannot open the ring buffer: %s", strerror(errno));
+	/*
+	 * libbpf (1.1) has no reader for them: its consumer page and the producer page, mapped a
+	 * second time, read-only (the kernel lets only the consumer page be written)
+	 */
+	l->rb_page = sysconf(_SC_PAGESIZE);
+	pos = mmap(NULL, 2 * l->rb_page, PROT_READ, MAP_SHARED, bpf_map__fd(l->skel->maps.events),
+		   0);
+	if (pos == MAP_FAILED) {
+		int err = -errno;
+
+		ring_buffer__free(rb);
+		return ls_err(err, "cannot map the ring buffer's positions: %s", strerror(-err));
+	}
+	l->rb_pos = pos;
 	*out = rb;
 	return 0;
+}
+
+uint64_t ls_loader__ring_read(const struct ls_loader *l)
+{
+	return __atomic_load_n(l->rb_pos, __ATOMIC_ACQUIRE);
+}
+
+uint64_t ls_loader__ring_written(const struct ls_loader *l)
+{
+	return __atomic_load_n(l->rb_pos + l->rb_page / sizeof(*l->rb_pos), __ATOMIC_ACQUIRE);
 }
 
 void ls_loader__stats(const struct ls_loader *l, struct ls_stats *st)

@@ -94,6 +94,13 @@ void ls_loader__stop_sampling(struct ls_loader *l);
 /* The events ring buffer; sample_cb(ctx, data, len) is called for each record on poll. */
 int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t len), void *ctx,
 		    struct ring_buffer **out);
+/*
+ * Its positions, in bytes since the start (they only grow): every record that begins before
+ * ring_read has been handled; every record reserved so far begins before ring_written (the
+ * reader waits at one reserved and not yet submitted).
+ */
+uint64_t ls_loader__ring_read(const struct ls_loader *l);
+uint64_t ls_loader__ring_written(const struct ls_loader *l);
 
 /*
  * Counts CPython's own line and function probes in pid (Debian-style builds with SDT probes,

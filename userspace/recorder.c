@@ -82,6 +82,7 @@ void ls_recorder__free(struct ls_recorder *r)
 		free(r->funcs[i].qualname);
 	free(r->funcs);
 	free(r->aggs);
+	free(r->parked);
 	free(r->threads);
 	free(r->readings);
 	free(r->ticks);

@@ -46,6 +46,7 @@ struct ls_recorder_stats {
 	uint64_t healed;	     /* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	     /* records that arrived after their process's exit */
 	uint64_t agg_orphans;	/* samples added up in the kernel under a stack never described */
+	uint64_t agg_parked;	/* ... under one the reader had not reached the description of */
 	uint64_t ticks;		/* --timeline: samples and intervals put on it */
 	uint64_t timeline_lost; /* ticks not put on it: stack never described, or no memory */
 	uint64_t ringbuf_bytes; /* records received, with their ring-buffer headers */
@@ -95,9 +96,17 @@ int ls_recorder__handle(void *ctx, void *data, size_t len);
 /*
  * Adds samples the kernel added up (agg.bpf.h) under key k: the stack is the one its first
  * sample, a record, resolved to. Call after consuming every record emitted before the map was
- * retired. ctx is the recorder.
+ * retired, or with parking on (below). ctx is the recorder.
  */
 void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v);
+/*
+ * A map retired at ring position pos that the reader has not reached yet may hold stacks whose
+ * descriptions are still to be read: while park(r, pos) is on (0: off), add_agg keeps such keys
+ * instead of counting them orphaned, and unpark(r, read) adds those kept at positions up to
+ * read, the reader's (a stack still unknown then never was described: orphaned).
+ */
+void ls_recorder__agg_park(struct ls_recorder *r, uint64_t pos);
+void ls_recorder__agg_unpark(struct ls_recorder *r, uint64_t read);
 
 /* Every 20 ms: re-checks how BPF finds known interpreters' thread states; looks for new cells. */
 void ls_recorder__tick(struct ls_recorder *r);
@@ -112,8 +121,12 @@ uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns);
 /* Writes everything new or changed since the last flush in one transaction. */
 int ls_recorder__flush(struct ls_recorder *r);
 
-/* Marks processes that vanished without an exit record (e.g. before BPF was attached). */
-void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns);
+/*
+ * Marks processes that vanished without an exit record (e.g. before BPF was attached): written
+ * and read are the ring buffer's positions (ls_loader__ring_written, ls_loader__ring_read). One
+ * gone from /proc is decided on once the reader has passed where the ring was written then.
+ */
+void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns, uint64_t written, uint64_t read);
 
 void ls_recorder__stats(const struct ls_recorder *r, struct ls_recorder_stats *st);
 

@@ -156,9 +156,9 @@ static int put_stats(struct ls_recorder *r)
 	const struct ls_recorder_stats *b = &r->st_base;
 	/* counted since the interval began: the whole run unless --rotate cut it */
 	const uint64_t since[] = {
-		b->unresolved, b->bad_records,	0, /* unresolved_samples: of the images' counts */
-		b->samples,    b->images_known, b->healed, b->after_exit, b->ringbuf_bytes,
-		b->stacks_reused,
+		b->unresolved, b->bad_records,	 0, /* unresolved_samples: of the images' counts */
+		b->samples,    b->images_known,	 b->healed,
+		b->after_exit, b->ringbuf_bytes, b->stacks_reused,
 	};
 	int err = 0;
 

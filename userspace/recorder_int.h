@@ -67,7 +67,8 @@ struct rproc {
 	int64_t start_ns, end_ns;
 	int exit_code;
 	bool exited, dirty;
-	bool vanished; /* gone from /proc at the last reap; its exit record may be in flight */
+	bool vanished; /* gone from /proc at a reap; its exit record may be in flight */
+	uint64_t vanished_pos; /* the ring's write position then: its exit record is before it */
 	enum py_state py_state;
 	bool codes_released; /* exited: the interpreter is known but its memory is gone */
 	char note[256];
@@ -155,6 +156,10 @@ struct ls_recorder {
 	size_t naggs, acap;
 	struct ls_hashmap agg_index;
 	struct ls_kstacks kstacks; /* what the stacks the kernel adds up resolved to */
+	/* kernel aggregates under a stack the reader had not reached the description of */
+	struct parked_agg *parked; /* oldest first: their pos only grows */
+	size_t nparked, parkcap;
+	uint64_t park_pos; /* ls_recorder__agg_park() */
 
 	struct thread_row *threads;
 	size_t nthreads, tcap, threads_flushed;

@@ -682,7 +682,7 @@ uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns)
 	return next;
 }
 
-void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns)
+void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns, uint64_t written, uint64_t read)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = r->procs[i];
@@ -692,9 +692,13 @@ void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns)
 		if (ls_procfs__alive(p->pid)) {
 			p->vanished = false;
 		} else if (!p->vanished) {
-			/* records still in the ring buffer may hold its exit: decide next time */
+			/*
+			 * records still in the ring buffer may hold its exit: decide once they are
+			 * read (a reader behind its writers may take seconds)
+			 */
 			p->vanished = true;
-		} else {
+			p->vanished_pos = written;
+		} else if (read >= p->vanished_pos) {
 			proc_exited(r, p, now_ns, -1);
 			r->ops->set_proc(r->ctx, p->pid, NULL);
 		}

@@ -351,8 +351,7 @@ static uint8_t image_index(const struct rproc *p)
  * resolved again. A service's threads run the same few stacks: with 20 threads a process, 19
  * of 20 first samples. 0 when it must be resolved.
  */
-static int64_t known_stack(struct ls_recorder *r, const struct rproc *p,
-			   const struct ls_sample *s)
+static int64_t known_stack(struct ls_recorder *r, const struct rproc *p, const struct ls_sample *s)
 {
 	const struct ls_kstack *e = ls_kstacks__get(&r->kstacks, s->stack, s->pid);
 
@@ -551,6 +550,44 @@ static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct 
 	}
 }
 
+struct parked_agg {
+	struct ls_agg_key k;
+	struct ls_agg_val v;
+	uint64_t pos; /* the ring position of its map's swap */
+};
+
+static int park(struct ls_recorder *r, const struct ls_agg_key *k, const struct ls_agg_val *v)
+{
+	struct parked_agg *a = ls_array_grow(r->parked, &r->parkcap, r->nparked, sizeof(*a), 64);
+
+	if (!a)
+		return -ENOMEM;
+	r->parked = a;
+	a[r->nparked++] = (struct parked_agg){*k, *v, r->park_pos};
+	r->st.agg_parked += v->count;
+	return 0;
+}
+
+void ls_recorder__agg_park(struct ls_recorder *r, uint64_t pos)
+{
+	r->park_pos = pos;
+}
+
+void ls_recorder__agg_unpark(struct ls_recorder *r, uint64_t read)
+{
+	uint64_t on = r->park_pos;
+	size_t i;
+
+	r->park_pos = 0; /* unknown now: never described */
+	for (i = 0; i < r->nparked && r->parked[i].pos <= read; i++)
+		ls_recorder__add_agg(r, &r->parked[i].k, &r->parked[i].v);
+	if (i) {
+		memmove(r->parked, r->parked + i, (r->nparked - i) * sizeof(*r->parked));
+		r->nparked -= i;
+	}
+	r->park_pos = on;
+}
+
 void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls_agg_val *v)
 {
 	struct ls_recorder *r = ctx;
@@ -563,6 +600,9 @@ void ls_recorder__add_agg(void *ctx, const struct ls_agg_key *k, const struct ls
 		return;
 	}
 	if (!e || e->proc >= r->nprocs) {
+		/* described by a record the reader has not reached: added once it has */
+		if (r->park_pos && !park(r, k, v))
+			return;
 		/* its description never arrived (cannot happen unless a record was refused) */
 		r->st.agg_orphans += v->count;
 		return;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,6 +155,8 @@ static int exit_status(const struct session *s)
 static void cleanup(struct session *s)
 {
 	ring_buffer__free(s->rb);
+	if (s->child_fd >= 0)
+		close(s->child_fd);
 	ls_recorder__free(s->rec);
 	ls_loader__free(s->loader);
 	ls_store__free(s->store);
@@ -203,7 +206,7 @@ static int open_recording(struct session *s, const struct ls_loader_opts *lo)
 		return err;
 	if (o->trace && (err = ls_recorder__enable_trace(s->rec)))
 		return err;
-	err = ls_loader__ring(s->loader, ls_recorder__handle, s->rec, &s->rb);
+	err = ls_loader__ring(s->loader, lss_on_record, s, &s->rb);
 	if (err)
 		return err;
 	if (o->command) {
@@ -212,6 +215,8 @@ static int open_recording(struct session *s, const struct ls_loader_opts *lo)
 		if (err)
 			return err;
 		s->launched = true;
+		/* the loop wakes when it exits, not at its next poll (-1 when refused: it polls) */
+		s->child_fd = (int)syscall(SYS_pidfd_open, s->launch.pid, 0);
 	}
 	lss_catch_signals();
 
@@ -263,12 +268,12 @@ static int stop_recording(struct session *s, uint64_t *end)
 	ls_loader__close_blocked(s->loader);
 	/* no more samples: what the kernel took is now either in the ring buffer or dropped */
 	ls_loader__stop_sampling(s->loader);
-	ring_buffer__consume(s->rb);
+	lss_read_all(s);
 	lss_reap_child(s);
 	ls_recorder__finish(s->rec);
 	ls_status__clear();
 	*end = ls_mono_ns();
-	err = lss_flush(s, *end);
+	err = lss_flush(s, *end, true);
 	if (!err) {
 		err = ls_store__begin(s->store);
 		if (!err) {
@@ -336,6 +341,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 			    .cg = {.fd = -1},
 			    .launch = {.go_fd = -1, .err_fd = -1},
 			    .rot = {.dirfd = -1},
+			    .child_fd = -1,
 			    .argc = argc,
 			    .argv = argv};
 	struct ls_loader_opts lo = {
@@ -352,6 +358,9 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 	int err, rc = 1;
 
 	*res = (struct ls_session_result){0};
+	if (getenv("LINESCOPE_FAULT_RECORD_US")) /* tests: a reader starved of CPU */
+		s.fault_record_us =
+			(unsigned)strtoul(getenv("LINESCOPE_FAULT_RECORD_US"), NULL, 10) % 1000000;
 	ls_outfile__owner(&s.uid, &s.gid);
 	if (lss_prepare(&s, &lo))
 		return 1;

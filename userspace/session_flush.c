@@ -64,6 +64,7 @@ static void write_progress(struct session *s, uint64_t now)
 	rs.read_fail -= base.read_fail;
 	rs.truncated -= base.truncated;
 	rs.agg_orphans -= base.agg_orphans;
+	rs.agg_parked -= base.agg_parked;
 	rs.timeline_lost -= base.timeline_lost;
 	ls_store__put_meta_int(s->store, "elapsed_ns", now - s->interval_start);
 	if (s->attached_ns)
@@ -91,6 +92,7 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "agg_first", bs.agg_first);
 	ls_store__put_stat(s->store, "agg_unset", bs.agg_unset);
 	ls_store__put_stat(s->store, "agg_orphans", rs.agg_orphans);
+	ls_store__put_stat(s->store, "agg_parked", rs.agg_parked);
 	ls_store__put_stat(s->store, "long_wait_drops", bs.long_wait_drops);
 	if (s->o->timeline) {
 		ls_store__put_stat(s->store, "timeline_drops", bs.timeline_drops);
@@ -105,8 +107,35 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "rss_events", bs.rss_events);
 }
 
-/* cut: the interval ends here (--rotate): each running thread's CPU time so far goes with it */
-static int flush_cut(struct session *s, uint64_t now, bool cut)
+/*
+ * What the kernel added up: the active map is retired (swapped), the ring buffer read past the
+ * swap (the descriptions of its stacks come before it), then the map drained. A reader behind
+ * its writers reads one slice only: a key whose stack it has not reached the description of is
+ * kept, and added once it has (lss_agg_settle). all: read up to the swap, however long it takes.
+ */
+static void collect_agg(struct session *s, bool all)
+{
+	uint64_t pos;
+
+	if (ls_loader__agg_swap(s->loader))
+		return; /* not begun yet, or the swap failed (logged) */
+	pos = ls_loader__ring_written(s->loader);
+	if (all)
+		lss_read_to(s, pos);
+	else
+		lss_read(s, 0);
+	lss_agg_settle(s);
+	ls_recorder__agg_park(s->rec, ls_loader__ring_read(s->loader) < pos ? pos : 0);
+	/* a failed read is logged there; what it left is read when retired again */
+	ls_loader__agg_drain(s->loader, ls_recorder__add_agg, s->rec);
+	ls_recorder__agg_park(s->rec, 0);
+}
+
+/*
+ * cut: the interval ends here (--rotate): each running thread's CPU time so far goes with it.
+ * all: see lss_flush().
+ */
+static int flush_cut(struct session *s, uint64_t now, bool cut, bool all)
 {
 	int err;
 
@@ -118,15 +147,8 @@ static int flush_cut(struct session *s, uint64_t now, bool cut)
 	err = ls_store__publish(s->store);
 	if (err)
 		return err;
-	/*
-	 * What the kernel added up since the last flush: retire its map, read the records that
-	 * describe its stacks (all emitted before the swap returned), then add it.
-	 */
-	if (ls_loader__agg_on(s->loader) && !ls_loader__agg_swap(s->loader)) {
-		ring_buffer__consume(s->rb);
-		/* a failed read is logged there; what it left is read when retired again */
-		ls_loader__agg_drain(s->loader, ls_recorder__add_agg, s->rec);
-	}
+	if (ls_loader__agg_on(s->loader))
+		collect_agg(s, all);
 	for (int i = 0; i < s->nnative; i++)
 		ls_loader__native_drain(s->loader, s->native_pids[i], ls_recorder__native_count,
 					s->rec);
@@ -144,9 +166,9 @@ static int flush_cut(struct session *s, uint64_t now, bool cut)
 	return ls_store__commit(s->store);
 }
 
-int lss_flush(struct session *s, uint64_t now)
+int lss_flush(struct session *s, uint64_t now, bool all)
 {
-	return flush_cut(s, now, false);
+	return flush_cut(s, now, false, all);
 }
 
 /*
@@ -169,9 +191,9 @@ void lss_rotate_now(struct session *s, uint64_t now)
 	 * Everything up to now first, then the cut (the threads' CPU time, read now) in a second,
 	 * small flush: a failure of either leaves the interval going on, nothing lost
 	 */
-	err = lss_flush(s, now);
+	err = lss_flush(s, now, true);
 	if (!err)
-		err = flush_cut(s, now, true);
+		err = flush_cut(s, now, true, true);
 	if (!err && !(err = ls_store__begin(s->store))) {
 		ls_store__put_meta(s->store, "status", "Success");
 		ls_store__put_meta(s->store, "status_detail", "an interval of a rotated recording");

@@ -2,8 +2,9 @@
 /*
  * The recording session's insides, shared by session.c (the run's phases), session_setup.c
  * (checks and environment before anything loads), session_loop.c (the poll loop, its timers and
- * stopping), session_signal.c (the stop signals), session_flush.c (writing the profile while
- * recording, --rotate), session_meta.c (the run's description) and session_trace.c (-p --trace).
+ * stopping), session_read.c (the ring buffer, read in slices), session_signal.c (the stop
+ * signals), session_flush.c (writing the profile while recording, --rotate), session_meta.c
+ * (the run's description) and session_trace.c (-p --trace).
  * Not an API.
  */
 #ifndef LS_SESSION_INT_H
@@ -57,6 +58,7 @@ struct session {
 	struct ls_cgroup cg;
 	struct ls_launch launch;
 	bool launched, child_reaped, cg_seen;
+	int child_fd;	/* a pidfd of the launched command until it is reaped, else -1 */
 	bool timed_out; /* -d ran out (a launched command was asked to stop) */
 	int child_status;
 	uint64_t t0;
@@ -77,6 +79,11 @@ struct session {
 	struct ls_stats bs_last;
 	uint64_t cpu_last;
 	uint64_t prog_runs_last[LSS_MAX_PROGS], prog_ns_last[LSS_MAX_PROGS];
+	/* session_read.c: when the current read's slice ends (0: no record yet), and whether the
+	 * last read ended with records left */
+	uint64_t slice_end;
+	bool read_behind;
+	unsigned fault_record_us; /* LINESCOPE_FAULT_RECORD_US (tests): a reader this slow */
 };
 
 /* The collector's own CPU time: every thread of ours, user and system. */
@@ -110,8 +117,22 @@ void lss_loop(struct session *s);
 void lss_reap_child(struct session *s);
 uint64_t lss_lost_count(struct session *s);
 
-/* session_flush.c */
-int lss_flush(struct session *s, uint64_t now);
+/*
+ * session_read.c: the ring buffer read in slices. lss_on_record is its callback. lss_read waits
+ * up to wait_ms for records and reads for one slice (read_behind: it left some). lss_read_to
+ * reads every record that began before pos; lss_read_all, every one written so far. 0 or
+ * -errno logged. lss_agg_settle adds the kernel's aggregates kept for want of their stacks'
+ * descriptions, once the reader is past them.
+ */
+int lss_on_record(void *ctx, void *data, size_t len);
+int lss_read(struct session *s, int wait_ms);
+int lss_read_to(struct session *s, uint64_t pos);
+int lss_read_all(struct session *s);
+void lss_agg_settle(struct session *s);
+
+/* session_flush.c: all: the kernel's aggregates up to now too, however long the reading takes
+ * (a stop, a --rotate cut); else those the reader is already past */
+int lss_flush(struct session *s, uint64_t now, bool all);
 void lss_rotate_now(struct session *s, uint64_t now);
 
 /* session_meta.c */

@@ -41,6 +41,9 @@ void lss_reap_child(struct session *s)
 	if (waitpid(s->launch.pid, &status, WNOHANG) == s->launch.pid) {
 		s->child_reaped = true;
 		s->child_status = status;
+		if (s->child_fd >= 0)
+			close(s->child_fd); /* it would stay readable */
+		s->child_fd = -1;
 	}
 }
 
@@ -85,24 +88,20 @@ static void kill_command(struct session *s)
 	kill(s->launch.pid, SIGKILL);
 }
 
-/* Waits for records (less when the recorder has a retry due) and reads them: 0 or -errno. */
+/*
+ * Waits for records (not when the last read left some, less when the recorder has a retry due)
+ * and reads them for a slice: 0 or -errno.
+ */
 static int poll_records(struct session *s)
 {
 	uint64_t now = ls_mono_ns(), next_try = ls_recorder__retry(s->rec, now);
 	int wait_ms = POLL_MS;
-	int err;
 
-	if (next_try <= now)
+	if (s->read_behind || next_try <= now)
 		wait_ms = 0;
 	else if (next_try - now < POLL_MS * NSEC_PER_MSEC)
 		wait_ms = (int)((next_try - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
-	err = ring_buffer__poll(s->rb, wait_ms);
-	/* frequent records do not wake us (maps.bpf.h): read what arrived since, too */
-	if (err >= 0)
-		err = ring_buffer__consume(s->rb);
-	if (err < 0 && err != -EINTR)
-		return ls_err(err, "reading the ring buffer: %s", strerror(-err));
-	return 0;
+	return lss_read(s, wait_ms);
 }
 
 static void run_timers(struct session *s, struct loop *L, uint64_t now)
@@ -116,7 +115,8 @@ static void run_timers(struct session *s, struct loop *L, uint64_t now)
 		L->last_tick = now;
 	}
 	if (now - L->last_reap >= REAP_NS) {
-		ls_recorder__reap(s->rec, now);
+		ls_recorder__reap(s->rec, now, ls_loader__ring_written(s->loader),
+				  ls_loader__ring_read(s->loader));
 		L->last_reap = now;
 	}
 	if (s->o->rotate && !L->stopping && now >= s->next_rotate) {
@@ -126,7 +126,7 @@ static void run_timers(struct session *s, struct loop *L, uint64_t now)
 	if (s->o->rotate)
 		ls_rotate__reap(&s->rot, false);
 	if (now - L->last_flush >= FLUSH_NS) {
-		if (lss_flush(s, now))
+		if (lss_flush(s, now, false))
 			ls_warn(0, "could not write the profile; will retry");
 		L->last_flush = now;
 	}
@@ -173,7 +173,7 @@ static bool should_end(struct session *s, struct loop *L, uint64_t now)
 		return true;
 	if (targets_gone(s)) {
 		/* drain what the last processes emitted */
-		ring_buffer__consume(s->rb);
+		lss_read_all(s);
 		return true;
 	}
 	return false;
@@ -196,6 +196,7 @@ void lss_loop(struct session *s)
 			break;
 		now = ls_mono_ns();
 		lss_reap_child(s);
+		lss_agg_settle(s);
 		run_timers(s, &L, now);
 		if (should_end(s, &L, now))
 			break;

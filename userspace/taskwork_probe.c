@@ -145,8 +145,14 @@ static struct btf *probe_btf(__u32 *key_id, __u32 *value_id, __u32 *main_id, __u
 
 	if (!b)
 		return NULL;
-	/* each call returns a type id, or a negative errno that the first failure keeps in err */
-#define ADD(expr) ({ int _r = (expr); if (_r < 0 && !err) err = _r; _r; })
+/* each call returns a type id, or a negative errno that the first failure keeps in err */
+#define ADD(expr)                   \
+	({                          \
+		int _r = (expr);    \
+		if (_r < 0 && !err) \
+			err = _r;   \
+		_r;                 \
+	})
 	i32 = ADD(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
 	u64 = ADD(btf__add_int(b, "unsigned long long", 8, 0));
 	tw = ADD(btf__add_struct(b, "bpf_task_work", 8));

@@ -159,4 +159,54 @@ print("%s layout table full: %s has lines, %s refused: %s" % (
     "ok" if good else "FAIL", [p["python"] for p in ok], [p["pid"] for p in refused],
     [p["note"] for p in refused]))
 PYEOF
+# 7. a reader slower than its writers (LINESCOPE_FAULT_RECORD_US: more time per record, as when
+# the targets starve us of CPU) while thread exits keep coming faster. Killed by the fault at
+# the first write of its sixth transaction (the third flush): the profile was written every
+# second while the flood went on (before the reader read in slices, its first flush waited for
+# the flood to end).
+cat >"$WORK/flood.py" <<'PYEOF'
+import os, sys, threading, time
+t0 = time.time()
+while time.time() - t0 < float(sys.argv[2]) and not os.path.exists(sys.argv[1]):
+    ts = [threading.Thread(target=int) for _ in range(50)]  # thousands of thread exits a second
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+print("flood over after %.1fs" % (time.time() - t0), flush=True)
+PYEOF
+LINESCOPE_FAULT_RECORD_US=2000 LINESCOPE_FAULT_STORE=6:1:kill "$LS" -q --mode cpu \
+	--profile "$WORK/flood.lsprof" -o "$WORK/flood.html" -- "$DEB_PY" "$WORK/flood.py" \
+	"$WORK/flood.stop" 15 >"$WORK/flood.out" 2>&1
+rc=$?
+over=$(grep -c "flood over" "$WORK/flood.out")
+touch "$WORK/flood.stop" # the command outlives the killed profiler: it ends at its next round
+[ $rc -eq 137 ] && [ "$over" = 0 ] &&
+	pass "a reader behind its ring buffer: flushed and killed at the third flush, flood still on" ||
+	fail "a reader behind its ring buffer: exit $rc, $(cat "$WORK/flood.out")"
+if j=$(json_of "$WORK/flood.lsprof"); then
+	"$PYQ" - "$j" <<'PYEOF' | check_lines
+import json, sys
+r = json.load(open(sys.argv[1]))["run"]
+print("%s a reader behind: the profile of its second flush reads %.2fs recorded (status %s)" % (
+    "ok" if r["elapsed_s"] >= 1 else "FAIL", r["elapsed_s"], r["status"]))
+PYEOF
+else
+	fail "a reader behind: profile unreadable"
+fi
+# ... and to its end: the kernel's sums under stacks the reader had not reached yet were held
+# back (agg_parked) and added later, none orphaned, every sample kept or counted lost
+LINESCOPE_FAULT_RECORD_US=500 "$LS" -q --mode cpu --profile "$WORK/flood2.lsprof" \
+	-o "$WORK/flood2.html" -- "$DEB_PY" "$WORK/flood.py" "$WORK/no.stop" 2.5 >/dev/null ||
+	fail "a reader behind, to the end: exit $?"
+j=$(json_of "$WORK/flood2.lsprof") && {
+	samples_add_up "$j" "a reader behind, to the end"
+	"$PYQ" - "$WORK/flood2.lsprof" <<'PYEOF' | check_lines
+import sqlite3, sys
+st = dict(sqlite3.connect(sys.argv[1]).execute("SELECT key, value FROM stats"))
+ok = st["agg_parked"] > 0 and st["agg_orphans"] == 0
+print("%s a reader behind, to the end: %d samples held back and added, %d orphaned" % (
+    "ok" if ok else "FAIL", st["agg_parked"], st["agg_orphans"]))
+PYEOF
+}
 finish

@@ -126,17 +126,20 @@ static void test_rights_do_not_carry_over(void **state)
 		fd = ls_asuser__open(&in_grp, AT_FDCWD, grp, O_RDONLY, 0, LS_OPEN_REGULAR);
 		assert_true(fd >= 0);
 		close(fd);
-		assert_int_equal(ls_asuser__open(&no_grp, AT_FDCWD, grp, O_RDONLY, 0, LS_OPEN_REGULAR),
-				 -EACCES);
-		assert_int_equal(ls_asuser__open(&nobody, AT_FDCWD, grp, O_RDONLY, 0, LS_OPEN_REGULAR),
-				 -EACCES);
+		assert_int_equal(
+			ls_asuser__open(&no_grp, AT_FDCWD, grp, O_RDONLY, 0, LS_OPEN_REGULAR),
+			-EACCES);
+		assert_int_equal(
+			ls_asuser__open(&nobody, AT_FDCWD, grp, O_RDONLY, 0, LS_OPEN_REGULAR),
+			-EACCES);
 		fd = ls_asuser__open(&no_grp, AT_FDCWD, own, O_RDONLY, 0, LS_OPEN_REGULAR);
 		assert_true(fd >= 0);
 		close(fd);
 		assert_int_equal(ls_asuser__open(&two, AT_FDCWD, own, O_RDONLY, 0, LS_OPEN_REGULAR),
 				 -EACCES);
-		assert_int_equal(ls_asuser__open(&nobody, AT_FDCWD, root, O_RDONLY, 0, LS_OPEN_REGULAR),
-				 -EACCES);
+		assert_int_equal(
+			ls_asuser__open(&nobody, AT_FDCWD, root, O_RDONLY, 0, LS_OPEN_REGULAR),
+			-EACCES);
 		fd = ls_asuser__open(NULL, AT_FDCWD, root, O_RDONLY, 0, LS_OPEN_REGULAR);
 		assert_true(fd >= 0);
 		close(fd);

@@ -189,7 +189,8 @@ static struct {
 	pthread_cond_t cond;
 	struct open_req *req; /* waiting to be run; NULL once it has been */
 	pid_t owner;	      /* the process that started the thread: a fork's child has none */
-} opener = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
+} opener = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL,
+	    0};
 
 static void *opener_thread(void *arg)
 {
