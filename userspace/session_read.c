@@ -34,39 +34,53 @@ int lss_on_record(void *ctx, void *data, size_t len)
 	return now < s->slice_end ? 0 : -EAGAIN;
 }
 
-int lss_read(struct session *s, int wait_ms)
+/* One slice: the records read (>= 0), -EAGAIN when it ended with some left, or -errno logged. */
+static int read_slice(struct session *s)
 {
-	int err = 0;
+	int n;
 
 	s->slice_end = 0;
+	n = ring_buffer__consume(s->rb);
+	if (n == -EINTR)
+		return 0;
+	if (n < 0 && n != -EAGAIN)
+		return ls_err(n, "reading the ring buffer: %s", strerror(-n));
+	return n;
+}
+
+int lss_read(struct session *s, int wait_ms)
+{
+	int n;
+
+	s->read_behind = false;
 	if (wait_ms > 0) {
 		/* records, or the launched command's exit (its pidfd) */
 		struct pollfd fds[2] = {{.fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN},
 					{.fd = s->child_fd, .events = POLLIN}};
 
-		if (poll(fds, s->child_fd >= 0 ? 2 : 1, wait_ms) < 0)
-			err = -errno;
+		if (poll(fds, s->child_fd >= 0 ? 2 : 1, wait_ms) < 0) {
+			int err = -errno;
+
+			return err == -EINTR
+				       ? 0
+				       : ls_err(err, "waiting for records: %s", strerror(-err));
+		}
 	}
 	/* frequent records do not wake us (maps.bpf.h): read what arrived, woken or not */
-	if (err >= 0)
-		err = ring_buffer__consume(s->rb);
-	s->read_behind = err == -EAGAIN;
-	if (err < 0 && err != -EAGAIN && err != -EINTR)
-		return ls_err(err, "reading the ring buffer: %s", strerror(-err));
-	return 0;
+	n = read_slice(s);
+	s->read_behind = n == -EAGAIN;
+	return n < 0 && n != -EAGAIN ? n : 0;
 }
 
 int lss_read_to(struct session *s, uint64_t pos)
 {
 	while (ls_loader__ring_read(s->loader) < pos) {
-		int err;
+		int n = read_slice(s);
 
-		s->slice_end = 0;
-		err = ring_buffer__consume(s->rb);
-		if (err < 0 && err != -EAGAIN && err != -EINTR)
-			return ls_err(err, "reading the ring buffer: %s", strerror(-err));
+		if (n < 0 && n != -EAGAIN)
+			return n;
 		/* stopped at a record reserved and not yet submitted: its program is running */
-		if (err == 0)
+		if (n == 0)
 			sched_yield();
 	}
 	return 0;
