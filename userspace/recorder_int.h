@@ -67,7 +67,7 @@ struct rproc {
 	int64_t start_ns, end_ns;
 	int exit_code;
 	bool exited, dirty;
-	bool vanished; /* gone from /proc at a reap; its exit record may be in flight */
+	bool vanished;	       /* gone from /proc at a reap; its exit record may be in flight */
 	uint64_t vanished_pos; /* the ring's write position then: its exit record is before it */
 	enum py_state py_state;
 	bool codes_released; /* exited: the interpreter is known but its memory is gone */
