@@ -20,7 +20,8 @@ VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 PKGS := libbpf libelf sqlite3 jansson zlib libxxhash libprotobuf-c libcurl libcrypto liblz4 libzstd \
 	snappy
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libcurl is opened where it is used (userspace/curl_dl.c): linked, it costs every start 15 ms
+PKG_LIBS := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
 
 # clang -target bpf misses the system include dirs (asm/types.h); scrape them as libbpf-bootstrap does
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \

@@ -118,7 +118,9 @@ struct {
 } codes_seen SEC(".maps") __weak;
 
 const volatile bool filter_cgroup __weak = false;
-const volatile __u32 self_tgid __weak = 0;
+/* the profiler's own process, never a target: in .bss, not .rodata, so that a kept load
+ * (userspace/loader_keep.c) serves every run */
+__u32 self_tgid __weak;
 
 struct ls_stats stats __weak;
 

@@ -98,6 +98,7 @@ enum {
 	OPT_KEEP,
 	OPT_TENANT,
 	OPT_SPARK,
+	OPT_UNLOAD,
 };
 
 static const struct argp_option record_opts[] = {
@@ -133,6 +134,10 @@ static const struct argp_option record_opts[] = {
 	{"spark-events", OPT_SPARK, "PATH", 0,
 	 "Read Spark's event logs here while the job runs (a log, or spark.eventLog.dir); "
 	 "repeatable (docs/spark.md)",
+	 0},
+	{"unload", OPT_UNLOAD, NULL, 0,
+	 "Unload the BPF programs at the end instead of keeping them verified for the next run "
+	 "(they hold about 55 MB of kernel memory meanwhile; docs/startup.md)",
 	 0},
 	{"quiet", 'q', NULL, 0, "No live status and no summary", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics (-vv: also libbpf's)", 0},
@@ -323,6 +328,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_TIMELINE:
 		o->timeline = true;
+		break;
+	case OPT_UNLOAD:
+		o->unload = true;
 		break;
 	case OPT_SPARK:
 		spark_arg(state, o, arg);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "asuser.h"
+#include "curl_dl.h"
 #include "jpserver.h"
 #include "procfs.h"
 
@@ -237,6 +238,10 @@ static int get_sessions(const struct server *s, struct reply *r, char *why, size
 	CURLcode rc;
 	CURL *c;
 
+	if (ls_curl__open()) {
+		snprintf(why, whylen, "libcurl cannot be loaded");
+		return -EIO;
+	}
 	if (s->sock[0]) {
 		/* the socket the server's user may connect to: root must not reach another */
 		ufd = ls_creds__of_pid(s->pid, &cr) ? -ESRCH : ls_asuser__unix_socket(&cr, s->sock);
@@ -255,44 +260,44 @@ static int get_sessions(const struct server *s, struct reply *r, char *why, size
 		snprintf(where, sizeof(where), "on port %d", s->port);
 	}
 	snprintf(auth, sizeof(auth), "Authorization: token %s", s->token);
-	c = curl_easy_init();
-	hdr = curl_slist_append(NULL, auth);
+	c = ls_curl.easy_init();
+	hdr = ls_curl.slist_append(NULL, auth);
 	if (!c || !hdr) {
-		curl_easy_cleanup(c);
-		curl_slist_free_all(hdr);
+		ls_curl.easy_cleanup(c);
+		ls_curl.slist_free_all(hdr);
 		if (ufd >= 0)
 			close(ufd);
 		return -ENOMEM;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	ls_curl.easy_setopt(c, CURLOPT_URL, url);
+	ls_curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	/* loopback HTTP(S) only: no proxy, no redirect, no other protocol, a bounded wait */
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, s->tls ? "https" : "http");
+	ls_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, s->tls ? "https" : "http");
 	if (s->tls) {
 		/* its own certificate is the one trusted; it names a host, not 127.0.0.1 */
-		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+		ls_curl.easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+		ls_curl.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+		ls_curl.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	if (s->sock[0])
-		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, via);
-	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)LS_JPSERVER_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 500L); /* the recorder waits meanwhile */
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(c);
-	curl_slist_free_all(hdr);
+		ls_curl.easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, via);
+	ls_curl.easy_setopt(c, CURLOPT_NOPROXY, "*");
+	ls_curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	ls_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	ls_curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)LS_JPSERVER_TIMEOUT_MS);
+	ls_curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 500L); /* the recorder waits meanwhile */
+	ls_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	ls_curl.easy_setopt(c, CURLOPT_WRITEDATA, r);
+	rc = ls_curl.easy_perform(c);
+	ls_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	ls_curl.easy_cleanup(c);
+	ls_curl.slist_free_all(hdr);
 	if (ufd >= 0)
 		close(ufd);
 	if (rc != CURLE_OK || status != 200) {
 		snprintf(why, whylen, "the Jupyter server %s: %s", where,
 			 r->too_long	  ? "sessions reply too long"
-			 : rc != CURLE_OK ? curl_easy_strerror(rc)
+			 : rc != CURLE_OK ? ls_curl.easy_strerror(rc)
 					  : "sessions request refused");
 		return -EIO;
 	}

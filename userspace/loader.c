@@ -1,298 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * Skeleton open -> rodata -> load -> attach. Sampling uses a fixed cpu-clock period (not a
- * frequency), so every sample weighs exactly the period and times are exact multiples of it.
- * The online CPU list is parsed here: libbpf 1.1's shared library does not export its parser.
+ * Skeleton open -> rodata -> a kept load bound (loader_keep.c), or a load (loader_split.c) ->
+ * attach (loader_attach.c); then the maps the recorder updates, the in-kernel aggregates' swap
+ * and drain, the ring buffer and the programs' cost.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "loader.h" /* before the skeleton: it defines the .bss types */
 #include "monoclock.h"
 #include "gpu_records.h"
 #include "linescope.skel.h"
+#include "loader_int.h"
+#include "loader_keep.h"
 #include "loader_split.h"
 #include "log.h"
 #include "taskwork_probe.h"
-
-struct ls_loader {
-	struct linescope_bpf *skel;
-	struct linescope_bpf *skel2; /* the programs verified beside skel's (loader_split.c) */
-	struct bpf_link **links;     /* one per CPU */
-	int *pfds;
-	int ncpus;
-	uint64_t period_ns;
-	bool rseq, task_work;	 /* wall mode: where intervals are reported (resume_paths) */
-	const char *resume_path; /* their names, or NULL (cpu mode) */
-	struct bpf_link *gpu_links[2];
-	struct bpf_link **trace_links; /* python-usdt builds and native probes */
-	size_t ntrace;
-	/* agg_maps[0] is set by a thread of its own (ls_loader__agg_start), joined before a swap */
-	pthread_t agg_setter;
-	enum {
-		AGG_UNSET,   /* not begun: every sample goes whole (stats.agg_unset) */
-		AGG_SETTING, /* agg_setter is at it */
-		AGG_ON,	     /* set: the maps are swapped at each flush */
-		AGG_FAILED,  /* it could not be set: every sample goes whole */
-	} agg_state;
-	int agg_set_err;   /* agg_setter's result */
-	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
-	int agg_fd[2];	   /* agg_a and agg_b, created by agg_setter (-1 before) */
-	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
-	/* the ring buffer's two position pages, mapped read-only: how far it is read and written */
-	const volatile uint64_t *rb_pos;
-	size_t rb_page;
-};
-
-/* Parses a CPU list like "0-3,5,7-8" into mask[0..max). Returns the count or -EINVAL. */
-static int parse_cpulist(const char *s, bool *mask, int max)
-{
-	int n = 0;
-
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
-
-		if (end == s)
-			return -EINVAL;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1)
-				return -EINVAL;
-			s = end;
-		}
-		for (long c = a; c <= b && c < max; c++) {
-			if (!mask[c])
-				n++;
-			mask[c] = true;
-		}
-		if (*s == ',')
-			s++;
-	}
-	return n;
-}
-
-static int online_cpus(bool **mask, int *max)
-{
-	char buf[1024];
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int n = libbpf_num_possible_cpus();
-
-	if (n <= 0)
-		return n ? n : -EINVAL;
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	*mask = calloc(n, sizeof(bool));
-	if (!*mask)
-		return -ENOMEM;
-	*max = n;
-	return parse_cpulist(buf, *mask, n);
-}
-
-static int open_perf_event(int cpu, uint64_t period_ns)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_period = period_ns,
-	};
-	int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static int attach_sampling(struct ls_loader *l)
-{
-	bool *mask = NULL;
-	int max = 0, err;
-
-	err = online_cpus(&mask, &max);
-	if (err < 0)
-		return ls_err(err, "cannot read the online CPUs: %s", strerror(-err));
-	l->ncpus = max;
-	l->links = calloc(max, sizeof(*l->links));
-	l->pfds = malloc(max * sizeof(int));
-	if (!l->links || !l->pfds) {
-		free(mask);
-		return -ENOMEM;
-	}
-	for (int c = 0; c < max; c++)
-		l->pfds[c] = -1;
-	for (int c = 0; c < max; c++) {
-		if (!mask[c])
-			continue;
-		l->pfds[c] = open_perf_event(c, l->period_ns);
-		if (l->pfds[c] < 0) {
-			err = l->pfds[c];
-			free(mask);
-			return ls_err(err, "perf_event_open(cpu-clock) on CPU %d: %s%s", c,
-				      strerror(-err),
-				      err == -EACCES || err == -EPERM
-					      ? "; run as root (CAP_PERFMON)"
-					      : "");
-		}
-		l->links[c] =
-			bpf_program__attach_perf_event(l->skel->progs.handle_sample, l->pfds[c]);
-		if (!l->links[c]) {
-			err = -errno;
-			free(mask);
-			return ls_err(err, "cannot attach the sampler on CPU %d: %s", c,
-				      strerror(-err));
-		}
-	}
-	free(mask);
-	return 0;
-}
-
-static int add_trace_link(struct ls_loader *l, struct bpf_link *link)
-{
-	struct bpf_link **v = realloc(l->trace_links, (l->ntrace + 1) * sizeof(*v));
-
-	if (!v) {
-		bpf_link__destroy(link);
-		return -ENOMEM;
-	}
-	l->trace_links = v;
-	l->trace_links[l->ntrace++] = link;
-	return 0;
-}
-
-/*
- * python-usdt's probes in every build of the site directory, for every process (pid -1): each
- * process that loads one gets its semaphore set, and `procs` decides whose messages count.
- */
-static int attach_trace(struct ls_loader *l, const char *site)
-{
-	struct bpf_program *progs[] = {l->skel->progs.handle_pyusdt_state,
-				       l->skel->progs.handle_pyusdt_code,
-				       l->skel->progs.handle_pyusdt_batch};
-	const char *probes[] = {"state", "code", "batch"};
-	struct dirent *de;
-	int n = 0, err = 0;
-	DIR *d = opendir(site);
-
-	if (!d)
-		return ls_err(-errno, "--trace: cannot read %s: %s", site, strerror(errno));
-	while (!err && (de = readdir(d))) {
-		char path[PATH_MAX];
-
-		if (strncmp(de->d_name, "linescope_usdt", 14) || !strstr(de->d_name, ".so"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", site, de->d_name);
-		for (int i = 0; i < 3 && !err; i++) {
-			struct bpf_link *link = bpf_program__attach_usdt(
-				progs[i], -1, path, "linescope", probes[i], NULL);
-
-			if (!link)
-				err = ls_err(-errno, "--trace: cannot attach to %s: %s", path,
-					     strerror(errno));
-			else
-				err = add_trace_link(l, link);
-		}
-		n++;
-	}
-	closedir(d);
-	if (!err && !n)
-		err = ls_err(-ENOENT, "--trace: no python-usdt build in %s; build it (make)", site);
-	return err;
-}
-
-int ls_loader__attach_native_trace(struct ls_loader *l, pid_t pid, const char *binary)
-{
-	struct bpf_program *progs[] = {l->skel->progs.handle_py_line,
-				       l->skel->progs.handle_py_entry,
-				       l->skel->progs.handle_py_return};
-	const char *probes[] = {"line", "function__entry", "function__return"};
-
-	for (int i = 0; i < 3; i++) {
-		struct bpf_link *link =
-			bpf_program__attach_usdt(progs[i], pid, binary, "python", probes[i], NULL);
-		int err;
-
-		if (!link)
-			return ls_err(-errno, "pid %d: cannot attach python:%s in %s: %s", pid,
-				      probes[i], binary, strerror(errno));
-		err = add_trace_link(l, link);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int ls_loader__native_drain(struct ls_loader *l, pid_t pid,
-			    void (*cb)(void *ctx, const struct ls_native_key *k,
-				       const struct ls_native_val *v, const char *file,
-				       const char *func),
-			    void *ctx)
-{
-	int lines = bpf_map__fd(l->skel->maps.native_lines);
-	int strs = bpf_map__fd(l->skel->maps.native_strs);
-	struct ls_native_key key, next, *prev = NULL;
-	int n = 0;
-
-	while (bpf_map_get_next_key(lines, prev, &next) == 0) {
-		struct ls_native_val v;
-
-		key = next;
-		prev = &key;
-		if ((pid_t)key.pid != pid || bpf_map_lookup_elem(lines, &key, &v))
-			continue;
-		{
-			struct ls_native_str_key fk = {.pid = key.pid, .hash = key.file};
-			struct ls_native_str_key qk = {.pid = key.pid, .hash = key.func};
-			char file[LS_NATIVE_STR + 1] = "", func[LS_NATIVE_STR + 1] = "";
-
-			bpf_map_lookup_elem(strs, &fk, file);
-			bpf_map_lookup_elem(strs, &qk, func);
-			cb(ctx, &key, &v, file, func);
-			n++;
-		}
-	}
-	return n;
-}
-
-/* The GPU library's probes, in every process that maps it (pid -1; `procs` filters). */
-static int attach_gpu(struct ls_loader *l, const char *lib)
-{
-	struct {
-		struct bpf_program *prog;
-		const char *probe;
-		struct bpf_link **link;
-	} probes[] = {
-		{l->skel->progs.handle_gpu_api, "api", &l->gpu_links[0]},
-		{l->skel->progs.handle_gpu_record, "record", &l->gpu_links[1]},
-	};
-
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, -1, lib, "linescope_gpu",
-							   probes[i].probe, NULL);
-		if (!*probes[i].link)
-			return ls_err(-errno, "cannot attach the GPU probes of %s: %s", lib,
-				      strerror(errno));
-	}
-	return 0;
-}
 
 /*
  * Where wall mode reports an interval (offcpu.bpf.c): rseq_update, and a task work for threads
@@ -330,31 +59,21 @@ static void resume_paths(struct ls_loader *l)
 					       : "task works";
 }
 
+static void *probe_resume(void *arg)
+{
+	resume_paths(arg);
+	return NULL;
+}
+
 const char *ls_loader__resume_path(const struct ls_loader *l)
 {
 	return l->resume_path;
 }
 
-int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
+/* The collections' settings, programs and map sizes, written on a freshly opened skeleton. */
+static void configure(struct ls_loader *l, const struct ls_loader_opts *opts)
 {
-	uint64_t t[4] = {ls_mono_ns()}; /* begun, opened and probed, loaded, attached */
-	struct ls_loader *l;
-	int err;
-
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->stats_fd = l->agg_fd[0] = l->agg_fd[1] = -1;
-	l->period_ns = 1000000000ULL / (opts->frequency_hz ? opts->frequency_hz : 999);
-	libbpf_set_print(ls_libbpf_print);
-
-	l->skel = linescope_bpf__open();
-	if (!l->skel) {
-		err = -errno;
-		ls_loader__free(l);
-		return ls_err(err, "cannot open the BPF programs: %s", strerror(-err));
-	}
-	l->skel->rodata->self_tgid = opts->self_pid;
+	l->skel->bss->self_tgid = opts->self_pid;
 	l->skel->rodata->filter_cgroup = opts->cgroup_fd >= 0;
 	l->skel->rodata->offcpu_enabled = opts->offcpu;
 	l->skel->rodata->offcpu_period_ns = l->period_ns;
@@ -380,9 +99,6 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 		bpf_map__set_max_entries(l->skel->maps.native_lines, 1);
 		bpf_map__set_max_entries(l->skel->maps.native_strs, 1);
 	}
-	/* where a blocked thread's interval is reported: not at every syscall where avoidable */
-	if (opts->offcpu)
-		resume_paths(l);
 	l->skel->rodata->offcpu_rseq = l->rseq;
 	l->skel->rodata->offcpu_task_work = l->task_work;
 	l->skel->rodata->offcpu_exit_report = l->rseq && !l->task_work;
@@ -408,11 +124,85 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	bpf_program__set_autoload(l->skel->progs.handle_py_line, opts->trace_site != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_py_entry, opts->trace_site != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_py_return, opts->trace_site != NULL);
+}
+
+static int open_configured(struct ls_loader *l, const struct ls_loader_opts *opts)
+{
+	l->skel = linescope_bpf__open();
+	if (!l->skel)
+		return ls_err(-errno, "cannot open the BPF programs: %s", strerror(errno));
+	configure(l, opts);
+	return 0;
+}
+
+/*
+ * The kept load of this configuration where there is one nobody uses (loader_keep.c); else a
+ * load, kept at the end of the run. --unload (or LINESCOPE_KEEP=0, which leaves what is kept
+ * alone) neither uses nor keeps one. A kept load that cannot be reset is left for this run's
+ * load to replace.
+ */
+static int load(struct ls_loader *l, const struct ls_loader_opts *opts, const char **how)
+{
+	const char *env = getenv("LINESCOPE_KEEP");
+	int err;
+
+	l->unload = opts->unload;
+	l->keepable =
+		!opts->gpu_lib && !opts->trace_site && !opts->unload && !(env && !strcmp(env, "0"));
+	*how = "load";
+	if (l->keepable) {
+		l->key = ls_keep__key(l->skel);
+		err = ls_keep__bind(l->skel, l->key, &l->keep);
+		if (!err) {
+			*how = "kept programs";
+			return 0;
+		}
+		if (err != -ENOENT) {
+			ls_warn(err, "cannot reset the kept BPF programs (%s): loading them",
+				strerror(-err));
+			linescope_bpf__destroy(l->skel);
+			err = open_configured(l, opts);
+			if (err)
+				return err;
+		}
+	}
+	return ls_loader_split__load(l->skel, opts->offcpu, &l->skel2);
+}
+
+int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
+{
+	uint64_t t[4] = {ls_mono_ns()}; /* begun, opened and probed, loaded, attached */
+	struct ls_loader *l;
+	pthread_t prober;
+	const char *how;
+	bool probed;
+	int err;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->stats_fd = l->agg_fd[0] = l->agg_fd[1] = l->iter_open = l->iter_close = -1;
+	l->period_ns = 1000000000ULL / (opts->frequency_hz ? opts->frequency_hz : 999);
+	libbpf_set_print(ls_libbpf_print);
+	/* where a blocked thread's interval is reported: not at every syscall where avoidable;
+	 * the kernel is asked on a thread while the skeleton opens */
+	probed = opts->offcpu && !pthread_create(&prober, NULL, probe_resume, l);
+	if (opts->offcpu && !probed)
+		resume_paths(l);
+	l->skel = linescope_bpf__open();
+	err = l->skel ? 0 : -errno;
+	if (probed)
+		pthread_join(prober, NULL);
+	if (err) {
+		ls_loader__free(l);
+		return ls_err(err, "cannot open the BPF programs: %s", strerror(-err));
+	}
+	configure(l, opts);
 
 	/* our own cost, per program: held for the recording (two clock reads per program run) */
 	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	t[1] = ls_mono_ns();
-	err = ls_loader_split__load(l->skel, opts->offcpu, &l->skel2);
+	err = load(l, opts, &how);
 	t[2] = ls_mono_ns();
 	if (err) {
 		ls_loader__free(l);
@@ -431,50 +221,74 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 			return ls_err(err, "cannot set the cgroup filter: %s", strerror(-err));
 		}
 	}
-	err = linescope_bpf__attach(l->skel);
-	if (!err && l->skel2)
-		err = linescope_bpf__attach(l->skel2);
+	err = lsl_attach_programs(l);
 	if (err) {
 		ls_loader__free(l);
 		return ls_err(err, "cannot attach the BPF tracepoints: %s", strerror(-err));
 	}
-	err = opts->no_sampling ? 0 : attach_sampling(l);
+	err = opts->no_sampling ? 0 : lsl_attach_sampling(l);
 	if (!err && opts->trace_site)
-		err = attach_trace(l, opts->trace_site);
+		err = lsl_attach_trace(l, opts->trace_site);
 	if (!err && opts->gpu_lib)
-		err = attach_gpu(l, opts->gpu_lib);
+		err = lsl_attach_gpu(l, opts->gpu_lib);
 	if (err) {
 		ls_loader__free(l);
 		return err;
 	}
+	l->loaded = true;
 	t[3] = ls_mono_ns();
-	/* start-up's largest part (bench/startup): the kernel's BTF parsed and every program verified */
-	ls_info("BPF set-up %.1f ms: open and probe %.1f ms, load %.1f ms (maps, BTF, verifier), "
-		"attach %.1f ms",
-		(double)(t[3] - t[0]) / 1e6, (double)(t[1] - t[0]) / 1e6,
+	/* start-up's largest part (bench/startup): the kernel's BTF parsed and every program verified,
+	 * unless a kept load was bound */
+	ls_info("BPF set-up %.1f ms: open and probe %.1f ms, %s %.1f ms, attach %.1f ms",
+		(double)(t[3] - t[0]) / 1e6, (double)(t[1] - t[0]) / 1e6, how,
 		(double)(t[2] - t[1]) / 1e6, (double)(t[3] - t[2]) / 1e6);
 	*out = l;
 	return 0;
 }
 
+static void close_fds(int *fd, int n)
+{
+	for (int i = 0; fd && i < n; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	free(fd);
+}
+
 void ls_loader__free(struct ls_loader *l)
 {
+	int err;
+
 	if (!l)
 		return;
 	if (l->agg_state == AGG_SETTING)
 		pthread_join(l->agg_setter, NULL);
-	for (int c = 0; l->links && c < l->ncpus; c++)
-		bpf_link__destroy(l->links[c]);
-	for (int c = 0; l->pfds && c < l->ncpus; c++)
-		if (l->pfds[c] >= 0)
-			close(l->pfds[c]);
-	free(l->links);
-	free(l->pfds);
+	close_fds(l->links, l->ncpus);
+	close_fds(l->pfds, l->ncpus);
+	close_fds(l->tp_links, l->ntp);
+	if (l->iter_open >= 0)
+		close(l->iter_open);
+	if (l->iter_close >= 0)
+		close(l->iter_close);
 	bpf_link__destroy(l->gpu_links[0]);
 	bpf_link__destroy(l->gpu_links[1]);
 	for (size_t i = 0; i < l->ntrace; i++)
 		bpf_link__destroy(l->trace_links[i]);
 	free(l->trace_links);
+	free(l->base_runs);
+	free(l->base_ns);
+	/* detached: this load is kept for the next run of the same configuration */
+	if (l->loaded && l->keepable && !l->keep) {
+		err = ls_keep__store(l->skel, l->skel2, l->key);
+		if (err)
+			ls_info("the BPF programs are not kept for the next run: %s",
+				strerror(-err));
+		else
+			ls_info("the BPF programs are kept verified for the next run in "
+				"/sys/fs/bpf/linescope (--unload not to)");
+	}
+	if (l->unload)
+		ls_keep__drop_all();
+	ls_keep__free(l->keep);
 	linescope_bpf__destroy(l->skel2);
 	linescope_bpf__destroy(l->skel);
 	for (int i = 0; i < 2; i++)
@@ -492,24 +306,20 @@ int ls_loader__cost(const struct ls_loader *l,
 		    void *ctx)
 {
 	struct bpf_program *prog;
+	int i = 0;
 
 	if (l->stats_fd < 0)
 		return -ENOTSUP;
-	for (int i = 0; i < 2; i++) {
-		const struct linescope_bpf *s = i ? l->skel2 : l->skel;
+	bpf_object__for_each_program(prog, l->skel->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = i < l->nprogs ? lsl_prog_fd_at(l, i) : -1;
 
-		if (!s)
-			continue;
-		bpf_object__for_each_program(prog, s->obj)
-		{
-			struct bpf_prog_info info = {};
-			__u32 len = sizeof(info);
-			int fd = bpf_program__fd(prog);
-
-			if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-				continue; /* not loaded here: its collection is off, or the other has it */
-			cb(ctx, bpf_program__name(prog), info.run_cnt, info.run_time_ns);
-		}
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			cb(ctx, bpf_program__name(prog), info.run_cnt - l->base_runs[i],
+			   info.run_time_ns - l->base_ns[i]);
+		i++; /* else not loaded: its collection is off */
 	}
 	return 0;
 }
@@ -691,43 +501,6 @@ void ls_loader__forget_stack(struct ls_loader *l, const struct ls_known_key *k)
 	bpf_map_delete_elem(bpf_map__fd(l->skel->maps.agg_known), k);
 }
 
-/* Runs a task iterator over every task of the machine (it writes nothing to read). */
-static int run_iter(struct bpf_link *link, const char *what)
-{
-	char buf[64];
-	ssize_t n;
-	int fd;
-
-	if (!link)
-		return 0; /* wall mode is off */
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		return ls_err(-errno, "cannot run the %s iterator: %s", what, strerror(errno));
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		;
-	if (n < 0)
-		n = ls_err(-errno, "the %s iterator failed: %s", what, strerror(errno));
-	close(fd);
-	return n < 0 ? (int)n : 0;
-}
-
-int ls_loader__open_blocked(struct ls_loader *l)
-{
-	return run_iter(l->skel->links.open_blocked, "attach-time off-CPU");
-}
-
-int ls_loader__close_blocked(struct ls_loader *l)
-{
-	return run_iter(l->skel->links.close_blocked, "stop-time off-CPU");
-}
-
-void ls_loader__stop_sampling(struct ls_loader *l)
-{
-	for (int c = 0; l->pfds && c < l->ncpus; c++)
-		if (l->pfds[c] >= 0)
-			ioctl(l->pfds[c], PERF_EVENT_IOC_DISABLE, 0);
-}
-
 int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t len), void *ctx,
 		    struct ring_buffer **out)
 {
@@ -769,21 +542,6 @@ void ls_loader__stats(const struct ls_loader *l, struct ls_stats *st)
 {
 	/* .bss is mmap'ed: read each counter once */
 	memcpy(st, (const void *)&l->skel->bss->stats, sizeof(*st));
-}
-
-void ls_loader__jitter(struct ls_loader *l)
-{
-	for (int c = 0; c < l->ncpus; c++) {
-		uint64_t period;
-
-		if (l->pfds[c] < 0)
-			continue;
-		/* the rate, not the period, is drawn uniformly in [0.75, 1.25] of the nominal: a
-		 * uniform period would sample 2.2% more often than nominal on average (E[1/p]) and
-		 * overstate every time by as much, since a sample stands for one nominal period */
-		period = l->period_ns * 4000 / (3000 + (uint64_t)random() % 2001);
-		ioctl(l->pfds[c], PERF_EVENT_IOC_PERIOD, &period);
-	}
 }
 
 uint64_t ls_loader__period_ns(const struct ls_loader *l)

@@ -26,6 +26,7 @@ struct ls_loader_opts {
 	bool timeline;		/* --timeline: a tick for each sample added up in the kernel */
 	int cgroup_fd;		/* -1 unless profiling a cgroup */
 	pid_t self_pid;		/* never sampled */
+	bool unload;		/* --unload: no kept programs used, kept or left (loader_keep.c) */
 };
 
 /* Loads and attaches everything; one-line errors are logged. */

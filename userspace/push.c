@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <curl/curl.h>
+#include "curl_dl.h"
 #include "export.h"
 #include "log.h"
 #include "model.h"
@@ -103,7 +104,7 @@ static char *ingest_url(CURL *c, const char *url, const char *app, const struct 
 	if (rank >= 0)
 		n += snprintf(name + n, sizeof(name) - n, ",rank=%d", rank);
 	snprintf(name + n, sizeof(name) - n, "}");
-	esc = curl_easy_escape(c, name, 0);
+	esc = ls_curl.easy_escape(c, name, 0);
 	if (!esc)
 		return NULL;
 	while (ul && url[ul - 1] == '/')
@@ -115,7 +116,7 @@ static char *ingest_url(CURL *c, const char *url, const char *app, const struct 
 		     (int)ul, url, n ? "" : "/ingest", esc, from, until,
 		     (long long)meta_num(m, "frequency_hz", 999, 1000000)) < 0)
 		out = NULL;
-	curl_free(esc);
+	ls_curl.free(esc);
 	return out;
 }
 
@@ -140,33 +141,33 @@ static size_t keep_reply(char *data, size_t size, size_t n, void *ctx)
 /* One POST: 0 accepted, 1 worth another try, -EIO not (why in msg). */
 static int post(CURL *c, const char *url, const char *body, size_t len, char *msg, size_t n)
 {
-	curl_mime *mime = curl_mime_init(c);
-	curl_mimepart *part = mime ? curl_mime_addpart(mime) : NULL;
+	curl_mime *mime = ls_curl.mime_init(c);
+	curl_mimepart *part = mime ? ls_curl.mime_addpart(mime) : NULL;
 	struct reply r = {.len = 0};
 	long status = 0;
 	CURLcode rc;
 
 	if (!part) {
-		curl_mime_free(mime);
+		ls_curl.mime_free(mime);
 		snprintf(msg, n, "out of memory");
 		return -EIO;
 	}
-	curl_mime_name(part, "profile");
-	curl_mime_filename(part, "profile.pprof");
-	curl_mime_type(part, "application/octet-stream");
-	curl_mime_data(part, body, len);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-	rc = curl_easy_perform(c);
-	curl_easy_setopt(c, CURLOPT_MIMEPOST, NULL);
-	curl_mime_free(mime);
+	ls_curl.mime_name(part, "profile");
+	ls_curl.mime_filename(part, "profile.pprof");
+	ls_curl.mime_type(part, "application/octet-stream");
+	ls_curl.mime_data(part, body, len);
+	ls_curl.easy_setopt(c, CURLOPT_URL, url);
+	ls_curl.easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	ls_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply);
+	ls_curl.easy_setopt(c, CURLOPT_WRITEDATA, &r);
+	rc = ls_curl.easy_perform(c);
+	ls_curl.easy_setopt(c, CURLOPT_MIMEPOST, NULL);
+	ls_curl.mime_free(mime);
 	if (rc != CURLE_OK) {
-		snprintf(msg, n, "%s", curl_easy_strerror(rc));
+		snprintf(msg, n, "%s", ls_curl.easy_strerror(rc));
 		return 1;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	ls_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300)
 		return 0;
 	for (size_t i = 0; i < r.len; i++) /* one line, plain text */
@@ -202,24 +203,26 @@ int ls_push__run(const char *profile, const char *url, const char *app, const ch
 	CURL *c = NULL;
 	int err, tries = 0;
 
-	err = pprof_of(profile, &body, &len, &m);
-	if (!err && (curl_global_init(CURL_GLOBAL_DEFAULT) || !(c = curl_easy_init())))
+	err = ls_curl__open();
+	if (!err)
+		err = pprof_of(profile, &body, &len, &m);
+	if (!err && !(c = ls_curl.easy_init()))
 		err = ls_err(-ENOMEM, "push: cannot start libcurl");
 	if (!err && !(target = ingest_url(c, url, app, m)))
 		err = -ENOMEM;
 	if (!err && tenant) {
 		snprintf(org, sizeof(org), "X-Scope-OrgID: %s", tenant);
-		headers = curl_slist_append(NULL, org);
+		headers = ls_curl.slist_append(NULL, org);
 		if (!headers)
 			err = ls_err(-ENOMEM, "push: out of memory");
 	}
 	if (!err) {
-		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-		curl_easy_setopt(c, CURLOPT_USERAGENT, "linescope-bpf/" LS_VERSION);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+		ls_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		ls_curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+		ls_curl.easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+		ls_curl.easy_setopt(c, CURLOPT_USERAGENT, "linescope-bpf/" LS_VERSION);
+		ls_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		ls_curl.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 		for (long delay = PUSH_FIRST_DELAY_MS; tries < PUSH_TRIES; delay *= 2) {
 			int r = post(c, target, body, len, msg, sizeof(msg));
 
@@ -245,8 +248,8 @@ int ls_push__run(const char *profile, const char *url, const char *app, const ch
 	}
 	free(target);
 	if (c)
-		curl_easy_cleanup(c);
-	curl_slist_free_all(headers);
+		ls_curl.easy_cleanup(c);
+	ls_curl.slist_free_all(headers);
 	free(body);
 	ls_model__free(m);
 	return err;

@@ -4,6 +4,7 @@
  * targets, record (session_loop.c), then write the end and close the profile.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,26 +173,45 @@ static void cleanup(struct session *s)
 	}
 }
 
-/* The loader, the profile (with its start described) and the recorder; the command forked. */
-static int open_recording(struct session *s, const struct ls_loader_opts *lo)
+/* The profile, created while the loader sets BPF up (the other CPU is idle when its programs
+ * are kept): its result in s->store_err */
+static void *create_store(void *arg)
 {
+	struct session *s = arg;
 	const struct ls_opts *o = s->o;
 	int err;
 
-	err = ls_loader__new(lo, &s->loader);
-	if (err)
-		return err;
 	err = ls_rotate__init(&s->rot, o->profile, o->push, o->name, o->tenant, o->keep);
-	if (err)
-		return err;
-	if (o->rotate)
+	if (!err && o->rotate)
 		err = ls_rotate__path(&s->rot, s->path, sizeof(s->path));
-	else
+	else if (!err)
 		err = snprintf(s->path, sizeof(s->path), "%s", o->profile) >= (int)sizeof(s->path)
 			      ? ls_err(-ENAMETOOLONG, "--profile %s: name too long", o->profile)
 			      : 0;
-	if (err || (err = ls_store__create(s->path, s->uid, s->gid, &s->store)))
+	if (!err)
+		err = ls_store__create(s->path, s->uid, s->gid, &s->store);
+	s->store_err = err;
+	return NULL;
+}
+
+/* The loader, the profile and the recorder; the command forked. */
+static int open_recording(struct session *s, const struct ls_loader_opts *lo)
+{
+	const struct ls_opts *o = s->o;
+	pthread_t store_thread;
+	bool threaded;
+	int err;
+
+	threaded = !pthread_create(&store_thread, NULL, create_store, s);
+	if (!threaded)
+		create_store(s);
+	err = ls_loader__new(lo, &s->loader);
+	if (threaded)
+		pthread_join(store_thread, NULL);
+	if (err)
 		return err;
+	if (s->store_err)
+		return s->store_err;
 	s->t0 = s->interval_start = ls_mono_ns();
 	s->next_rotate = s->t0 + o->rotate * NSEC_PER_SEC;
 	s->setup_cpu_ns = s->cpu_base = self_cpu_ns();
@@ -219,8 +239,14 @@ static int open_recording(struct session *s, const struct ls_loader_opts *lo)
 		s->child_fd = (int)syscall(SYS_pidfd_open, s->launch.pid, 0);
 	}
 	lss_catch_signals();
+	return 0;
+}
 
-	err = ls_store__begin(s->store);
+/* The profile's start described: after the command was let go, which need not wait for it. */
+static int describe_start(struct session *s)
+{
+	int err = ls_store__begin(s->store);
+
 	if (!err) {
 		lss_write_meta(s, s->argc, s->argv);
 		err = ls_store__commit(s->store);
@@ -273,7 +299,9 @@ static int stop_recording(struct session *s, uint64_t *end)
 	ls_recorder__finish(s->rec);
 	ls_status__clear();
 	*end = ls_mono_ns();
-	err = lss_flush(s, *end, true);
+	err = s->undescribed ? describe_start(s) : 0;
+	if (!err)
+		err = lss_flush(s, *end, true);
 	if (!err) {
 		err = ls_store__begin(s->store);
 		if (!err) {
@@ -351,6 +379,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		.offcpu = o->mode == LS_TIME_WALL,
 		.memory = o->memory,
 		.timeline = want_timeline(o),
+		.unload = o->unload,
 		/* LINESCOPE_NO_AGG=1: the ring-buffer path alone, the baseline of bench/scale */
 		.no_agg = getenv("LINESCOPE_NO_AGG") && !strcmp(getenv("LINESCOPE_NO_AGG"), "1"),
 	};
@@ -377,6 +406,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		}
 		goto out;
 	}
+	/* the command runs: a write that fails now is tried again at the stop, as a flush is */
+	s.undescribed = describe_start(&s) != 0;
+	if (s.undescribed)
+		ls_warn(0, "could not write the profile's start; will retry");
 	targets_started(&s, &lo);
 	lss_loop(&s);
 	err = stop_recording(&s, &end);

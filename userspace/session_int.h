@@ -84,6 +84,8 @@ struct session {
 	uint64_t slice_end;
 	bool read_behind;
 	unsigned fault_record_us; /* LINESCOPE_FAULT_RECORD_US (tests): a reader this slow */
+	int store_err;		  /* create_store's result */
+	bool undescribed;	  /* the start's metadata is not written yet */
 };
 
 /* The collector's own CPU time: every thread of ours, user and system. */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The loader's state, shared by loader.c (set-up, maps) and loader_attach.c (attaching). */
+#ifndef LS_LOADER_INT_H
+#define LS_LOADER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bpf_link;
+struct ls_keep;
+struct linescope_bpf;
+
+struct ls_loader {
+	struct linescope_bpf *skel;
+	struct linescope_bpf *skel2; /* the programs verified beside skel's (loader_split.c) */
+	struct ls_keep *keep;	     /* or the kept load skel is bound to (loader_keep.c) */
+	uint64_t key;		     /* the configuration's key in the kept loads */
+	bool keepable;		     /* no USDT programs (they need libbpf's own attach) */
+	bool unload;		     /* --unload: and no kept load left behind */
+	bool loaded;		     /* loaded and attached: worth keeping */
+	int *links;		     /* the sampler's link on each CPU (-1: none) */
+	int *pfds;
+	int *tp_links; /* the tracepoint programs' links */
+	int ntp;
+	int iter_open, iter_close;     /* the task iterators' links (-1 in cpu mode) */
+	uint64_t *base_runs, *base_ns; /* each program's counts at attach (a kept one has more) */
+	int nprogs;
+	int ncpus;
+	uint64_t period_ns;
+	bool rseq, task_work;	 /* wall mode: where intervals are reported (resume_paths) */
+	const char *resume_path; /* their names, or NULL (cpu mode) */
+	struct bpf_link *gpu_links[2];
+	struct bpf_link **trace_links; /* python-usdt builds and native probes */
+	size_t ntrace;
+	/* agg_maps[0] is set by a thread of its own (ls_loader__agg_start), joined before a swap */
+	pthread_t agg_setter;
+	enum {
+		AGG_UNSET,   /* not begun: every sample goes whole (stats.agg_unset) */
+		AGG_SETTING, /* agg_setter is at it */
+		AGG_ON,	     /* set: the maps are swapped at each flush */
+		AGG_FAILED,  /* it could not be set: every sample goes whole */
+	} agg_state;
+	int agg_set_err;   /* agg_setter's result */
+	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
+	int agg_fd[2];	   /* agg_a and agg_b, created by agg_setter (-1 before) */
+	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
+	/* the ring buffer's two position pages, mapped read-only: how far it is read and written */
+	const volatile uint64_t *rb_pos;
+	size_t rb_page;
+};
+
+/* The loaded program at index i of the object (kept, or of either share of a load), or -1. */
+int lsl_prog_fd_at(const struct ls_loader *l, int i);
+/* The tracepoint programs and task iterators linked; each program's run counts noted first. */
+int lsl_attach_programs(struct ls_loader *l);
+/* A cpu-clock perf event per online CPU, with the sampler on it. */
+int lsl_attach_sampling(struct ls_loader *l);
+/* python-usdt's probes in every build of the site directory (--trace). */
+int lsl_attach_trace(struct ls_loader *l, const char *site);
+/* The GPU library's probes (--gpu). */
+int lsl_attach_gpu(struct ls_loader *l, const char *lib);
+
+#endif
