@@ -34,10 +34,19 @@
 static void resume_paths(struct ls_loader *l)
 {
 	const char *force = getenv("LINESCOPE_OFFCPU_RESUME");
-	char why[256];
+	struct ls_keep_probe kp;
+	const char *why = kp.why;
 	int err;
 
-	err = ls_taskwork_probe(&l->rseq, &l->task_work, why, sizeof(why));
+	/* the kernel's answer, kept for the boot: asking loads a program (4-7 ms) */
+	if (!l->may_keep || ls_keep__probe_get(&kp)) {
+		kp.err = ls_taskwork_probe(&kp.rseq, &kp.task_work, kp.why, sizeof(kp.why));
+		if (l->may_keep && !kp.err)
+			ls_keep__probe_put(&kp);
+	}
+	err = kp.err;
+	l->rseq = kp.rseq;
+	l->task_work = kp.task_work;
 	if (err)
 		ls_warn(err,
 			"cannot read the kernel's BTF (%s): off-CPU intervals are reported at "
@@ -59,9 +68,16 @@ static void resume_paths(struct ls_loader *l)
 					       : "task works";
 }
 
-static void *probe_resume(void *arg)
+/* What the kernel is asked before a load: where intervals are reported, and the programs' run
+ * times counted (turning that on patches the kernel's text: 7 ms here) */
+static void *ask_kernel(void *arg)
 {
-	resume_paths(arg);
+	struct ls_loader *l = arg;
+
+	if (l->offcpu)
+		resume_paths(l);
+	/* our own cost, per program: held for the recording (two clock reads per program run) */
+	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	return NULL;
 }
 
@@ -143,12 +159,10 @@ static int open_configured(struct ls_loader *l, const struct ls_loader_opts *opt
  */
 static int load(struct ls_loader *l, const struct ls_loader_opts *opts, const char **how)
 {
-	const char *env = getenv("LINESCOPE_KEEP");
 	int err;
 
 	l->unload = opts->unload;
-	l->keepable =
-		!opts->gpu_lib && !opts->trace_site && !opts->unload && !(env && !strcmp(env, "0"));
+	l->keepable = l->may_keep && !opts->gpu_lib && !opts->trace_site;
 	*how = "load";
 	if (l->keepable) {
 		l->key = ls_keep__key(l->skel);
@@ -173,9 +187,9 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 {
 	uint64_t t[4] = {ls_mono_ns()}; /* begun, opened and probed, loaded, attached */
 	struct ls_loader *l;
-	pthread_t prober;
-	const char *how;
-	bool probed;
+	const char *how, *env;
+	pthread_t asker;
+	bool asked;
 	int err;
 
 	l = calloc(1, sizeof(*l));
@@ -184,23 +198,23 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l->stats_fd = l->agg_fd[0] = l->agg_fd[1] = l->iter_open = l->iter_close = -1;
 	l->period_ns = 1000000000ULL / (opts->frequency_hz ? opts->frequency_hz : 999);
 	libbpf_set_print(ls_libbpf_print);
-	/* where a blocked thread's interval is reported: not at every syscall where avoidable;
-	 * the kernel is asked on a thread while the skeleton opens */
-	probed = opts->offcpu && !pthread_create(&prober, NULL, probe_resume, l);
-	if (opts->offcpu && !probed)
-		resume_paths(l);
+	l->offcpu = opts->offcpu;
+	env = getenv("LINESCOPE_KEEP");
+	l->may_keep = !opts->unload && !(env && !strcmp(env, "0"));
+	/* where a blocked thread's interval is reported (not at every syscall where avoidable), and
+	 * the run times counted: asked on a thread while the skeleton opens */
+	asked = !pthread_create(&asker, NULL, ask_kernel, l);
+	if (!asked)
+		ask_kernel(l);
 	l->skel = linescope_bpf__open();
 	err = l->skel ? 0 : -errno;
-	if (probed)
-		pthread_join(prober, NULL);
+	if (asked)
+		pthread_join(asker, NULL);
 	if (err) {
 		ls_loader__free(l);
 		return ls_err(err, "cannot open the BPF programs: %s", strerror(-err));
 	}
 	configure(l, opts);
-
-	/* our own cost, per program: held for the recording (two clock reads per program run) */
-	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	t[1] = ls_mono_ns();
 	err = load(l, opts, &how);
 	t[2] = ls_mono_ns();

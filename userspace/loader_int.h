@@ -18,6 +18,8 @@ struct ls_loader {
 	uint64_t key;		     /* the configuration's key in the kept loads */
 	bool keepable;		     /* no USDT programs (they need libbpf's own attach) */
 	bool unload;		     /* --unload: and no kept load left behind */
+	bool may_keep;		     /* neither --unload nor LINESCOPE_KEEP=0 */
+	bool offcpu;		     /* wall mode */
 	bool loaded;		     /* loaded and attached: worth keeping */
 	int *links;		     /* the sampler's link on each CPU (-1: none) */
 	int *pfds;

@@ -115,6 +115,20 @@ static int map_matches(int fd, const struct bpf_map *m)
 	return 0;
 }
 
+/* An array of one value of len bytes (what ls_keep__probe_put makes). */
+static int map_sized(int fd, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 n = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &n))
+		return -errno;
+	return info.type == BPF_MAP_TYPE_ARRAY && info.key_size == 4 && info.value_size == len &&
+			       info.max_entries == 1
+		       ? 0
+		       : -ESTALE;
+}
+
 static int prog_matches(int fd, const struct bpf_program *p)
 {
 	struct bpf_prog_info info = {};
@@ -421,6 +435,43 @@ static void drop_others(int top, const char *keep)
 	closedir(d);
 }
 
+/*
+ * The probe's answer is a pinned one-element array (KEEP_DIR/probe) holding struct
+ * ls_keep_probe: loading the probe's program takes 4-7 ms, and its answer is the kernel's.
+ */
+int ls_keep__probe_get(struct ls_keep_probe *p)
+{
+	__u32 zero = 0;
+	int fd, err;
+
+	if (bpffs_ready())
+		return -ENOENT;
+	fd = bpf_obj_get(KEEP_DIR "/probe");
+	if (fd < 0)
+		return -ENOENT;
+	err = map_sized(fd, sizeof(*p)) ? -ENOENT : bpf_map_lookup_elem(fd, &zero, p) ? -ENOENT : 0;
+	close(fd);
+	p->why[sizeof(p->why) - 1] = 0;
+	return err;
+}
+
+void ls_keep__probe_put(const struct ls_keep_probe *p)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	__u32 zero = 0;
+	int fd;
+
+	if (bpffs_ready() || (mkdir(KEEP_DIR, 0700) && errno != EEXIST))
+		return;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ls_probe", 4, sizeof(*p), 1, &o);
+	if (fd < 0)
+		return;
+	/* a concurrent run may have pinned one first: its answer is the same */
+	if (!bpf_map_update_elem(fd, &zero, p, BPF_ANY))
+		bpf_obj_pin(fd, KEEP_DIR "/probe");
+	close(fd);
+}
+
 void ls_keep__drop_all(void)
 {
 	int top = open(KEEP_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -428,6 +479,7 @@ void ls_keep__drop_all(void)
 	if (top < 0)
 		return;
 	drop_others(top, "");
+	unlinkat(top, "probe", 0);
 	close(top);
 	rmdir(KEEP_DIR); /* unless a run holds an entry */
 }

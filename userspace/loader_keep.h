@@ -6,6 +6,7 @@
 #ifndef LS_LOADER_KEEP_H
 #define LS_LOADER_KEEP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct linescope_bpf;
@@ -35,7 +36,18 @@ int ls_keep__prog_fd(const struct ls_keep *k, int index);
 int ls_keep__store(const struct linescope_bpf *skel, const struct linescope_bpf *second,
 		   uint64_t key);
 
-/* Every kept load nobody holds removed (--unload). */
+/* The kernel's answer to taskwork_probe.c's question, kept for the boot (bpffs ends with it). */
+struct ls_keep_probe {
+	int err;
+	bool rseq, task_work;
+	char why[256];
+};
+
+/* 0 with *p filled, or -ENOENT when nothing is kept. */
+int ls_keep__probe_get(struct ls_keep_probe *p);
+void ls_keep__probe_put(const struct ls_keep_probe *p);
+
+/* Every kept load nobody holds removed, and the kept probe (--unload). */
 void ls_keep__drop_all(void);
 
 /* Unlocks the entry and unmaps skel's .bss (call before destroying skel). NULL is a no-op. */
