@@ -666,7 +666,7 @@ static int not_found(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbc
 }
 
 int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t pid, int64_t proc_id,
-			   const char *path)
+			   uint64_t view, const char *path)
 {
 	struct ls_nbcell *c, *v;
 	uint32_t hash = 0;
@@ -677,7 +677,7 @@ int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t p
 
 	if (!ls_ipycell__parse(path, &kpid, &hash) &&
 	    !(ls_ipycell__parse_input(path, &input, &sha48) && input > 0))
-		return ls_sources__lookup(s, pid, path);
+		return ls_sources__lookup_in(s, pid, view, path, ls_mono_ns());
 	err = notebook_of(n, pid, proc_id, &nbi);
 	if (err)
 		return err;

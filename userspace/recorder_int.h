@@ -57,7 +57,9 @@ struct rproc {
 	 * one is (recorder_samples.c, note_waiter())
 	 */
 	int64_t waiter_stack, waiter_tid;
-	bool foreign_spawn;	  /* started by such a thread, not yet given a waiter */
+	bool foreign_spawn; /* started by such a thread, not yet given a waiter */
+	/* what decides how its absolute paths read (lsr_file_of's source_view), and when seen */
+	uint64_t src_view, src_view_ns;
 	int foreign_children;	  /* of this process's children, those */
 	uint64_t last_reading_ns; /* last RSS reading kept from a sample */
 	char *comm, *argv, *exe;

@@ -5,13 +5,17 @@
  * kernel stack hash resolved to is kept in kstacks.c); RSS readings; code records.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 #include "array.h"
+#include "credcache.h"
 #include "gpurec.h"
+#include "procfs.h"
 #include "recorder_int.h"
 
 struct func_probe {
@@ -69,6 +73,36 @@ static bool same_path(const void *ctx, uint64_t idx)
 	return !strcmp(q->s->files[idx].path, q->path);
 }
 
+/*
+ * What decides how an absolute path reads in p (ls_sources__lookup_in): its mount namespace, its
+ * root and its rights, looked at again once LS_SOURCES_VIEW_TTL_NS old. 0 when one of them cannot
+ * be read: p then reads each of its files itself.
+ */
+static uint64_t source_view(struct rproc *p, uint64_t now)
+{
+	struct {
+		uint64_t mntns, root_dev, root_ino;
+		struct ls_creds creds;
+	} v;
+	char ns[64], root[32];
+	struct stat st;
+
+	if (p->src_view_ns && now - p->src_view_ns < LS_SOURCES_VIEW_TTL_NS)
+		return p->src_view;
+	memset(&v, 0, sizeof(v));
+	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
+	p->src_view = 0;
+	p->src_view_ns = now;
+	if (ls_procfs__link(p->pid, "ns/mnt", ns, sizeof(ns)) < 0 ||
+	    sscanf(ns, "mnt:[%" SCNu64 "]", &v.mntns) != 1 || stat(root, &st) ||
+	    ls_credcache__of_pid(p->pid, &v.creds))
+		return 0;
+	v.root_dev = st.st_dev;
+	v.root_ino = st.st_ino;
+	p->src_view = XXH3_64bits(&v, sizeof(v)) | 1;
+	return p->src_view;
+}
+
 int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 {
 	struct file_probe q = {&r->sources, path};
@@ -81,7 +115,8 @@ int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 	if (*slot != LS_HASHMAP_EMPTY)
 		return *slot;
 	/* an IPython cell is a name, not a file: its text comes from the notebook's kernel */
-	fid = ls_notebooks__cell(&r->notebooks, &r->sources, p->pid, p->id, path);
+	fid = ls_notebooks__cell(&r->notebooks, &r->sources, p->pid, p->id,
+				 source_view(p, ls_mono_ns()), path);
 	/* the lookup does not touch p->files: the slot is still valid */
 	if (fid > 0)
 		*slot = fid;

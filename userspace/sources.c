@@ -23,6 +23,7 @@ void ls_sources_init(struct ls_sources *s)
 	s->nsrcs = s->srcs_flushed = 1;
 	ls_hashmap_init(&s->by_hash);
 	ls_hashmap_init(&s->by_key);
+	ls_hashmap_init(&s->by_view);
 }
 
 void ls_sources_release(struct ls_sources *s)
@@ -33,10 +34,14 @@ void ls_sources_release(struct ls_sources *s)
 	}
 	for (size_t i = 1; i < s->nsrcs; i++)
 		free(s->srcs[i].text);
+	for (size_t i = 0; i < s->nreads; i++)
+		free(s->reads[i].path);
 	free(s->files);
 	free(s->srcs);
+	free(s->reads);
 	ls_hashmap_release(&s->by_hash);
 	ls_hashmap_release(&s->by_key);
+	ls_hashmap_release(&s->by_view);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -309,6 +314,55 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
 		ls_dbg("pid %d: %s: %s", pid, path, why);
 	}
 	return add_file(s, path, src, src < 0 ? why : NULL);
+}
+
+struct view_probe {
+	const struct ls_sources *s;
+	uint64_t view;
+	const char *path;
+};
+
+static bool same_view_read(const void *ctx, uint64_t idx)
+{
+	const struct view_probe *q = ctx;
+	const struct ls_view_read *r = &q->s->reads[idx];
+
+	return r->view == q->view && !strcmp(r->path, q->path);
+}
+
+int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, const char *path,
+			      uint64_t now_ns)
+{
+	struct view_probe q = {s, view, path};
+	struct ls_view_read *r, *v;
+	uint64_t *slot;
+	int64_t fid;
+
+	if (!view || path[0] != '/')
+		return ls_sources__lookup(s, pid, path);
+	slot = ls_hashmap__intern(&s->by_view, XXH3_64bits(path, strlen(path)) ^ ls_hash64(view),
+				  same_view_read, &q);
+	if (!slot)
+		return -ENOMEM;
+	if (*slot != LS_HASHMAP_EMPTY && now_ns - s->reads[*slot].read_ns < LS_SOURCES_VIEW_TTL_NS)
+		return s->reads[*slot].file;
+	if (*slot == LS_HASHMAP_EMPTY) {
+		v = ls_array_grow(s->reads, &s->rcap, s->nreads, sizeof(*v), 64);
+		if (!v)
+			return -ENOMEM; /* the empty slot stays: a later intern fills it */
+		s->reads = v;
+		v[s->nreads] = (struct ls_view_read){.view = view, .path = strdup(path)};
+		if (!v[s->nreads].path)
+			return -ENOMEM;
+		*slot = s->nreads++;
+	}
+	r = &s->reads[*slot]; /* the lookup below inserts into other maps only */
+	fid = ls_sources__lookup(s, pid, path);
+	if (fid > 0 && s->files[fid].source_id > 0) {
+		r->file = fid;
+		r->read_ns = now_ns;
+	}
+	return fid;
 }
 
 int64_t ls_sources__add_text(struct ls_sources *s, const char *path, char *text, size_t len,

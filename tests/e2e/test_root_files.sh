@@ -101,6 +101,41 @@ PYEOF
 done
 victim_ok "hostile job"
 
+# 2b. the same path in a root process that may read it and in a job of nobody's that names it
+# right after: a read is shared only between processes with the same rights (sources.c)
+shared_mod="$WORK/rootonly/shared_mod.py"
+printf 'import time\ndef busy():\n    t = time.thread_time()\n    while time.thread_time() - t < 0.4:\n        pass\n' >"$shared_mod"
+chmod 600 "$shared_mod"
+cat >"$WORK/rootonly/both.py" <<PYEOF
+import subprocess, sys
+sys.path.insert(0, "$WORK/rootonly")
+import shared_mod
+shared_mod.busy()  # read by root first, then named by nobody well within the 1 s a read is shared
+subprocess.run([*sys.argv[1:], "$DEB_PY", "$nfix/hostile_job.py", "compile", "$shared_mod"], check=True)
+PYEOF
+"$LS" -q -o "$WORK/both.html" --profile "$WORK/both.lsprof" -- "$DEB_PY" "$WORK/rootonly/both.py" \
+	"${as_nobody[@]}" >"$WORK/both.out" || fail "shared path: exit $?"
+j=$(json_of "$WORK/both.lsprof") || fail "shared path: no report"
+"$PYQ" - "$j" "$shared_mod" <<'PYEOF' | check_lines
+import json, sys
+d = json.load(open(sys.argv[1])); path = sys.argv[2]
+procs = {p["pid"]: p for p in d["processes"]}
+by_pid = {}
+for l in d["lines"]:
+    if l["path"] == path:
+        by_pid.setdefault(l["pid"], []).append(l)
+root = [pid for pid in by_pid if "both.py" in (procs[pid]["argv"] or "")]
+job = [pid for pid in by_pid if "hostile_job.py" in (procs[pid]["argv"] or "")]
+if not root or not job:
+    print("FAIL shared path: lines of the root process %s and of the job %s" % (root, job))
+else:
+    rt = [l["source"] for l in by_pid[root[0]] if l["source"]]
+    jt = [l["source"] for l in by_pid[job[0]] if l["source"]]
+    print("%s shared path: the root process has its text (%d lines)" % ("ok" if rt else "FAIL", len(rt)))
+    print("%s shared path: nobody's job, naming it after root read it, has none (%d lines)" % (
+        "ok" if not jt else "FAIL", len(jt)))
+PYEOF
+
 # 3. streams: /dev/stdout redirected to a file and to a pipe, a FIFO of the user's, one of root's
 cd "$WORK"
 # /dev is a private tmpfs for these: a tool that replaced /dev/stdout would break only its copy

@@ -90,15 +90,15 @@ static void test_cells(void **state)
 
 	ls_sources_init(&s);
 	ls_notebooks_init(&n);
-	fa = ls_notebooks__cell(&n, &s, kernel, 1, name_of("a = 1", name, sizeof(name)));
-	fb = ls_notebooks__cell(&n, &s, kernel, 1, name_of("b = 2\n", name, sizeof(name)));
-	frun = ls_notebooks__cell(&n, &s, kernel, 1,
+	fa = ls_notebooks__cell(&n, &s, kernel, 1, 0, name_of("a = 1", name, sizeof(name)));
+	fb = ls_notebooks__cell(&n, &s, kernel, 1, 0, name_of("b = 2\n", name, sizeof(name)));
+	frun = ls_notebooks__cell(&n, &s, kernel, 1, 0,
 				  name_of("%run child.ipynb", name, sizeof(name)));
-	fc = ls_notebooks__cell(&n, &s, kernel, 1, name_of("c = 3", name, sizeof(name)));
-	fz = ls_notebooks__cell(&n, &s, kernel, 1, name_of("zzz", name, sizeof(name)));
+	fc = ls_notebooks__cell(&n, &s, kernel, 1, 0, name_of("c = 3", name, sizeof(name)));
+	fz = ls_notebooks__cell(&n, &s, kernel, 1, 0, name_of("zzz", name, sizeof(name)));
 	assert_true(fa > 0 && fb > 0 && frun > 0 && fc > 0 && fz > 0);
 	/* not a cell name: an ordinary source */
-	assert_true(ls_notebooks__cell(&n, &s, kernel, 1, path) > 0);
+	assert_true(ls_notebooks__cell(&n, &s, kernel, 1, 0, path) > 0);
 
 	assert_int_equal(n.ncells, 5);
 	/* files are opened with the kernel's rights (ls_asuser): as root, as CI runs these */

@@ -75,11 +75,55 @@ static void test_snapshots(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A read shared within a view: served to the view's other lookups for LS_SOURCES_VIEW_TTL_NS (the
+ * file changed on disk meanwhile and the old text still comes back, which shows nothing was read),
+ * then read again; never across views, never for view 0, never when it gave no text.
+ */
+static void test_view_reads(void **state)
+{
+	char dir[] = "/tmp/ls-src-XXXXXX", a[64], m[64];
+	const uint64_t t0 = 1000000000ULL, ttl = LS_SOURCES_VIEW_TTL_NS;
+	struct ls_sources s;
+	int64_t f1, f2, f3, f4, f5, f6, g1, g2;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.py", dir);
+	snprintf(m, sizeof(m), "%s/m.py", dir);
+	write_file(a, "v = 1\n");
+	ls_sources_init(&s);
+	f1 = ls_sources__lookup_in(&s, getpid(), 7, a, t0);
+	write_file(a, "v = 2\n");
+	f2 = ls_sources__lookup_in(&s, getpid(), 7, a, t0 + ttl - 1);
+	assert_int_equal(f2, f1); /* served: not read again */
+	assert_string_equal(s.srcs[s.files[f2].source_id].text, "v = 1\n");
+	f3 = ls_sources__lookup_in(&s, getpid(), 8, a, t0 + 1); /* another view reads */
+	assert_string_equal(s.srcs[s.files[f3].source_id].text, "v = 2\n");
+	f4 = ls_sources__lookup_in(&s, getpid(), 0, a, t0 + 1); /* no view: reads */
+	assert_int_equal(f4, f3);
+	f5 = ls_sources__lookup_in(&s, getpid(), 7, a, t0 + ttl); /* expired: read again */
+	assert_string_equal(s.srcs[s.files[f5].source_id].text, "v = 2\n");
+	f6 = ls_sources__lookup_in(&s, getpid(), 7, a, t0 + ttl + 1); /* served from that read */
+	assert_int_equal(f6, f5);
+	/* a read that gave no text serves nothing: the file appears, the next lookup reads it */
+	g1 = ls_sources__lookup_in(&s, getpid(), 7, m, t0);
+	assert_int_equal(s.files[g1].source_id, -1);
+	write_file(m, "w = 3\n");
+	g2 = ls_sources__lookup_in(&s, getpid(), 7, m, t0 + 1);
+	assert_true(g2 != g1);
+	assert_string_equal(s.srcs[s.files[g2].source_id].text, "w = 3\n");
+	ls_sources_release(&s);
+	unlink(a);
+	unlink(m);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kind),
 		cmocka_unit_test(test_snapshots),
+		cmocka_unit_test(test_view_reads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
