@@ -288,6 +288,7 @@ void ls_loader__free(struct ls_loader *l)
 	for (size_t i = 0; i < l->ntrace; i++)
 		bpf_link__destroy(l->trace_links[i]);
 	free(l->trace_links);
+	free(l->prog_fds);
 	free(l->base_runs);
 	free(l->base_ns);
 	/* detached: this load is kept for the next run of the same configuration */
@@ -328,7 +329,7 @@ int ls_loader__cost(const struct ls_loader *l,
 	{
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = i < l->nprogs ? lsl_prog_fd_at(l, i) : -1;
+		int fd = i < l->nprogs ? l->prog_fds[i] : -1;
 
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			cb(ctx, bpf_program__name(prog), info.run_cnt - l->base_runs[i],

@@ -93,7 +93,7 @@ static int open_perf_event(int cpu, uint64_t period_ns)
  * The loaded program at index i of the object: the kept one, or whichever instance of a split
  * load verified it. -1 when it is not loaded.
  */
-int lsl_prog_fd_at(const struct ls_loader *l, int i)
+static int prog_fd_at(const struct ls_loader *l, int i)
 {
 	struct bpf_program *p = NULL, *q = NULL;
 	int fd;
@@ -113,6 +113,7 @@ int lsl_prog_fd_at(const struct ls_loader *l, int i)
 	return fd < 0 ? -1 : fd;
 }
 
+/* prog's descriptor, from those lsl_attach_programs noted */
 static int prog_fd(const struct ls_loader *l, const struct bpf_program *prog)
 {
 	struct bpf_program *p;
@@ -121,7 +122,7 @@ static int prog_fd(const struct ls_loader *l, const struct bpf_program *prog)
 	bpf_object__for_each_program(p, l->skel->obj)
 	{
 		if (p == prog)
-			return lsl_prog_fd_at(l, i);
+			return l->prog_fds[i];
 		i++;
 	}
 	return -1;
@@ -140,17 +141,19 @@ int lsl_attach_programs(struct ls_loader *l)
 
 	bpf_object__for_each_program(p, l->skel->obj) l->nprogs++;
 	l->tp_links = malloc(l->nprogs * sizeof(int));
+	l->prog_fds = malloc(l->nprogs * sizeof(int));
 	l->base_runs = calloc(l->nprogs, sizeof(uint64_t));
 	l->base_ns = calloc(l->nprogs, sizeof(uint64_t));
-	if (!l->tp_links || !l->base_runs || !l->base_ns)
+	if (!l->tp_links || !l->prog_fds || !l->base_runs || !l->base_ns)
 		return -ENOMEM;
 	bpf_object__for_each_program(p, l->skel->obj)
 	{
 		const char *sec = bpf_program__section_name(p);
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = lsl_prog_fd_at(l, i), link;
+		int fd = prog_fd_at(l, i), link;
 
+		l->prog_fds[i] = fd;
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
 			l->base_runs[i] = info.run_cnt;
 			l->base_ns[i] = info.run_time_ns;
@@ -175,6 +178,7 @@ int lsl_attach_programs(struct ls_loader *l)
 
 int lsl_attach_sampling(struct ls_loader *l)
 {
+	int sampler = prog_fd(l, l->skel->progs.handle_sample);
 	bool *mask = NULL;
 	int max = 0, err;
 
@@ -203,8 +207,7 @@ int lsl_attach_sampling(struct ls_loader *l)
 					      ? "; run as root (CAP_PERFMON)"
 					      : "");
 		}
-		l->links[c] = bpf_link_create(prog_fd(l, l->skel->progs.handle_sample), l->pfds[c],
-					      BPF_PERF_EVENT, NULL);
+		l->links[c] = bpf_link_create(sampler, l->pfds[c], BPF_PERF_EVENT, NULL);
 		if (l->links[c] < 0) {
 			err = -errno;
 			free(mask);

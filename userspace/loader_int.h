@@ -25,7 +25,8 @@ struct ls_loader {
 	int *pfds;
 	int *tp_links; /* the tracepoint programs' links */
 	int ntp;
-	int iter_open, iter_close;     /* the task iterators' links (-1 in cpu mode) */
+	int iter_open, iter_close; /* the task iterators' links (-1 in cpu mode) */
+	int *prog_fds; /* each program's descriptor by its index: kept, or of either share (-1) */
 	uint64_t *base_runs, *base_ns; /* each program's counts at attach (a kept one has more) */
 	int nprogs;
 	int ncpus;
@@ -52,9 +53,8 @@ struct ls_loader {
 	size_t rb_page;
 };
 
-/* The loaded program at index i of the object (kept, or of either share of a load), or -1. */
-int lsl_prog_fd_at(const struct ls_loader *l, int i);
-/* The tracepoint programs and task iterators linked; each program's run counts noted first. */
+/* Each program's descriptor and run counts noted, then the tracepoint programs and task
+ * iterators linked. */
 int lsl_attach_programs(struct ls_loader *l);
 /* A cpu-clock perf event per online CPU, with the sampler on it. */
 int lsl_attach_sampling(struct ls_loader *l);

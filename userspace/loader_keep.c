@@ -139,11 +139,17 @@ static int prog_matches(int fd, const struct bpf_program *p)
 	return info.type == bpf_program__type(p) ? 0 : -ESTALE;
 }
 
+/* An object's name in the entry dir_fd is open on: m<index> (a map) or p<index> (a program) */
+static void pin_path(char *path, size_t len, int dir_fd, char kind, int index)
+{
+	snprintf(path, len, "/proc/self/fd/%d/%c%d", dir_fd, kind, index);
+}
+
 static int get_pinned(int dir_fd, char kind, int index)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d/%c%d", dir_fd, kind, index);
+	pin_path(path, sizeof(path), dir_fd, kind, index);
 	return bpf_obj_get(path);
 }
 
@@ -488,7 +494,7 @@ static int pin_at(int dir_fd, char kind, int index, int fd)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d/%c%d", dir_fd, kind, index);
+	pin_path(path, sizeof(path), dir_fd, kind, index);
 	return bpf_obj_pin(fd, path) ? -errno : 0;
 }
 
