@@ -120,14 +120,16 @@ int ls_ipyhistory__parse(char *buf, size_t len, struct ls_ipyhist *h, char *why,
 	return err;
 }
 
-int ls_ipyhistory__load(pid_t pid, const char *path, struct ls_ipyhist *h, char *why, size_t whylen)
+int ls_ipyhistory__load(pid_t pid, const char *path, int *kept, struct ls_ipyhist *h, char *why,
+			size_t whylen)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	int err;
 
 	memset(h, 0, sizeof(*h));
-	err = ls_procfs__read_file(pid, path, LS_READ_NOFOLLOW, LS_IPYHIST_MAX_BYTES, &buf, &len);
+	err = ls_procfs__read_file_kept(pid, path, LS_READ_NOFOLLOW, LS_IPYHIST_MAX_BYTES, &buf,
+					&len, kept);
 	if (err) {
 		if (err == -EFBIG)
 			snprintf(why, whylen, "history database larger than %d MB not read",

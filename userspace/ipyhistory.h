@@ -30,8 +30,9 @@ struct ls_ipyhist {
 /*
  * The history database at path (as process pid names it), read with pid's rights. 0, or -errno with
  * a one-line reason in why (not there, a symlink, too large, not an IPython history database).
+ * *kept: ls_procfs__read_file_kept()'s, so that the cells a shell writes as it exits are read.
  */
-int ls_ipyhistory__load(pid_t pid, const char *path, struct ls_ipyhist *h, char *why,
+int ls_ipyhistory__load(pid_t pid, const char *path, int *kept, struct ls_ipyhist *h, char *why,
 			size_t whylen);
 /* The same from a database image in memory (len bytes; buf is modified). */
 int ls_ipyhistory__parse(char *buf, size_t len, struct ls_ipyhist *h, char *why, size_t whylen);

@@ -16,18 +16,25 @@
 #include "array.h"
 #include "asuser.h"
 #include "ipycell.h"
-#include "jpserver.h"
 #include "log.h"
 #include "notebooks.h"
 #include "procfs.h"
-
-#define ARGV_MAX       65536
-#define LAUNCHER_DEPTH 4 /* nbconvert → kernel, or papermill → (a shell) → kernel */
 
 void ls_notebooks_init(struct ls_notebooks *n)
 {
 	memset(n, 0, sizeof(*n));
 	ls_nbusdt_init(&n->usdt);
+}
+
+/* What was read for nb's cells, and the history's descriptor */
+static void notebook_forget(struct ls_notebook *nb)
+{
+	ls_ipyhist_release(&nb->hist);
+	ls_ipynb_release(&nb->ipynb);
+	ls_hashmap_release(&nb->by_hash);
+	if (nb->hist_fd >= 0)
+		close(nb->hist_fd);
+	nb->hist_fd = -1;
 }
 
 static void notebook_release(struct ls_notebook *nb)
@@ -36,9 +43,7 @@ static void notebook_release(struct ls_notebook *nb)
 	free(nb->nb_relpath);
 	free(nb->history);
 	free(nb->note);
-	ls_ipyhist_release(&nb->hist);
-	ls_ipynb_release(&nb->ipynb);
-	ls_hashmap_release(&nb->by_hash);
+	notebook_forget(nb);
 }
 
 void ls_notebooks_release(struct ls_notebooks *n)
@@ -63,185 +68,27 @@ void ls_notebooks__unflush(struct ls_notebooks *n)
 		n->cells[i].dirty = true;
 }
 
-/* Appends a reason to nb->note ("; "-separated) */
-static void add_note(struct ls_notebook *nb, const char *why)
+/* A new notebook of kernel pid at the end of n->nbs (its caller counts it in n->n), or NULL */
+static struct ls_notebook *notebook_add(struct ls_notebooks *n, pid_t pid, int64_t proc_id)
 {
-	size_t old = nb->note ? strlen(nb->note) : 0;
-	char *v;
+	struct ls_notebook *v = ls_array_grow(n->nbs, &n->cap, n->n, sizeof(*v), 4), *nb;
 
-	if (old + strlen(why) > LS_NB_MAX_NOTE)
-		return; /* enough said: a note each round of a changing error would grow unbounded
-			 */
-	v = realloc(nb->note, old + strlen(why) + 3);
 	if (!v)
-		return;
-	sprintf(v + old, "%s%s", old ? "; " : "", why);
-	nb->note = v;
+		return NULL;
+	n->nbs = v;
+	nb = &n->nbs[n->n];
+	memset(nb, 0, sizeof(*nb));
+	nb->hist_fd = -1;
+	nb->pid = pid;
+	nb->proc_id = proc_id;
 	nb->dirty = true;
-}
-
-/* The value of NAME= in a NUL-separated block, or NULL */
-static const char *env_value(const char *env, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = env; p < env + len; p += strlen(p) + 1)
-		if (!strncmp(p, name, n) && p[n] == '=')
-			return p + n + 1;
-	return NULL;
-}
-
-/* The kernel's history database: --HistoryManager.hist_file, else $IPYTHONDIR or ~/.ipython */
-static int find_history(struct ls_notebook *nb)
-{
-	static const char opt[] = "--HistoryManager.hist_file";
-	char argv[ARGV_MAX], path[PATH_MAX];
-	const char *val = NULL, *dir;
-	char *env = NULL;
-	size_t envlen = 0;
-	int n, err;
-
-	n = ls_procfs__argv(nb->pid, argv, sizeof(argv));
-	for (const char *p = argv; n > 0 && p < argv + n; p += strlen(p) + 1) {
-		if (!strncmp(p, opt, sizeof(opt) - 1) && p[sizeof(opt) - 1] == '=')
-			val = p + sizeof(opt);
-		else if (!strcmp(p, opt) && p + strlen(p) + 1 < argv + n)
-			val = p + strlen(p) + 1;
-	}
-	if (val && !strcmp(val, ":memory:")) {
-		add_note(nb,
-			 "the kernel keeps its history in memory only (" /* nbclient's default */
-			 "--HistoryManager.hist_file=:memory:)");
-		return 0;
-	}
-	if (val && val[0]) {
-		nb->history = strdup(val);
-		return nb->history ? 0 : -ENOMEM;
-	}
-	err = ls_procfs__environ(nb->pid, &env, &envlen);
-	if (err) {
-		add_note(nb, "the kernel's environment is unreadable: no history database");
-		return err == -ENOMEM ? err : 0;
-	}
-	if ((dir = env_value(env, envlen, "IPYTHONDIR")) && dir[0] == '/')
-		snprintf(path, sizeof(path), "%s/profile_default/history.sqlite", dir);
-	else if ((dir = env_value(env, envlen, "HOME")) && dir[0] == '/')
-		snprintf(path, sizeof(path), "%s/.ipython/profile_default/history.sqlite", dir);
-	else
-		path[0] = 0;
-	free(env);
-	if (!path[0]) {
-		add_note(nb, "the kernel has no HOME or IPYTHONDIR: no history database");
-		return 0;
-	}
-	nb->history = strdup(path);
-	return nb->history ? 0 : -ENOMEM;
-}
-
-static bool runs_notebooks(const char *arg)
-{
-	const char *base = strrchr(arg, '/');
-
-	base = base ? base + 1 : arg;
-	return strstr(base, "nbconvert") || strstr(base, "nbclient") || strstr(base, "papermill") ||
-	       !strcmp(base, "jupyter-execute");
-}
-
-/* The notebook of a Jupyter server's kernel, from the server's sessions */
-static int find_server_notebook(struct ls_notebook *nb)
-{
-	char why[512] = "";
-	int err = ls_jpserver__notebook(nb->pid, &nb->path, &nb->launcher, why, sizeof(why));
-
-	if (err == -ENOMEM)
-		return err;
-	if (err == -ENOENT && !why[0]) {
-		add_note(nb,
-			 "no nbconvert, nbclient, papermill or Jupyter server above the kernel: "
-			 "notebook file unknown");
-		return 0;
-	}
-	if (err) {
-		nb->launcher = 0;
-		add_note(nb, why);
-		return 0;
-	}
-	nb->nb_relpath = strdup(nb->path); /* absolute: the server's cwd does not matter */
-	return nb->nb_relpath ? 0 : -ENOMEM;
-}
-
-/* Whether argv (n bytes) is an IPython kernel's: `python -m ipykernel_launcher -f ...` */
-static bool is_kernel(const char *argv, int n)
-{
-	for (const char *p = argv; n > 0 && p < argv + n; p += strlen(p) + 1)
-		if (strstr(p, "ipykernel_launcher") ||
-		    (!strcmp(p, "ipykernel") && p > argv && !strcmp(p - 3, "-m")))
-			return true;
-	return false;
-}
-
-/* The notebook an ancestor executes: the first .ipynb argument of nbconvert, nbclient, papermill */
-static int find_notebook_file(struct ls_notebook *nb)
-{
-	char argv[ARGV_MAX], cwd[PATH_MAX];
-	struct ls_procstat st;
-	pid_t pid = nb->pid;
-
-	for (int depth = 0; depth < LAUNCHER_DEPTH; depth++) {
-		const char *found = NULL, *prev = "";
-		bool launcher = false;
-		int n;
-
-		if (ls_procfs__stat(pid, &st) || st.ppid <= 1)
-			break;
-		pid = st.ppid;
-		n = ls_procfs__argv(pid, argv, sizeof(argv));
-		if (is_kernel(argv, n)) {
-			/* nbclient or papermill run from a notebook: the launcher above is the
-			 * parent notebook's, never this kernel's */
-			nb->by_kernel = pid;
-			add_note(nb,
-				 "started by another kernel (nbclient or papermill in a notebook): "
-				 "its notebook is looked for in its working directory");
-			return 0;
-		}
-		for (const char *p = argv; n > 0 && p < argv + n; prev = p, p += strlen(p) + 1) {
-			size_t len = strlen(p);
-
-			launcher = launcher || runs_notebooks(p) ||
-				   (!strcmp(prev, "jupyter") &&
-				    (!strcmp(p, "nbconvert") || !strcmp(p, "execute")));
-			/* --output NAME names what is written, not what runs */
-			if (!found && p[0] != '-' && len > 6 && !strcmp(p + len - 6, ".ipynb") &&
-			    strcmp(prev, "--output") && strcmp(prev, "-o") &&
-			    strcmp(prev, "--output-dir"))
-				found = p;
-		}
-		if (!launcher)
-			continue;
-		if (!found) {
-			add_note(nb, "the notebook's launcher names no .ipynb");
-			return 0;
-		}
-		nb->launcher = pid;
-		nb->nb_relpath = strdup(found);
-		if (found[0] != '/' && ls_procfs__link(pid, "cwd", cwd, sizeof(cwd)) > 0) {
-			size_t need = strlen(cwd) + strlen(found) + 2;
-
-			nb->path = malloc(need);
-			if (nb->path)
-				snprintf(nb->path, need, "%s/%s", cwd, found);
-		} else {
-			nb->path = strdup(found);
-		}
-		return nb->nb_relpath && nb->path ? 0 : -ENOMEM;
-	}
-	return find_server_notebook(nb);
+	nb->loaded_round = UINT_MAX;
+	return nb;
 }
 
 static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_t *out)
 {
-	struct ls_notebook *nb, *v;
+	struct ls_notebook *nb;
 	int err;
 
 	for (size_t i = 0; i < n->n; i++)
@@ -249,19 +96,12 @@ static int notebook_of(struct ls_notebooks *n, pid_t pid, int64_t proc_id, size_
 			*out = i;
 			return 0;
 		}
-	v = ls_array_grow(n->nbs, &n->cap, n->n, sizeof(*v), 4);
-	if (!v)
+	nb = notebook_add(n, pid, proc_id);
+	if (!nb)
 		return -ENOMEM;
-	n->nbs = v;
-	nb = &n->nbs[n->n];
-	memset(nb, 0, sizeof(*nb));
-	nb->pid = pid;
-	nb->proc_id = proc_id;
-	nb->dirty = true;
-	nb->loaded_round = UINT_MAX;
-	err = find_history(nb);
+	err = ls_nbfind__history(nb);
 	if (!err)
-		err = find_notebook_file(nb);
+		err = ls_nbfind__notebook_file(nb);
 	if (err) {
 		notebook_release(nb);
 		return err;
@@ -305,13 +145,22 @@ static int index_texts(struct ls_notebook *nb)
 	return err;
 }
 
+/* A read of path that failed with err becomes a note (why); true when it is -ENOMEM */
+static bool load_failed(struct ls_notebook *nb, const char *path, int err, const char *why)
+{
+	if (err && err != -ENOMEM) {
+		ls_dbg("pid %d: %s: %s", nb->pid, path, why);
+		ls_notebook__note(nb, why);
+	}
+	return err == -ENOMEM;
+}
+
 /* Reads the history and the notebook again, once per round; their failures become notes */
 static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 {
+	uint64_t t0 = ls_mono_ns(), wait;
 	char why[256];
 	int err;
-
-	uint64_t t0 = ls_mono_ns(), wait;
 
 	/* once per round; for a new cell not in them (just edited and run), again after 10 ms and
 	 * five times the last read, so that a kernel generating cells cannot keep us reading */
@@ -324,14 +173,10 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 	ls_ipynb_release(&nb->ipynb);
 	if (nb->history) {
 		why[0] = 0;
-		err = ls_ipyhistory__load(nb->pid, nb->history, &nb->hist, why, sizeof(why));
-		if (err == -ENOMEM)
+		err = ls_ipyhistory__load(nb->pid, nb->history, &nb->hist_fd, &nb->hist, why,
+					  sizeof(why));
+		if (load_failed(nb, nb->history, err, why))
 			return err;
-		if (err) {
-			ls_dbg("pid %d: %s: %s", nb->pid, nb->history, why);
-			if (!nb->note || !strstr(nb->note, why))
-				add_note(nb, why);
-		}
 	}
 	if (nb->path) {
 		/*
@@ -342,13 +187,8 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 		why[0] = 0;
 		err = ls_ipynb__load(nb->pid, nb->path[0] == '/' ? nb->path : nb->nb_relpath,
 				     &nb->ipynb, why, sizeof(why));
-		if (err == -ENOMEM)
+		if (load_failed(nb, nb->path, err, why))
 			return err;
-		if (err) {
-			ls_dbg("pid %d: %s: %s", nb->pid, nb->path, why);
-			if (!nb->note || !strstr(nb->note, why))
-				add_note(nb, why);
-		}
 	}
 	err = index_texts(nb);
 	nb->load_cost_ns = ls_mono_ns() - t0;
@@ -464,11 +304,10 @@ static int file_cell(struct ls_notebooks *n, struct ls_nbcell *c)
 static int match_in(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbcell *c, size_t nbi)
 {
 	struct ls_notebook *nb = &n->nbs[nbi];
+	int err = match_usdt(s, c, nb, &n->usdt);
+	uint64_t v;
 	char *text;
 	size_t len;
-	int err = match_usdt(s, c, nb, &n->usdt);
-
-	uint64_t v;
 
 	if (err == 1 && !c->input)
 		return file_cell(n, c) ?: 1;
@@ -539,10 +378,7 @@ static bool run_line(const char *line, size_t len, char *path, size_t pathlen)
 static int child_of(struct ls_notebooks *n, size_t parent, int64_t file, int line, const char *path)
 {
 	const struct ls_notebook *p = &n->nbs[parent];
-	struct ls_notebook *nb, *v;
-	char cwd[PATH_MAX];
-	size_t need;
-
+	struct ls_notebook *nb;
 	int children = 0;
 
 	for (size_t i = 0; i < n->n; i++) {
@@ -556,30 +392,16 @@ static int child_of(struct ls_notebooks *n, size_t parent, int64_t file, int lin
 	 */
 	if (children >= LS_NB_MAX_CHILDREN)
 		return -E2BIG;
-	v = ls_array_grow(n->nbs, &n->cap, n->n, sizeof(*v), 4);
-	if (!v)
+	nb = notebook_add(n, p->pid, p->proc_id);
+	if (!nb)
 		return -ENOMEM;
-	n->nbs = v;
 	p = &n->nbs[parent];
-	nb = &n->nbs[n->n];
-	memset(nb, 0, sizeof(*nb));
-	nb->pid = p->pid;
-	nb->proc_id = p->proc_id;
 	nb->launcher = p->pid; /* %run names it from the kernel's cwd */
 	nb->parent = parent + 1;
 	nb->parent_file = file;
 	nb->parent_line = line;
-	nb->dirty = true;
-	nb->loaded_round = UINT_MAX;
 	nb->nb_relpath = strdup(path);
-	if (path[0] != '/' && ls_procfs__link(p->pid, "cwd", cwd, sizeof(cwd)) > 0) {
-		need = strlen(cwd) + strlen(path) + 2;
-		nb->path = malloc(need);
-		if (nb->path)
-			snprintf(nb->path, need, "%s/%s", cwd, path);
-	} else {
-		nb->path = strdup(path);
-	}
+	nb->path = ls_nbfind__from_cwd(p->pid, path);
 	if (!nb->path || !nb->nb_relpath) {
 		notebook_release(nb);
 		return -ENOMEM;
@@ -721,9 +543,7 @@ static void forget_texts(struct ls_notebooks *n)
 		if (!n->cells[i].how && n->cells[i].tries < LS_NBCELL_TRIES)
 			return;
 	for (size_t i = 0; i < n->n; i++) {
-		ls_ipyhist_release(&n->nbs[i].hist);
-		ls_ipynb_release(&n->nbs[i].ipynb);
-		ls_hashmap_release(&n->nbs[i].by_hash);
+		notebook_forget(&n->nbs[i]);
 		n->nbs[i].loaded_round = UINT_MAX; /* a new cell reads them again */
 	}
 }
@@ -778,10 +598,11 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 		if (c->how || c->tries >= LS_NBCELL_TRIES)
 			continue;
 		c->tries++;
-		/* a kernel that is gone has no files to read with its rights */
+		/* a kernel that is gone has no files to read with its rights: only the history it
+		 * wrote as it exited (a shell's last cells), from the descriptor it had (hist_fd) */
 		if (!ls_procfs__alive(n->nbs[c->notebook].pid))
 			c->tries = LS_NBCELL_TRIES;
-		else
+		if (c->tries < LS_NBCELL_TRIES || n->nbs[c->notebook].hist_fd >= 0)
 			err = resolve(n, s, c);
 		if (err == 0 && c->tries >= LS_NBCELL_TRIES)
 			err = not_found(n, s, c, true);

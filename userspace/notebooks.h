@@ -48,11 +48,12 @@ struct ls_nbcell {
 };
 
 struct ls_notebook {
-	pid_t pid;	  /* the kernel */
-	int64_t proc_id;  /* its process row */
-	char *path;	  /* the .ipynb (absolute when its launcher's cwd is known), or NULL */
-	char *history;	  /* the history database as the kernel names it, or NULL */
-	char *note;	  /* why a way to find cells was unavailable, or NULL */
+	pid_t pid;	 /* the kernel */
+	int64_t proc_id; /* its process row */
+	char *path;	 /* the .ipynb (absolute when its launcher's cwd is known), or NULL */
+	char *history;	 /* the history database as the kernel names it, or NULL */
+	int hist_fd; /* it, as last opened with the kernel's rights (-1 none): read at its exit */
+	char *note;  /* why a way to find cells was unavailable, or NULL */
 	pid_t launcher;	  /* the process that names path (its argv, or a server's sessions) */
 	pid_t by_kernel;  /* the kernel that started it (nbclient in a notebook), or 0 */
 	int cwd_scans;	  /* by_kernel: times its working directory's notebooks were tried */
@@ -108,6 +109,18 @@ int ls_notebooks__retry_soon(struct ls_notebooks *n, struct ls_sources *s, uint6
  * IPython shell's cell, input). 1 when one did, 0 when not, -ENOMEM.
  */
 int ls_notebooks__adopt_from_cwd(struct ls_notebook *nb, uint32_t hash, bool input);
+/* Appends a reason to nb->note ("; "-separated) unless it has it or has LS_NB_MAX_NOTE bytes. */
+void ls_notebook__note(struct ls_notebook *nb, const char *why);
+/*
+ * nbfind.c: kernel nb's history database (--HistoryManager.hist_file, else $IPYTHONDIR or
+ * ~/.ipython) and its notebook file (the first .ipynb argument of the nbconvert, nbclient or
+ * papermill above it, else its Jupyter server's session). What is not found becomes a note: 0,
+ * or -ENOMEM.
+ */
+int ls_nbfind__history(struct ls_notebook *nb);
+int ls_nbfind__notebook_file(struct ls_notebook *nb);
+/* path as process pid names it, made absolute from its cwd when that is known (owned), or NULL */
+char *ls_nbfind__from_cwd(pid_t pid, const char *path);
 /* Marks everything to be written again (a flush that failed). */
 void ls_notebooks__unflush(struct ls_notebooks *n);
 

@@ -87,10 +87,13 @@ PYEOF
 
 # check_lines: "ok ..." / "FAIL ..." lines from a Python check become pass/fail
 check_lines() {
-	local st rest
+	local st rest n=0
 	while read -r st rest; do
+		n=$((n + 1))
 		[ "$st" = ok ] && pass "$rest" || fail "$rest"
 	done
+	# a check that printed nothing crashed (its traceback is above): never a silent pass
+	[ $n -gt 0 ] || fail "a check printed no result"
 }
 
 # wait_log FILE PATTERN: waits (up to 30 s) until FILE has a line matching PATTERN: the tool's own

@@ -239,7 +239,7 @@ IPYTHONDIR="$WORK/shell-ipython" "$LS" -q --profile "$WORK/shell.lsprof" -o /dev
 "$PYQ" - "$WORK/shell.json" "$WORK/shell.truth" "$WORK/shell.lsprof" <<'PYEOF' | check_lines
 import json, math, sqlite3, sys
 d, truth = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["cpu"]
-cells = sorted(sqlite3.connect(sys.argv[3]).execute("select number, how from cells").fetchall())
+cells = sorted(sqlite3.connect(sys.argv[3]).execute("select number, how from cells").fetchall(), key=str)
 def say(ok, msg):
     print(("ok " if ok else "FAIL ") + msg)
 hot = [l for l in d["lines"] if "# SHELL HOT" in (l["source"] or "")]
@@ -255,6 +255,20 @@ say(n and abs(cpu / truth - 1) <= tol, "IPython shell: hot() %.3f s CPU on its l
 typed = [l for l in d["lines"] if "%time y = hot(200000)  # SHELL MAGIC" in (l["source"] or "")]
 say(typed and typed[0]["kind"] == "notebook", "IPython shell: the line magic's cell as typed: %s" % (
     typed and {k: typed[0][k] for k in ("cell", "cell_line", "samples")}))
+PYEOF
+
+# the same shell writing its history only as it exits (a cache of 1000 cells): every sampled cell
+# is found once it is gone, in the database as read from the descriptor opened while it ran
+mkdir -p "$WORK/exit-ipython/profile_default"
+echo "c.HistoryManager.db_cache_size = 1000" >"$WORK/exit-ipython/profile_default/ipython_config.py"
+IPYTHONDIR="$WORK/exit-ipython" "$LS" -q --profile "$WORK/shell-exit.lsprof" -o /dev/null -- \
+	"$NBPY" -m IPython --simple-prompt --no-banner <"$WORK/shell.in" >"$WORK/shell-exit.log" 2>&1 ||
+	fail "IPython shell, history at exit: exit $? ($(tail -2 "$WORK/shell-exit.log"))"
+"$PYQ" - "$WORK/shell-exit.lsprof" <<'PYEOF' | check_lines
+import sqlite3, sys
+cells = sorted(sqlite3.connect(sys.argv[1]).execute("select number, how from cells").fetchall(), key=str)
+print(("ok " if (2, "history") in cells and all(h == "history" for _, h in cells) else "FAIL ") +
+      "IPython shell, history written at exit: every sampled cell found: %s" % cells)
 PYEOF
 
 # a kernel under --trace (nbconvert's, whose history is in memory): its cells are announced by

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "ipyhistory.h"
 
@@ -111,6 +113,7 @@ static void test_load(void **state)
 	struct ls_ipyhist h;
 	unsigned char *buf;
 	char why[256] = "";
+	int kept = -1;
 	size_t len;
 	FILE *f;
 
@@ -124,36 +127,96 @@ static void test_load(void **state)
 	assert_int_equal(fwrite(buf, 1, len, f), len);
 	fclose(f);
 	sqlite3_free(buf);
-	assert_int_equal(ls_ipyhistory__load(getpid(), db, &h, why, sizeof(why)), 0);
+	assert_int_equal(ls_ipyhistory__load(getpid(), db, &kept, &h, why, sizeof(why)), 0);
 	assert_int_equal(h.n, 1);
 	ls_ipyhist_release(&h);
 	/* a symlink to it is not followed */
 	assert_int_equal(symlink(db, link), 0);
-	assert_int_equal(ls_ipyhistory__load(getpid(), link, &h, why, sizeof(why)), -EINVAL);
+	assert_int_equal(ls_ipyhistory__load(getpid(), link, &kept, &h, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "symlink"));
 	/* a database past the limit is not read (a sparse file: no disk needed) */
 	f = fopen(big, "w");
 	assert_non_null(f);
 	assert_int_equal(ftruncate(fileno(f), LS_IPYHIST_MAX_BYTES + 1), 0);
 	fclose(f);
-	assert_int_equal(ls_ipyhistory__load(getpid(), big, &h, why, sizeof(why)), -EFBIG);
+	assert_int_equal(ls_ipyhistory__load(getpid(), big, &kept, &h, why, sizeof(why)), -EFBIG);
 	assert_non_null(strstr(why, "larger than"));
-	assert_int_equal(
-		ls_ipyhistory__load(getpid(), "/no/such/history.sqlite", &h, why, sizeof(why)),
-		-ENOENT);
+	assert_int_equal(ls_ipyhistory__load(getpid(), "/no/such/history.sqlite", &kept, &h, why,
+					     sizeof(why)),
+			 -ENOENT);
+	close(kept);
 	unlink(db);
 	unlink(link);
 	unlink(big);
 	rmdir(dir);
 }
 
+/* Writes a history image with rows cells to path, in place (as SQLite does) */
+static void write_rows(const char *path, int rows)
+{
+	char sql[512] = HISTORY_SQL;
+	unsigned char *buf;
+	size_t len;
+	FILE *f;
+
+	for (int i = 1; i <= rows; i++)
+		snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql),
+			 "INSERT INTO history VALUES (1, %d, 'c', 'c');", i);
+	buf = image(sql, &len);
+	f = fopen(path, "r+") ?: fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	sqlite3_free(buf);
+}
+
+/*
+ * A shell writes its last cells as it exits: once it is gone, the database is read from the
+ * descriptor opened with its rights while it ran, never again by path
+ */
+static void test_read_at_exit(void **state)
+{
+	char dir[] = "/tmp/ls-hist-XXXXXX", db[64], why[256] = "";
+	int kept = -1, none = -1, status;
+	struct ls_ipyhist h;
+	pid_t child;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof(db), "%s/history.sqlite", dir);
+	write_rows(db, 1);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(ls_ipyhistory__load(child, db, &kept, &h, why, sizeof(why)), 0);
+	assert_int_equal(h.n, 1);
+	ls_ipyhist_release(&h);
+	assert_true(kept >= 0);
+	write_rows(db, 3); /* the cells it wrote as it exited */
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(ls_ipyhistory__load(child, db, &none, &h, why, sizeof(why)), -ESRCH);
+	assert_int_equal(ls_ipyhistory__load(child, db, &kept, &h, why, sizeof(why)), 0);
+	assert_int_equal(h.n, 3);
+	ls_ipyhist_release(&h);
+	/* the same again: the descriptor stays kept and is read from its start */
+	assert_int_equal(ls_ipyhistory__load(child, db, &kept, &h, why, sizeof(why)), 0);
+	assert_int_equal(h.n, 3);
+	ls_ipyhist_release(&h);
+	close(kept);
+	unlink(db);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_wal),
-		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_rows),	     cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_wal),	     cmocka_unit_test(test_load),
+		cmocka_unit_test(test_read_at_exit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -258,6 +258,31 @@ int ls_procfs__read_file(pid_t pid, const char *path, unsigned how, size_t max, 
 	return fd < 0 ? fd : slurp(fd, max, out, len);
 }
 
+int ls_procfs__read_file_kept(pid_t pid, const char *path, unsigned how, size_t max, char **out,
+			      size_t *len, int *kept)
+{
+	int fd = open_file(pid, path, LS_VIEW_TARGET, how & LS_READ_NOFOLLOW ? O_NOFOLLOW : 0), dfd;
+
+	if (fd == -ESRCH && *kept >= 0)
+		fd = *kept, *kept = -1; /* gone: what it could open while it ran, read once more */
+	else if (fd < 0)
+		return fd;
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0) {
+		close(fd);
+		return -errno;
+	}
+	if (*kept >= 0)
+		close(*kept);
+	*kept = fd;
+	/* the kept descriptor and dfd share the offset: from the start, each time */
+	if (lseek(dfd, 0, SEEK_SET) < 0) {
+		close(dfd);
+		return -errno;
+	}
+	return slurp(dfd, max, out, len);
+}
+
 int ls_procfs__argv(pid_t pid, char *buf, size_t len)
 {
 	char path[64];

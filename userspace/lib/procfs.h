@@ -58,6 +58,14 @@ int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view);
 #define LS_READ_NOFOLLOW 1u
 int ls_procfs__read_file(pid_t pid, const char *path, unsigned how, size_t max, char **out,
 			 size_t *len);
+/*
+ * ls_procfs__read_file() for a file pid keeps writing until it ends (an IPython history: the last
+ * cells at exit). *kept (-1 at first) holds the descriptor of the last read, which the caller
+ * closes. Once pid is gone (-ESRCH), the file is read from that descriptor, opened with pid's rights
+ * while it ran, and *kept is left as it was.
+ */
+int ls_procfs__read_file_kept(pid_t pid, const char *path, unsigned how, size_t max, char **out,
+			      size_t *len, int *kept);
 /* argv as the kernel keeps it, NUL-separated (and NUL-terminated) into buf; length or -errno. */
 int ls_procfs__argv(pid_t pid, char *buf, size_t len);
 /* The environment of pid, read with its rights (NUL-separated, at most LS_ENVIRON_MAX). */
