@@ -58,8 +58,8 @@ struct rproc {
 	 */
 	int64_t waiter_stack, waiter_tid;
 	bool foreign_spawn; /* started by such a thread, not yet given a waiter */
-	/* what decides how its absolute paths read (lsr_file_of's source_view), and when seen */
-	uint64_t src_view, src_view_ns;
+	/* its mount namespace and root (lsr_file_of's source_view; 0 unknown), and when seen */
+	uint64_t src_where, src_where_ns;
 	int foreign_children;	  /* of this process's children, those */
 	uint64_t last_reading_ns; /* last RSS reading kept from a sample */
 	char *comm, *argv, *exe;

@@ -537,6 +537,7 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	lsr_proc_drop_python(p, true);
 	ls_hashmap_release(&p->files);
 	ls_hashmap_init(&p->files);
+	p->src_where_ns = 0; /* an exec may follow a chroot or setns */
 	p->tries = 0;
 	p->note[0] = 0;
 	p->gen = e->gen;

@@ -74,33 +74,39 @@ static bool same_path(const void *ctx, uint64_t idx)
 }
 
 /*
- * What decides how an absolute path reads in p (ls_sources__lookup_in): its mount namespace, its
- * root and its rights, looked at again once LS_SOURCES_VIEW_TTL_NS old. 0 when one of them cannot
- * be read: p then reads each of its files itself.
+ * What decides how an absolute path reads in p (ls_sources__lookup_in): its mount namespace and
+ * its root, looked at again once LS_SOURCES_VIEW_TTL_NS old or after an exec, and its rights,
+ * from the credential cache at each lookup (a set*id() call is seen at once, as by an open with
+ * them). 0 when one of them cannot be read: p then reads each of its files itself.
  */
 static uint64_t source_view(struct rproc *p, uint64_t now)
 {
 	struct {
-		uint64_t mntns, root_dev, root_ino;
+		uint64_t where;
 		struct ls_creds creds;
 	} v;
+	struct {
+		uint64_t mntns, root_dev, root_ino;
+	} w = {0};
 	char ns[64], root[32];
 	struct stat st;
 
-	if (p->src_view_ns && now - p->src_view_ns < LS_SOURCES_VIEW_TTL_NS)
-		return p->src_view;
+	if (!p->src_where_ns || now - p->src_where_ns >= LS_SOURCES_VIEW_TTL_NS) {
+		snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
+		p->src_where = 0;
+		p->src_where_ns = now;
+		if (ls_procfs__link(p->pid, "ns/mnt", ns, sizeof(ns)) < 0 ||
+		    sscanf(ns, "mnt:[%" SCNu64 "]", &w.mntns) != 1 || stat(root, &st))
+			return 0;
+		w.root_dev = st.st_dev;
+		w.root_ino = st.st_ino;
+		p->src_where = XXH3_64bits(&w, sizeof(w)) | 1;
+	}
 	memset(&v, 0, sizeof(v));
-	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
-	p->src_view = 0;
-	p->src_view_ns = now;
-	if (ls_procfs__link(p->pid, "ns/mnt", ns, sizeof(ns)) < 0 ||
-	    sscanf(ns, "mnt:[%" SCNu64 "]", &v.mntns) != 1 || stat(root, &st) ||
-	    ls_credcache__of_pid(p->pid, &v.creds))
+	v.where = p->src_where;
+	if (!v.where || ls_credcache__of_pid(p->pid, &v.creds))
 		return 0;
-	v.root_dev = st.st_dev;
-	v.root_ino = st.st_ino;
-	p->src_view = XXH3_64bits(&v, sizeof(v)) | 1;
-	return p->src_view;
+	return XXH3_64bits(&v, sizeof(v)) | 1;
 }
 
 int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)

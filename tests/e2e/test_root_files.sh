@@ -104,7 +104,25 @@ victim_ok "hostile job"
 # 2b. the same path in a root process that may read it and in a job of nobody's that names it
 # right after: a read is shared only between processes with the same rights (sources.c)
 shared_mod="$WORK/rootonly/shared_mod.py"
-printf 'import time\ndef busy():\n    t = time.thread_time()\n    while time.thread_time() - t < 0.4:\n        pass\n' >"$shared_mod"
+# spawn() (line 7 on): a child of root's that runs its own line as root, then becomes nobody's
+# and execs the job, which names the path: its rights are looked at again, not kept from before
+cat >"$shared_mod" <<PYEOF
+import time
+def busy():
+    t = time.thread_time()
+    while time.thread_time() - t < 0.4:
+        pass
+
+import os, sys
+def spawn():
+    if os.fork() == 0:
+        t = time.thread_time()
+        while time.thread_time() - t < 0.2:
+            pass  # SPAWN, as root
+        os.setgroups([]); os.setgid($NOBODY); os.setuid($NOBODY)
+        os.execv(sys.executable, [sys.executable, "$nfix/hostile_job.py", "compile", __file__])
+    os.wait()
+PYEOF
 chmod 600 "$shared_mod"
 cat >"$WORK/rootonly/both.py" <<PYEOF
 import subprocess, sys
@@ -112,6 +130,7 @@ sys.path.insert(0, "$WORK/rootonly")
 import shared_mod
 shared_mod.busy()  # read by root first, then named by nobody well within the 1 s a read is shared
 subprocess.run([*sys.argv[1:], "$DEB_PY", "$nfix/hostile_job.py", "compile", "$shared_mod"], check=True)
+shared_mod.spawn()
 PYEOF
 "$LS" -q -o "$WORK/both.html" --profile "$WORK/both.lsprof" -- "$DEB_PY" "$WORK/rootonly/both.py" \
 	"${as_nobody[@]}" >"$WORK/both.out" || fail "shared path: exit $?"
@@ -126,14 +145,16 @@ for l in d["lines"]:
         by_pid.setdefault(l["pid"], []).append(l)
 root = [pid for pid in by_pid if "both.py" in (procs[pid]["argv"] or "")]
 job = [pid for pid in by_pid if "hostile_job.py" in (procs[pid]["argv"] or "")]
-if not root or not job:
-    print("FAIL shared path: lines of the root process %s and of the job %s" % (root, job))
+if not root or len(job) != 2:
+    print("FAIL shared path: lines of the root process %s and of the two jobs %s" % (root, job))
 else:
     rt = [l["source"] for l in by_pid[root[0]] if l["source"]]
-    jt = [l["source"] for l in by_pid[job[0]] if l["source"]]
     print("%s shared path: the root process has its text (%d lines)" % ("ok" if rt else "FAIL", len(rt)))
-    print("%s shared path: nobody's job, naming it after root read it, has none (%d lines)" % (
-        "ok" if not jt else "FAIL", len(jt)))
+    for pid in job:  # busy()'s lines, 2-5: the job's compiled code (the forked one ran SPAWN as root)
+        how = "forked by root, then nobody's" if any(l["line"] > 6 for l in by_pid[pid]) else "nobody's"
+        jt = [l["source"] for l in by_pid[pid] if l["source"] and l["line"] <= 6]
+        print("%s shared path: %s job, naming it after root read it, has none (%d lines)" % (
+            "ok" if not jt else "FAIL", how, len(jt)))
 PYEOF
 
 # 3. streams: /dev/stdout redirected to a file and to a pipe, a FIFO of the user's, one of root's
