@@ -69,7 +69,9 @@ const char *ls_sources__kind(const char *path)
 }
 
 /* Reads the whole regular file pid names path, with its rights. Length, or -errno with why. */
-static ssize_t read_file(pid_t pid, const char *path, char **out, char *why, size_t whylen)
+/* The text of path as pid reads it (with its rights), and what fstat said of the file read */
+static ssize_t read_file(pid_t pid, const char *path, char **out, struct stat *stp, char *why,
+			 size_t whylen)
 {
 	struct stat st;
 	ssize_t n, total = 0;
@@ -117,6 +119,7 @@ static ssize_t read_file(pid_t pid, const char *path, char **out, char *why, siz
 	close(fd);
 	buf[total] = 0;
 	*out = buf;
+	*stp = st;
 	return total;
 }
 
@@ -286,18 +289,20 @@ static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_i
 	return s->nfiles++;
 }
 
-int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
+/* ls_sources__lookup(), and the identity of the file read (st_ino 0 when none was) */
+static int64_t lookup(struct ls_sources *s, pid_t pid, const char *path, struct stat *st)
 {
 	char why[256] = "";
 	char *text = NULL;
 	int64_t src = -1;
 	ssize_t n;
 
+	st->st_ino = 0;
 	if (path[0] == '<') {
 		/* <string>, <stdin>, <frozen x>: code without a file */
 		return add_file(s, path, -1, "code without a source file");
 	}
-	n = read_file(pid, path, &text, why, sizeof(why));
+	n = read_file(pid, path, &text, st, why, sizeof(why));
 	if (n >= 0 && decode_source(&text, &n, why, sizeof(why)) == -ENOMEM) {
 		free(text);
 		return -ENOMEM;
@@ -316,6 +321,13 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
 	return add_file(s, path, src, src < 0 ? why : NULL);
 }
 
+int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
+{
+	struct stat st;
+
+	return lookup(s, pid, path, &st);
+}
+
 struct view_probe {
 	const struct ls_sources *s;
 	uint64_t view;
@@ -330,12 +342,25 @@ static bool same_view_read(const void *ctx, uint64_t idx)
 	return r->view == q->view && !strcmp(r->path, q->path);
 }
 
+static uint64_t timespec_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
+}
+
+/* Whether st is the file r read, unchanged since: same inode, size, contents and mode times */
+static bool unchanged_file(const struct stat *st, const struct ls_view_read *r)
+{
+	return st->st_dev == r->dev && st->st_ino == r->ino && (uint64_t)st->st_size == r->size &&
+	       timespec_ns(&st->st_mtim) == r->mtime_ns && timespec_ns(&st->st_ctim) == r->ctime_ns;
+}
+
 int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, const char *path,
 			      uint64_t now_ns)
 {
 	struct view_probe q = {s, view, path};
 	struct ls_view_read *r, *v;
 	uint64_t *slot;
+	struct stat st;
 	int64_t fid;
 
 	if (!view || path[0] != '/')
@@ -344,8 +369,16 @@ int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, co
 				  same_view_read, &q);
 	if (!slot)
 		return -ENOMEM;
-	if (*slot != LS_HASHMAP_EMPTY && now_ns - s->reads[*slot].read_ns < LS_SOURCES_VIEW_TTL_NS)
-		return s->reads[*slot].file;
+	if (*slot != LS_HASHMAP_EMPTY && s->reads[*slot].file > 0) {
+		r = &s->reads[*slot];
+		if (now_ns - r->read_ns < LS_SOURCES_VIEW_TTL_NS)
+			return r->file;
+		/* later, while the path still names the very file read, unchanged: the read stands */
+		if (!ls_procfs__identify(pid, path, &st) && unchanged_file(&st, r)) {
+			r->read_ns = now_ns;
+			return r->file;
+		}
+	}
 	if (*slot == LS_HASHMAP_EMPTY) {
 		v = ls_array_grow(s->reads, &s->rcap, s->nreads, sizeof(*v), 64);
 		if (!v)
@@ -357,10 +390,16 @@ int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, co
 		*slot = s->nreads++;
 	}
 	r = &s->reads[*slot]; /* the lookup below inserts into other maps only */
-	fid = ls_sources__lookup(s, pid, path);
-	if (fid > 0 && s->files[fid].source_id > 0) {
+	fid = lookup(s, pid, path, &st);
+	r->file = 0;
+	if (fid > 0 && s->files[fid].source_id > 0 && st.st_ino) {
 		r->file = fid;
 		r->read_ns = now_ns;
+		r->dev = st.st_dev;
+		r->ino = st.st_ino;
+		r->size = st.st_size;
+		r->mtime_ns = timespec_ns(&st.st_mtim);
+		r->ctime_ns = timespec_ns(&st.st_ctim);
 	}
 	return fid;
 }

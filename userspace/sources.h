@@ -29,12 +29,14 @@ struct ls_source {
 	size_t len;
 };
 
-/* A path read in one view (ls_sources__lookup_in): the file it gave, and when. */
+/* A path read in one view (ls_sources__lookup_in): the file it gave, when, and what it read. */
 struct ls_view_read {
 	uint64_t view;
 	char *path;
-	int64_t file;	  /* 0: none read yet */
-	uint64_t read_ns; /* of the last read that gave a text */
+	int64_t file;	  /* 0: none read yet, or the last read gave no text */
+	uint64_t read_ns; /* of the last read that gave a text, or of its last check */
+	/* the file that read: device, inode, size, modification and change times */
+	uint64_t dev, ino, size, mtime_ns, ctime_ns;
 };
 
 struct ls_sources {
@@ -70,7 +72,9 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path);
  * reads in pid: its mount namespace, its root and its rights. An absolute path another process
  * of the same view read successfully less than LS_SOURCES_VIEW_TTL_NS before now_ns gives that
  * read's file without a read of its own: 500 processes of a job each reading the same dozen
- * modules were a fifth of the collector's CPU. view 0 always reads.
+ * modules were a fifth of the collector's CPU. Later, it still does while the path names the
+ * same file (ls_procfs__identify: device, inode, size, modification and change times), which
+ * renews it; else it is read again. view 0 always reads.
  */
 int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, const char *path,
 			      uint64_t now_ns);

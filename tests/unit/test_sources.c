@@ -6,7 +6,11 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "sources.h"
 
@@ -118,12 +122,67 @@ static void test_view_reads(void **state)
 	rmdir(dir);
 }
 
+/*
+ * Past its time to live, a read still serves its view while the path names the very file it read,
+ * unchanged; once the file changes, it is read again with the process's own rights. The second
+ * process is nobody's and the directory is root's alone (mkdtemp: 0700): a read of its own would
+ * find no text, so a text means the first read was served.
+ */
+static void test_view_identity(void **state)
+{
+	char dir[] = "/tmp/ls-src-XXXXXX", b[64];
+	const uint64_t t0 = 1000000000ULL, ttl = LS_SOURCES_VIEW_TTL_NS;
+	struct ls_sources s;
+	int64_t f1, f2, f3;
+	int status, ready[2];
+	pid_t nobody;
+	char c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(b, sizeof(b), "%s/b.py", dir);
+	write_file(b, "x = 1\n");
+	assert_int_equal(pipe(ready), 0);
+	nobody = fork();
+	assert_true(nobody >= 0);
+	if (!nobody) {
+		/* gone with us, even when an assertion ends the test early */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || setgroups(0, NULL) || setgid(65534) ||
+		    setuid(65534))
+			_exit(1);
+		if (write(ready[1], "", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1); /* it has nobody's ids now */
+	ls_sources_init(&s);
+	f1 = ls_sources__lookup_in(&s, getpid(), 9, b, t0);
+	assert_string_equal(s.srcs[s.files[f1].source_id].text, "x = 1\n");
+	/* its own read fails (the directory), which is what the served text is told apart from */
+	assert_int_equal(s.files[ls_sources__lookup(&s, nobody, b)].source_id, -1);
+	f2 = ls_sources__lookup_in(&s, nobody, 9, b, t0 + 2 * ttl);
+	assert_int_equal(f2, f1);
+	write_file(b, "x = 1000\n"); /* another size: a change within one timestamp tick shows */
+	f3 = ls_sources__lookup_in(&s, nobody, 9, b, t0 + 4 * ttl);
+	assert_true(f3 != f1);
+	assert_int_equal(s.files[f3].source_id, -1);
+	kill(nobody, SIGKILL);
+	assert_int_equal(waitpid(nobody, &status, 0), nobody);
+	close(ready[0]);
+	close(ready[1]);
+	ls_sources_release(&s);
+	unlink(b);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kind),
 		cmocka_unit_test(test_snapshots),
 		cmocka_unit_test(test_view_reads),
+		cmocka_unit_test(test_view_identity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

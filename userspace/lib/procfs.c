@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "asuser.h"
@@ -197,6 +199,27 @@ static int open_file(pid_t pid, const char *path, enum ls_path_view view, int fl
 			     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, LS_OPEN_REGULAR);
 	close(rootfd);
 	return fd;
+}
+
+int ls_procfs__identify(pid_t pid, const char *path, struct stat *st)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	char dir[64];
+	int rootfd, fd, err;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	snprintf(dir, sizeof(dir), "/proc/%d/root", pid);
+	rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	err = fd < 0 ? -errno : fstat(fd, st) ? -errno : S_ISREG(st->st_mode) ? 0 : -EINVAL;
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+	return err;
 }
 
 int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view)

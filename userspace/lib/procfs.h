@@ -51,6 +51,12 @@ enum ls_path_view {
  */
 int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view);
 /*
+ * The identity (fstat) of the regular file at absolute path in pid's root, looked up as we are:
+ * never a read of it. Whether a text read earlier with the same rights is still that file's.
+ */
+struct stat;
+int ls_procfs__identify(pid_t pid, const char *path, struct stat *st);
+/*
  * The whole regular file pid names path (as LS_VIEW_TARGET), opened as ls_procfs__open_file()
  * does, at most max bytes: 0 with *out (NUL-terminated, the caller frees it) and *len, or -errno
  * (-EFBIG when larger than max). LS_READ_NOFOLLOW: a symlink as the last component is -EINVAL.
