@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # bench/: benchmarks (not part of `make test`); each prints ratios against a baseline measured in
 # the same run.
-.PHONY: bench bench-pyindex bench-report
+.PHONY: bench bench-pyindex bench-report bench-asuser
 bench: $(APP) ls-all
 	bench/overhead
 
@@ -23,3 +23,13 @@ $(OUTPUT)/bench/mkprofile: bench/mkprofile.c $(OUTPUT)/liblinescope.a
 
 bench-report: $(APP) $(OUTPUT)/bench/mkprofile
 	$(Q)bench/report
+
+# asuser: an open with a target's rights (lib/asuser.c): root's own, one user's in a row, two
+# users' alternating
+$(OUTPUT)/bench/asuser_open: bench/asuser_open.c $(OUTPUT)/liblinescope.a
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/liblinescope.a $(LDLIBS) -o $@
+
+bench-asuser: $(OUTPUT)/bench/asuser_open
+	$(Q)$(OUTPUT)/bench/asuser_open

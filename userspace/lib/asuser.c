@@ -177,8 +177,8 @@ static int socket_as_caller(const struct open_req *r)
 }
 
 /*
- * The opener: one thread that takes each request's credentials before it runs it (every one of
- * them, so nothing of the last request's stays), for the life of the process. A thread per open
+ * The opener: one thread that takes each request's credentials before it runs it (all of them:
+ * ids and groups, so nothing of another request's stays), for the life of the process. A thread per open
  * cost 45-55 us on a 2-vCPU VM, a few dozen times for each new process of a user's job; a
  * request to this one costs two wake-ups. Linux keeps credentials per thread, and the raw
  * syscalls keep glibc from spreading them: no other thread ever holds these.
@@ -192,8 +192,18 @@ static struct {
 } opener = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL,
 	    0};
 
+/* Whether a and b are the same fs ids and groups */
+static bool same_creds(const struct ls_creds *a, const struct ls_creds *b)
+{
+	return a->fsuid == b->fsuid && a->fsgid == b->fsgid && a->ngroups == b->ngroups &&
+	       a->ngroups >= 0 && a->ngroups <= LS_CREDS_MAX_GROUPS &&
+	       !memcmp(a->groups, b->groups, a->ngroups * sizeof(a->groups[0]));
+}
+
 static void *opener_thread(void *arg)
 {
+	struct ls_creds held; /* what this thread holds, when have */
+	bool have = false;
 	struct open_req *r;
 
 	(void)arg;
@@ -203,7 +213,15 @@ static void *opener_thread(void *arg)
 			pthread_cond_wait(&opener.cond, &opener.lock);
 		r = opener.req;
 		pthread_mutex_unlock(&opener.lock);
-		r->result = take_creds(r->c);
+		/*
+		 * the same ids as the last request's are not taken again: each of the five calls
+		 * replaces the thread's credentials (commit_creds), and a job's opens come from one
+		 * user; a failed take leaves them unknown
+		 */
+		r->result = have && same_creds(&held, r->c) ? 0 : take_creds(r->c);
+		have = !r->result;
+		if (have)
+			held = *r->c;
 		if (!r->result)
 			r->result = r->connect ? socket_as_caller(r) : open_as_caller(r);
 		pthread_mutex_lock(&opener.lock);
