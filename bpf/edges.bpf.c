@@ -70,7 +70,7 @@ int close_blocked(struct bpf_iter__task *ctx)
 	if (!ls_offcpu_claim(w, &start))
 		return 0;
 	LS_STAT_INC(offcpu_closed);
-	ls_offcpu_emit(p, t, tgid, tid, end > start ? end - start : 0, waited, xflags, drawn,
+	ls_offcpu_emit(p, t, tgid, tid, end > start ? end - start : 0, end, waited, xflags, drawn,
 		       LS_SLOT_TASK);
 	return 0;
 }

@@ -34,7 +34,7 @@ static __always_inline bool agg_eligible(__u8 kind, __u16 xflags, __u8 flags)
 static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct task_struct *task,
 					       __u32 pid, __u32 tid, __u8 kind, __u64 weight,
 					       __u64 aux, __u16 xflags, __u64 ip, bool kernel,
-					       __u32 slot)
+					       __u32 slot, __u64 ts)
 {
 	struct ls_sample_buf *b;
 	__u32 n = 0, *busy = NULL;
@@ -57,7 +57,7 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	b->hdr.cpu = bpf_get_smp_processor_id();
 	b->hdr.kind = kind;
 	b->hdr.flags = kernel ? LS_SF_KERNEL : 0;
-	b->hdr.ts = bpf_ktime_get_ns();
+	b->hdr.ts = ts ?: bpf_ktime_get_ns();
 	b->hdr.user_ip = ip;
 	b->hdr.weight_ns = weight;
 	b->hdr.aux = aux;
@@ -143,7 +143,7 @@ static __always_inline int ls_emit_sample(const struct ls_proc *p, __u8 kind, __
 	__u64 id = bpf_get_current_pid_tgid();
 
 	return ls_emit_task_sample(p, bpf_get_current_task_btf(), id >> 32, (__u32)id, kind, weight,
-				   aux, xflags, ip, kernel, slot);
+				   aux, xflags, ip, kernel, slot, 0);
 }
 #endif
 

@@ -156,7 +156,7 @@ static __always_inline int gpu_launch_sample(struct pt_regs *ctx, __u32 tgid, __
 	if (wtid && waiter) {
 		/* the waiting thread's stack (same address space: read as our own) */
 		if (!ls_emit_task_sample(p, waiter, tgid, wtid, LS_SAMPLE_GPULAUNCH, dur_ns, aux,
-					 LS_XF_FOR_WAITER, 0, false, LS_SLOT_TASK)) {
+					 LS_XF_FOR_WAITER, 0, false, LS_SLOT_TASK, 0)) {
 			GPU_STAT_INC(for_waiter);
 			return 0;
 		}

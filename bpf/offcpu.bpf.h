@@ -107,12 +107,13 @@ static __always_inline bool ls_offcpu_draw(__u64 d)
 }
 
 /*
- * Emits an interval of d ns of thread `task` (tid of process pid), sampled like on-CPU time:
- * shorter than the period, it is kept with probability d/period at weight period (drawn: that
- * was decided already).
+ * Emits an interval of d ns of thread `task` (tid of process pid) that ended at end, sampled like
+ * on-CPU time: shorter than the period, it is kept with probability d/period at weight period
+ * (drawn: that was decided already). Its time is its end, not when it is reported: a report at
+ * the thread's next switch or sample would put it later on the timeline than it was.
  */
 static __always_inline void ls_offcpu_emit(const struct ls_proc *p, struct task_struct *task,
-					   __u32 pid, __u32 tid, __u64 d, __s32 waited,
+					   __u32 pid, __u32 tid, __u64 d, __u64 end, __s32 waited,
 					   __u16 xflags, bool drawn, __u32 slot)
 {
 	__u64 weight;
@@ -121,7 +122,7 @@ static __always_inline void ls_offcpu_emit(const struct ls_proc *p, struct task_
 		return;
 	weight = d >= offcpu_period_ns ? d : offcpu_period_ns;
 	if (!ls_emit_task_sample(p, task, pid, tid, LS_SAMPLE_OFFCPU, weight, (__u64)(__s64)waited,
-				 xflags, 0, false, slot))
+				 xflags, 0, false, slot, end))
 		LS_STAT_INC(offcpu);
 }
 
@@ -144,7 +145,7 @@ static __always_inline void ls_offcpu_resume(const struct ls_proc *p, __u32 tid,
 		return;
 	bpf_map_delete_elem(&offcpu_pending, &tid);
 	ls_offcpu_emit(p, bpf_get_current_task_btf(), bpf_get_current_pid_tgid() >> 32, tid,
-		       end > start ? end - start : 0, waited, xflags, drawn, slot);
+		       end > start ? end - start : 0, end, waited, xflags, drawn, slot);
 }
 #endif
 
