@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Known interpreter executables (see images.h). A handful per run: a linear scan is enough. */
+#include <errno.h>
 #include <string.h>
 #include "array.h"
 #include "images.h"
@@ -7,11 +8,14 @@
 void ls_images_init(struct ls_images *m)
 {
 	memset(m, 0, sizeof(*m));
+	ls_hashmap_init(&m->none_index);
 }
 
 void ls_images_release(struct ls_images *m)
 {
 	free(m->v);
+	free(m->none);
+	ls_hashmap_release(&m->none_index);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -47,6 +51,7 @@ static bool tsd_settled(const struct ls_pyinfo *pi)
 struct ls_image_ent *ls_images__learn(struct ls_images *m, const struct ls_pyinfo *pi)
 {
 	struct ls_image_ent *e, *v;
+	uint32_t mode;
 
 	if (!pi->in_exe)
 		return NULL;
@@ -64,11 +69,62 @@ struct ls_image_ent *ls_images__learn(struct ls_images *m, const struct ls_pyinf
 	} else if (tsd_settled(pi) && !tsd_settled(&e->pi)) {
 		e->pi = *pi; /* a process has checked what the first one could not yet */
 	}
-	if (!tsd_settled(&e->pi))
-		return NULL;
-	if (e->published && e->published_tsd == e->pi.proc.tsd_mode)
+	/* not checked yet: published with the thread-list walk, which holds for any libc */
+	mode = tsd_settled(&e->pi) ? e->pi.proc.tsd_mode : LS_TS_THREAD_LIST;
+	if (e->published && e->published_tsd == mode)
 		return NULL;
 	e->published = true;
-	e->published_tsd = e->pi.proc.tsd_mode;
+	e->published_tsd = mode;
 	return e;
+}
+
+static uint64_t key_hash(const struct ls_image_key *k)
+{
+	uint64_t h = k->ino * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (k->dev + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= ((uint64_t)k->mtime_sec << 30 ^ k->mtime_nsec) * 0x165667b19e3779f9ULL;
+	return h ^ h >> 29;
+}
+
+struct none_probe {
+	const struct ls_images *m;
+	const struct ls_image_key *k;
+};
+
+static bool same_none(const void *ctx, uint64_t idx)
+{
+	const struct none_probe *q = ctx;
+
+	return !memcmp(&q->m->none[idx], q->k, sizeof(*q->k));
+}
+
+int ls_images__mark_none(struct ls_images *m, const struct ls_image_key *k)
+{
+	struct none_probe q = {m, k};
+	struct ls_image_key *v;
+	uint64_t *slot;
+
+	if (ls_images__is_none(m, k))
+		return 0;
+	if (m->nnone == LS_IMAGES_NONE_MAX)
+		return -ENOSPC;
+	v = ls_array_grow(m->none, &m->nonecap, m->nnone, sizeof(*v), 16);
+	if (!v)
+		return -ENOMEM;
+	m->none = v;
+	slot = ls_hashmap__intern(&m->none_index, key_hash(k), same_none, &q);
+	if (!slot)
+		return -ENOMEM;
+	m->none[m->nnone] = *k;
+	*slot = m->nnone++;
+	return 0;
+}
+
+bool ls_images__is_none(const struct ls_images *m, const struct ls_image_key *k)
+{
+	struct none_probe q = {m, k};
+	uint64_t idx;
+
+	return ls_hashmap__find(&m->none_index, key_hash(k), same_none, &q, &idx);
 }

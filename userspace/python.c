@@ -84,6 +84,16 @@ static unsigned pidns_level(pid_t pid)
 }
 
 /* The file the interpreter lives in, as the kernel's exec record will name it. */
+static void image_key(const struct stat *st, struct ls_image_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	/* the kernel's dev_t: major in the top 12 bits, minor in the low 20 */
+	k->dev = ((uint64_t)major(st->st_dev) << 20) | minor(st->st_dev);
+	k->ino = st->st_ino;
+	k->mtime_sec = st->st_mtim.tv_sec;
+	k->mtime_nsec = st->st_mtim.tv_nsec;
+}
+
 static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 {
 	struct stat st;
@@ -91,12 +101,7 @@ static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 	pi->in_exe = false;
 	if (pi->shared || ls_elf__stat(elf, &st))
 		return;
-	memset(&pi->image, 0, sizeof(pi->image));
-	/* the kernel's dev_t: major in the top 12 bits, minor in the low 20 */
-	pi->image.dev = ((uint64_t)major(st.st_dev) << 20) | minor(st.st_dev);
-	pi->image.ino = st.st_ino;
-	pi->image.mtime_sec = st.st_mtim.tv_sec;
-	pi->image.mtime_nsec = st.st_mtim.tv_nsec;
+	image_key(&st, &pi->image);
 	pi->x_vaddr = ls_elf__exec_vaddr(elf);
 	pi->build_id_len =
 		ls_elf__build_id_at(elf, pi->build_id, sizeof(pi->build_id), &pi->build_id_off);
@@ -178,8 +183,13 @@ int ls_python__check_layout(const struct ls_pylayout *L)
 	return 0;
 }
 
-static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma *v,
-		 struct ls_elf *elf, struct ls_pyinfo *pi, char *why, size_t whylen)
+/*
+ * Fills pi from the interpreter file `path` (opened as elf). With a process (pid, maps), as that
+ * process maps it; without one (pid 0, maps NULL), at load bias 0, its thread-state lookup not
+ * yet checked: what `images` needs before any process of the file runs.
+ */
+static int setup(pid_t pid, const struct ls_procmaps *maps, const char *path, struct ls_elf *elf,
+		 struct ls_pyinfo *pi, char *why, size_t whylen)
 {
 	uint64_t runtime, code_type, verval, rtsize = 0;
 	uint8_t blob[LS_PY_DEBUG_OFFSETS_MAX];
@@ -193,11 +203,11 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	    ls_elf__read(elf, verval, &version, sizeof(version))) {
 		snprintf(why, whylen,
 			 "CPython older than 3.11 in %s (no Py_Version); supported: 3.11 to 3.15",
-			 v->path);
+			 path);
 		return -ENOTSUP;
 	}
 	if (ls_elf__sym(elf, "PyCode_Type", &code_type, NULL)) {
-		snprintf(why, whylen, "%s exports no PyCode_Type; unknown CPython build", v->path);
+		snprintf(why, whylen, "%s exports no PyCode_Type; unknown CPython build", path);
 		return -ENOTSUP;
 	}
 	memset(pi, 0, sizeof(*pi));
@@ -213,29 +223,32 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 		snprintf(why, whylen, "%s", pi->ver.note);
 		return -ENOTSUP;
 	}
-	if (pi->ver.note[0])
+	if (pi->ver.note[0] && pid) /* a file alone: said when a process of it is found */
 		ls_warn(0, "pid %d: %s", pid, pi->ver.note);
 	if (ls_python__check_layout(&pi->layout)) {
 		snprintf(why, whylen, "CPython %s layout exceeds the walker's windows",
 			 pi->version);
 		return -ENOTSUP;
 	}
-	first = first_mapping(maps, v->path);
+	first = maps ? first_mapping(maps, path) : NULL;
 	pi->dyn = ls_elf__is_dyn(elf);
-	if (pi->dyn) {
+	if (pi->dyn && maps) {
 		if (!first) {
-			snprintf(why, whylen, "no base mapping for %s", v->path);
+			snprintf(why, whylen, "no base mapping for %s", path);
 			return -EAGAIN;
 		}
 		pi->bias = first->start - ls_elf__first_load_vaddr(elf);
 	}
-	snprintf(pi->path, sizeof(pi->path), "%s", v->path);
-	pi->shared = !strncmp(base_name(v->path), "libpython", 9);
+	snprintf(pi->path, sizeof(pi->path), "%s", path);
+	pi->shared = !strncmp(base_name(path), "libpython", 9);
 	pi->usdt = ls_elf__has_sdt(elf, "python");
 	snprintf(pi->build, sizeof(pi->build), "%s%s%s", pi->shared ? "shared" : "static",
 		 pi->dyn && !pi->shared ? ", PIE" : "", pi->usdt ? ", usdt" : "");
 	pi->runtime = pi->bias + runtime;
-	text_range(maps, v->path, pi);
+	if (maps)
+		text_range(maps, path, pi);
+	else if (ls_elf__exec_range(elf, &pi->text_start, &pi->text_end))
+		pi->text_start = pi->text_end = 0;
 	image_identity(elf, pi);
 
 	pi->proc.flags = LS_PF_PYTHON;
@@ -243,13 +256,13 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	pi->proc.text_lo = pi->text_start;
 	pi->proc.text_hi = pi->text_end;
 	pi->proc.code_type = pi->bias + code_type;
-	pi->proc.pidns_level = pidns_level(pid);
+	pi->proc.pidns_level = pid ? pidns_level(pid) : 0; /* BPF sets it at exec */
 	if (pi->ver.runtime_gil != LS_PY_OFF_NONE) {
 		pi->proc.gil_lo = pi->runtime + pi->ver.runtime_gil;
 		pi->proc.gil_hi = pi->proc.gil_lo + pi->ver.gil_size;
 	}
 	if ((pi->ver.tstate_ways & LS_PY_TS_TSS_KEY) && pi->ver.runtime_tss_key != LS_PY_OFF_NONE &&
-	    uses_glibc(maps)) {
+	    (maps ? uses_glibc(maps) : ls_elf__needs(elf, "libc.so.6"))) {
 		/* Py_tss_t is {int _is_initialized; pthread_key_t _key;} */
 		pi->proc.tss_addr = pi->runtime + pi->ver.runtime_tss_key - 4;
 		pi->proc.tsd_mode = LS_TS_GLIBC_TSD;
@@ -260,7 +273,8 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const struct ls_vma 
 	} else {
 		pi->proc.tsd_mode = LS_TS_THREAD_LIST;
 	}
-	ls_python__verify_tsd(pid, pi);
+	if (pid)
+		ls_python__verify_tsd(pid, pi);
 	return 0;
 }
 
@@ -302,7 +316,7 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 				continue;
 			if (is_exe && ls_elf__needs(elf, "libpython"))
 				needs_libpython = true;
-			err = setup(pid, &maps, v, elf, pi, why, whylen);
+			err = setup(pid, &maps, v->path, elf, pi, why, whylen);
 			ls_elf__free(elf);
 			if (err == 0 || err == -ENOTSUP || err == -EAGAIN) {
 				ls_procmaps__free(&maps);
@@ -320,6 +334,37 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 	snprintf(why, whylen, "not a CPython process (no _PyRuntime in %s or a libpython)",
 		 exe[0] ? base_name(exe) : "its executable");
 	return best;
+}
+
+int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen)
+{
+	struct ls_elf *elf;
+	int err;
+
+	struct stat st;
+
+	memset(pi, 0, sizeof(*pi));
+	err = ls_elf__open(path, &elf);
+	if (err) {
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = setup(0, NULL, path, elf, pi, why, whylen);
+	if (err == 0 && !pi->in_exe) {
+		snprintf(why, whylen, "%s: the interpreter is not in the executable", path);
+		err = -EAGAIN;
+	} else if (err == -ENOENT && ls_elf__needs(elf, "libpython")) {
+		snprintf(why, whylen, "%s needs a libpython: found once it is mapped", path);
+		err = -EAGAIN;
+	} else if (err == -ENOENT && ls_elf__stat(elf, &st) == 0) {
+		image_key(&st, &pi->image);
+		snprintf(why, whylen, "not a CPython process (no _PyRuntime in %s or a libpython)",
+			 base_name(path));
+	} else if (err == -ENOENT) {
+		err = -EIO;
+	}
+	ls_elf__free(elf);
+	return err;
 }
 
 static uint64_t read_ptr(pid_t pid, uint64_t addr)

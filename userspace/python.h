@@ -48,6 +48,15 @@ struct ls_pyinfo {
 int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whylen);
 
 /*
+ * An interpreter executable before any process runs it (a launched command's): pi as at load
+ * bias 0, for `images`, so that its exec is walked from the first sample. 0; -EAGAIN when it is
+ * Python through a libpython (found once that is mapped); -ENOENT when it is not Python (no
+ * _PyRuntime, no libpython needed), with pi->image naming the file; -ENOTSUP for a CPython this
+ * tool cannot walk; -errno when it cannot be read. `why` says which.
+ */
+int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen);
+
+/*
  * Checks the glibc thread-specific-data lookup against the main thread once the interpreter is
  * initialised, and falls back to the thread-list walk when it does not hold. Returns 1 when the
  * lookup mode changed (push the new ls_proc to BPF), 0 when unchanged or not yet decidable.

@@ -98,6 +98,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	ls_sources_release(&r->sources);
 	ls_notebooks_release(&r->notebooks);
 	ls_images_release(&r->images);
+	free(r->undecided);
 	free(r);
 }
 

@@ -43,6 +43,7 @@ struct ls_recorder_stats {
 	uint64_t bad_records;	     /* malformed ring-buffer records */
 	uint64_t unresolved_samples; /* on-CPU samples without lines: interpreter not known yet */
 	uint64_t images_known;	     /* execs resolved from a known image, without /proc */
+	uint64_t images_none;	     /* execs of a file known not to be Python, without /proc */
 	uint64_t healed;	     /* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	     /* records that arrived after their process's exit */
 	uint64_t agg_orphans;	/* samples added up in the kernel under a stack never described */
@@ -66,6 +67,13 @@ void ls_recorder__free(struct ls_recorder *r);
  * interpreter and registering it with BPF. -ESRCH when it does not exist.
  */
 int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent);
+
+/*
+ * Reads the executable at path before any process runs it (a launched command's): an interpreter
+ * is published to BPF, so that its exec is walked from the first sample; a file that is not
+ * Python (-ENOENT) settles its exec's record without /proc. 0 or -errno (ls_python__probe_exe).
+ */
+int ls_recorder__learn_exe(struct ls_recorder *r, const char *path);
 
 /*
  * --timeline: keep when each sample and each off-CPU interval longer than min_wait_ns happened

@@ -148,6 +148,7 @@ static int put_stats(struct ls_recorder *r)
 		{"unresolved_samples", r->st.unresolved_samples},
 		{"received_samples", r->st.samples},
 		{"images_known", r->st.images_known},
+		{"images_none", r->st.images_none},
 		{"entries_healed", r->st.healed},
 		{"after_exit", r->st.after_exit},
 		{"ringbuf_bytes", r->st.ringbuf_bytes},
@@ -156,9 +157,16 @@ static int put_stats(struct ls_recorder *r)
 	const struct ls_recorder_stats *b = &r->st_base;
 	/* counted since the interval began: the whole run unless --rotate cut it */
 	const uint64_t since[] = {
-		b->unresolved, b->bad_records,	 0, /* unresolved_samples: of the images' counts */
-		b->samples,    b->images_known,	 b->healed,
-		b->after_exit, b->ringbuf_bytes, b->stacks_reused,
+		b->unresolved,
+		b->bad_records,
+		0, /* unresolved_samples: of the images' counts */
+		b->samples,
+		b->images_known,
+		b->images_none,
+		b->healed,
+		b->after_exit,
+		b->ringbuf_bytes,
+		b->stacks_reused,
 	};
 	int err = 0;
 

@@ -46,6 +46,12 @@ struct rexec {
 	bool dirty;
 };
 
+/* An image that ended before /proc could tell whether it ran Python: its file may still say. */
+struct undecided {
+	struct ls_image_key image;
+	uint32_t proc, exec; /* indexes into procs and its execs */
+};
+
 struct rproc {
 	int64_t id;
 	pid_t pid, ppid, nspid;
@@ -87,6 +93,9 @@ struct rproc {
 	bool cpu_tracked;
 	uint64_t next_try_ns;
 	int tries;
+	int last_err;		   /* what the last discovery of this image found (0 before any) */
+	struct ls_image_key image; /* the file of its image, as its exec record named it */
+	bool has_image;		   /* image is set (an exec, or a fork of one) */
 	uint32_t gen;	  /* generation of its BPF entry, as the last fork/exec record said */
 	uint64_t heal_ns; /* last time its BPF entry was set again after an lsr_unwalked sample */
 	struct rexec *execs;
@@ -178,6 +187,8 @@ struct ls_recorder {
 	unsigned nlayouts;
 	unsigned max_layouts; /* LS_MAX_LAYOUTS; LINESCOPE_MAX_LAYOUTS lowers it (tests) */
 	struct ls_images images;
+	struct undecided *undecided; /* images waiting on their file's verdict (see images.h) */
+	size_t nundecided, undecidedcap;
 
 	struct ls_recorder_stats st;
 	struct ls_recorder_stats st_base; /* st when the interval began (--rotate), else zero */
@@ -204,7 +215,6 @@ struct rproc *lsr_proc_get(struct ls_recorder *r, pid_t pid);
 /* The stack id of frames the GPU library walked in process pid (ls_gpurec_stack_fn). */
 int64_t lsr_gpu_stack(void *ctx, uint32_t pid, const struct ls_frame *frames, uint32_t n);
 struct rproc *lsr_proc_any(struct ls_recorder *r, pid_t pid);
-void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now);
 void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *parent);
 void lsr_unwalked(struct ls_recorder *r, struct rproc *p);
 void lsr_thread_cpu_final(struct thread_row *t, uint64_t cpu_ns);
@@ -212,6 +222,18 @@ void lsr_thread_cpu_final(struct thread_row *t, uint64_t cpu_ns);
 bool lsr_thread_cpu_now(const struct ls_recorder *r, const struct thread_row *t, uint64_t *ns);
 void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e);
 void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e);
+
+/* recorder_discover.c */
+/* Looks for p's interpreter (now or at a retry); sets its BPF entry once found. */
+void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now);
+/* Sets p's BPF entry to what is known of it (pending until its interpreter is). */
+void lsr_push_proc(struct ls_recorder *r, struct rproc *p);
+/* p->py found: its layout's slot, its code cache; 0, or -ENOSPC (no lines, noted). */
+int lsr_python_ready(struct ls_recorder *r, struct rproc *p);
+/* p's current image is not Python, nor is any other process of its file. */
+void lsr_not_python(struct ls_recorder *r, struct rproc *p);
+/* p's current image ends before it could be looked at: its file may tell later. */
+void lsr_undecided(struct ls_recorder *r, struct rproc *p);
 
 /* recorder_samples.c */
 int64_t lsr_func_intern(struct ls_recorder *r, int64_t file_id, const char *qualname,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Process lifecycle in the recorder: rows from fork, exec and exit records (the kernel's identity;
- * /proc only adds), each pid's images, CPython discovery and the BPF entries it sets, thread CPU
- * baselines and ends.
+ * /proc only adds), each pid's images, thread CPU baselines and ends. CPython discovery is
+ * recorder_discover.c's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,29 +17,6 @@
 #include "log.h"
 #include "procfs.h"
 #include "recorder_int.h"
-
-/*
- * Discovery retries. An exec'd process maps libpython within milliseconds, a process may also
- * dlopen it later: retries start 1 ms apart and back off to one a second (see discover()).
- */
-#define MS		1000000ULL
-#define RETRY_EXEC_NS	(1 * MS)   /* the exec record of what /proc showed is on its way */
-#define RETRY_OTHER_NS	(100 * MS) /* any other failure */
-#define NO_PYTHON_AFTER 3	   /* tries that found no interpreter file: not Python */
-/* no interpreter yet: the delay before the next try, by how many were made */
-static const struct {
-	int below; /* tries */
-	uint64_t delay_ns;
-} discovery_backoff[] = {{5, 1 * MS}, {20, 5 * MS}, {40, 100 * MS}, {INT_MAX, 1000 * MS}};
-
-static uint64_t discovery_delay(int tries)
-{
-	size_t i = 0;
-
-	while (tries >= discovery_backoff[i].below)
-		i++;
-	return discovery_backoff[i].delay_ns;
-}
 
 /* Forgets the code objects (their memory is gone); exec also forgets the interpreter. */
 void lsr_proc_drop_python(struct rproc *p, bool forget_interpreter)
@@ -189,6 +166,18 @@ static void image_end(struct ls_recorder *r, struct rproc *p, uint64_t ts)
 
 	if (!x)
 		return;
+	if (p->py_state == PY_UNKNOWN || p->py_state == PY_PENDING) {
+		/*
+		 * it ends as it was last seen alive: with no interpreter mapped and none its file
+		 * needs, or its file is one found so in another process. Not Python: its samples
+		 * are its command's, not ones left unwalked.
+		 */
+		if (p->last_err == -ENOENT ||
+		    (p->has_image && ls_images__is_none(&r->images, &p->image)))
+			lsr_not_python(r, p);
+		else if (p->has_image && p->last_err != -EAGAIN)
+			lsr_undecided(r, p);
+	}
 	lsr_image_sync(p);
 	x->end_ns = rel_ns(r, ts);
 	x->dirty = true;
@@ -237,134 +226,6 @@ struct rproc *lsr_proc_any(struct ls_recorder *r, pid_t pid)
 	return p;
 }
 
-/* The BPF slot of layout L, or -ENOSPC: never another interpreter's offsets (slot 0 was). */
-static int layout_id(struct ls_recorder *r, const struct ls_pylayout *L)
-{
-	for (unsigned i = 0; i < r->nlayouts; i++)
-		if (!memcmp(&r->layouts[i], L, sizeof(*L)))
-			return i;
-	if (r->nlayouts == r->max_layouts)
-		return -ENOSPC;
-	r->layouts[r->nlayouts] = *L;
-	r->ops->set_layout(r->ctx, r->nlayouts, L);
-	return r->nlayouts++;
-}
-
-static void push_proc(struct ls_recorder *r, struct rproc *p)
-{
-	struct ls_proc bp = {.flags = LS_PF_PENDING};
-
-	if (p->py_state == PY_READY)
-		bp = p->py.proc;
-	if (p->exited)
-		return;
-	/* refused when the kernel's entry is of a newer exec than we know: its record follows */
-	bp.gen = p->gen;
-	r->ops->set_proc(r->ctx, p->pid, &bp);
-}
-
-/* Tells BPF about an interpreter executable once its thread-state lookup is settled. */
-static void learn_image(struct ls_recorder *r, const struct ls_pyinfo *pi)
-{
-	struct ls_image_ent *e;
-	struct ls_image img;
-
-	if (!pi->in_exe || !r->ops->set_image)
-		return;
-	e = ls_images__learn(&r->images, pi);
-	if (!e)
-		return;
-	ls_python__image(&e->pi, &img);
-	r->ops->set_image(r->ctx, &e->pi.image, &img);
-}
-
-/* 0, or -ENOSPC with the process left without lines and a note saying why. */
-static int python_ready(struct ls_recorder *r, struct rproc *p)
-{
-	int id = layout_id(r, &p->py.layout);
-
-	if (id < 0) {
-		snprintf(p->note, sizeof(p->note),
-			 "CPython %s: %d distinct interpreter layouts already in this session; its "
-			 "samples are counted without lines",
-			 p->py.version, r->max_layouts);
-		p->py_state = PY_UNSUPPORTED;
-		p->dirty = true;
-		return id;
-	}
-	p->py.proc.layout_id = id;
-	ls_pycode_cache_init(&p->codes, p->pid, &p->py, &r->linetabs);
-	p->py_state = PY_READY;
-	p->note[0] = 0;
-	p->dirty = true;
-	lsr_image_sync(p);
-	return 0;
-}
-
-/* Whether the kernel's entry is of a newer exec than the records handled so far. */
-static bool exec_in_flight(struct ls_recorder *r, const struct rproc *p)
-{
-	uint32_t gen;
-
-	return r->ops->proc_gen && r->ops->proc_gen(r->ctx, p->pid, &gen) == 0 &&
-	       ls_gen_newer(gen, p->gen);
-}
-
-/* Tries to find the interpreter; schedules a retry with backoff while it may still appear. */
-void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
-{
-	char why[256];
-	int err;
-
-	if (p->exited || p->py_state == PY_READY || p->py_state == PY_NONE ||
-	    p->py_state == PY_UNSUPPORTED)
-		return;
-	p->tries++;
-	err = ls_python__discover(p->pid, &p->py, why, sizeof(why));
-	if (exec_in_flight(r, p)) {
-		/* /proc showed the image after an exec whose record is still to come: what was
-		 * found belongs to that image, not to this one (the exec record rediscovers at
-		 * once) */
-		if (err == 0)
-			learn_image(r, &p->py);
-		p->py_state = PY_PENDING;
-		p->next_try_ns = now + RETRY_EXEC_NS;
-		return;
-	}
-	if (err == 0 && python_ready(r, p)) {
-		ls_warn(0, "pid %d: %s", p->pid, p->note);
-		return;
-	}
-	if (err == 0) {
-		push_proc(r, p);
-		learn_image(r, &p->py);
-		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,
-			p->py.path);
-		return;
-	}
-	snprintf(p->note, sizeof(p->note), "%s", why);
-	p->dirty = true;
-	if (err == -EAGAIN || err == -ENOENT) {
-		uint64_t delay = discovery_delay(p->tries);
-
-		p->py_state = PY_PENDING;
-		p->next_try_ns = now + delay;
-		if (err == -ENOENT && p->tries > NO_PYTHON_AFTER)
-			p->py_state = PY_NONE;
-		return;
-	}
-	if (err == -ENOTSUP) {
-		p->py_state = PY_UNSUPPORTED;
-		ls_warn(0, "pid %d (%s): %s; its samples are counted without lines", p->pid,
-			p->comm ? p->comm : "?", why);
-		return;
-	}
-	if (err == -ESRCH)
-		return;
-	p->py_state = PY_PENDING;
-	p->next_try_ns = now + RETRY_OTHER_NS;
-}
-
 /* A forked child: its parent's image, name and interpreter until it execs. */
 void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *parent)
 {
@@ -376,8 +237,14 @@ void lsr_inherit(struct ls_recorder *r, struct rproc *p, const struct rproc *par
 	p->dirty = true;
 	if (parent->py_state == PY_READY && !parent->codes_released && p->py_state != PY_READY) {
 		p->py = parent->py;
-		python_ready(r, p);
+		lsr_python_ready(r, p);
+	} else if (parent->py_state == PY_NONE && p->py_state == PY_UNKNOWN) {
+		/* the same image, found not to be Python: so is this one until it execs */
+		p->py_state = PY_NONE;
+		memcpy(p->note, parent->note, sizeof(p->note));
 	}
+	p->image = parent->image;
+	p->has_image = parent->has_image;
 }
 
 static void snapshot_thread_cpu(void *ctx, pid_t tid)
@@ -405,7 +272,7 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 		p->cpu_tracked = ls_procfs__each_thread(pid, snapshot_thread_cpu, p) == 0;
 	}
 	/* register before discovery so that BPF samples it (and follows its forks) at once */
-	push_proc(r, p);
+	lsr_push_proc(r, p);
 	lsr_discover(r, p, ls_mono_ns());
 	return 0;
 }
@@ -423,7 +290,7 @@ void lsr_unwalked(struct ls_recorder *r, struct rproc *p)
 		 * still pending): set it again, at most every 10 ms */
 		p->heal_ns = now;
 		r->st.healed++;
-		push_proc(r, p);
+		lsr_push_proc(r, p);
 	}
 }
 
@@ -535,10 +402,13 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 		return;
 	image_end(r, p, e->ts);
 	lsr_proc_drop_python(p, true);
+	p->image = e->image;
+	p->has_image = true;
 	ls_hashmap_release(&p->files);
 	ls_hashmap_init(&p->files);
 	p->src_where_ns = 0; /* an exec may follow a chroot or setns */
 	p->tries = 0;
+	p->last_err = 0;
 	p->note[0] = 0;
 	p->gen = e->gen;
 	if (e->nspid)
@@ -575,20 +445,27 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 			r->ops->set_image(r->ctx, &e->image, NULL);
 		ls_images__forget(&r->images, &e->image);
 		known = NULL;
-		push_proc(r, p); /* pending until discovered */
+		lsr_push_proc(r, p); /* pending until discovered */
 	}
 	if (known) {
 		ls_python__rebase(known, e->start_code, &p->py);
 		p->py.proc.pidns_level = e->pidns_level;
-		if (python_ready(r, p))
+		if (lsr_python_ready(r, p))
 			return; /* a known image's layout has its slot: cannot happen */
 		r->st.images_known++;
 		/* BPF set it too when the image was published, but a push that raced with the
 		 * exec may have replaced that (see ls_loader__set_proc) */
-		push_proc(r, p);
+		lsr_push_proc(r, p);
 		return;
 	}
-	push_proc(r, p); /* pending: whatever raced with the exec is of the old image */
+	if (ls_images__is_none(&r->images, &e->image)) {
+		/* a file found not to be Python in another process: no /proc to read */
+		p->py_state = PY_NONE;
+		snprintf(p->note, sizeof(p->note), "not a CPython process");
+		r->st.images_none++;
+		return;
+	}
+	lsr_push_proc(r, p); /* pending: whatever raced with the exec is of the old image */
 	lsr_discover(r, p, ls_mono_ns());
 }
 
@@ -623,7 +500,7 @@ void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 			lsr_image_begin(r, p, "fork", e->ts);
 		/* its BPF entry is the parent's as of the fork: set it to what we know now */
 		if (p->py_state == PY_READY)
-			push_proc(r, p);
+			lsr_push_proc(r, p);
 		break;
 	}
 	case LS_PE_SEEN:
@@ -650,37 +527,6 @@ void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 	default:
 		r->st.bad_records++;
 	}
-}
-
-void ls_recorder__tick(struct ls_recorder *r)
-{
-	for (size_t i = 0; i < r->nprocs; i++) {
-		struct rproc *p = r->procs[i];
-
-		if (p->exited || p->py_state != PY_READY || p->py.tsd_verified)
-			continue;
-		if (ls_python__verify_tsd(p->pid, &p->py) > 0)
-			push_proc(r, p);
-		learn_image(r, &p->py);
-	}
-	ls_notebooks__retry_soon(&r->notebooks, &r->sources, ls_mono_ns());
-}
-
-uint64_t ls_recorder__retry(struct ls_recorder *r, uint64_t now_ns)
-{
-	uint64_t next = UINT64_MAX;
-
-	for (size_t i = 0; i < r->nprocs; i++) {
-		struct rproc *p = r->procs[i];
-
-		if (p->exited || p->py_state != PY_PENDING)
-			continue;
-		if (now_ns >= p->next_try_ns)
-			lsr_discover(r, p, now_ns);
-		if (p->py_state == PY_PENDING && p->next_try_ns < next)
-			next = p->next_try_ns;
-	}
-	return next;
 }
 
 void ls_recorder__reap(struct ls_recorder *r, uint64_t now_ns, uint64_t written, uint64_t read)

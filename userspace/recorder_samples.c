@@ -432,9 +432,19 @@ static void add_tick(struct ls_recorder *r, const struct rproc *p, int tid, int6
 	r->st.ticks++;
 }
 
+/*
+ * Our own fork of a launched command, before its exec (the exec itself, in the kernel): it runs
+ * no interpreter to miss, so its samples are not Python's, not unresolved ones.
+ */
+static bool held_launch(const struct rproc *p)
+{
+	return p->nexecs == 1 && !strcmp(p->execs[0].how, "launch");
+}
+
 void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len)
 {
 	const struct ls_frame *frames = (const void *)(s + 1);
+	bool nopy = (s->flags & LS_SF_NOT_PYTHON);
 	uint64_t unresolved;
 	struct rproc *p;
 	int64_t stack;
@@ -464,14 +474,16 @@ void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t 
 	if (s->flags & LS_SF_READ_FAIL)
 		r->st.read_fail++;
 	note_thread(r, p, s->tid, s->comm);
-	if (s->flags & LS_SF_NOT_PYTHON)
+	if (nopy && held_launch(p))
+		nopy = false;
+	else if (nopy)
 		lsr_unwalked(r, p);
 	if (p->nexecs && s->kind == LS_SAMPLE_ONCPU) {
 		struct rexec *x = &p->execs[p->nexecs - 1];
 
 		x->samples++;
 		x->cpu_ns += s->weight_ns;
-		x->nopy += !!(s->flags & LS_SF_NOT_PYTHON);
+		x->nopy += nopy;
 		x->dirty = true;
 	} else if (p->nexecs && s->kind == LS_SAMPLE_OFFCPU) {
 		p->execs[p->nexecs - 1].wait_ns += s->weight_ns;
@@ -577,7 +589,8 @@ static void remember_stack(struct ls_recorder *r, struct rproc *p, const struct 
 		.pid = s->pid,
 		.proc = (uint32_t)(p->id - 1),
 		.stack = stack,
-		.flags = s->flags,
+		/* the sums of the held fork's stack are of no interpreter either */
+		.flags = held_launch(p) ? s->flags & ~LS_SF_NOT_PYTHON : s->flags,
 		.image = image_index(p),
 		.partial = partial,
 	};

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "asuser.h"
+#include "launch_exe.h"
 #include "log.h"
 #include "outfile.h"
 #include "session_int.h"
@@ -115,9 +116,16 @@ static int start_targets(struct session *s)
 	int err;
 
 	if (o->command) {
+		char exe[LS_LAUNCH_EXES][PATH_MAX];
+		int n;
+
 		err = ls_recorder__add_target(s->rec, s->launch.pid, getpid());
 		if (err)
 			return ls_err(err, "cannot register the launched command");
+		/* its interpreter known at its exec: none of its first samples goes unwalked */
+		n = ls_launch_exes(o->command, exe);
+		for (int i = 0; i < n; i++)
+			ls_recorder__learn_exe(s->rec, exe[i]);
 		err = ls_launch__go(&s->launch, o->command[0]);
 		if (err)
 			return err;

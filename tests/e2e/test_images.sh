@@ -4,7 +4,8 @@
 # resolved from its exec record (images_known) and walked from its first samples; the same file
 # rewritten in place with its inode and mtime kept is told apart by its build id, discovered
 # again, and still gets lines. A discovery through /proc that sees an exec not yet handled does
-# not give the image before it the new interpreter.
+# not give the image before it the new interpreter. A launched interpreter is known before its
+# exec.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 
@@ -91,6 +92,41 @@ prof="$WORK/name.lsprof"
 "$LS" -q --profile "$prof" -o "$WORK/name.html" -- "$DEB_PY" "$FIX/ratio3.py" >/dev/null || fail "name: exit $?"
 n=$(sqlite3 "$prof" "SELECT t.name FROM threads t JOIN processes p ON p.id = t.process_id AND t.tid = p.pid")
 [ "$n" = python3.11 ] && pass "the launched command's main thread is named $n" || fail "main thread named '$n'"
+
+# A launched interpreter is known to BPF before its exec (found from the file: the command looked
+# up in PATH, a script's #! line through env): none of its samples goes unwalked, not even at
+# 999 Hz in its first milliseconds, and it is not discovered through /proc. A fresh copy, so that
+# no process of this run told us about it first.
+cp "$DEB_PY" "$WORK/pyl"
+printf '#!/usr/bin/env pyl\n' | cat - "$WORK/loop.py" >"$WORK/loop_env"
+chmod +x "$WORK/loop_env"
+for how in direct env; do
+	prof="$WORK/launch-$how.lsprof"
+	cmd=("$WORK/pyl" "$WORK/loop.py")
+	[ "$how" = env ] && cmd=(loop_env)
+	PATH="$WORK:$PATH" "$LS" -v -F 999 --profile "$prof" -o "$WORK/launch.html" -- "${cmd[@]}" \
+		2>"$WORK/launch-$how.log" || fail "launch $how: exit $?"
+	j=$(json_of "$prof") || { fail "launch $how: no report"; continue; }
+	"$PYQ" - "$j" "$WORK/launch-$how.log" "$how" <<'PYEOF' | check_lines
+import json, sys
+d = json.load(open(sys.argv[1])); how = sys.argv[3]
+p = d["processes"][0]
+x = [x for x in p["execs"] if x["how"] == "exec"]
+x = x and x[-1]
+on = sum(l["samples"] for l in d["lines"] if l["pid"] == p["pid"] and l["function"] == "loop")
+hz = d["run"]["frequency_hz"]
+ok = x and x["python"] and x["unresolved"] == 0 and d["run"]["lost"]["unresolved"] == 0
+print("%s launch %s: %d samples, %d without an interpreter (run: %d), %s" % (
+    "ok" if ok else "FAIL", how, x and x["samples"], x and x["unresolved"],
+    d["run"]["lost"]["unresolved"], x and x["python"]))
+found = "pid %d: CPython" % p["pid"] in open(sys.argv[2]).read()
+print("%s launch %s: resolved from its exec record%s" % (
+    "FAIL" if found else "ok", how, ", yet discovered through /proc" if found else ""))
+# loop() burns 0.3 s of its thread's CPU: its lines carry it (3 sigma of the count, and 5%)
+ok = on / hz >= 0.3 * 0.95 - 3 * on ** 0.5 / hz
+print("%s launch %s: %d samples on loop() (%.3fs)" % ("ok" if ok else "FAIL", how, on, on / hz))
+PYEOF
+done
 
 # A push of the old image's entry that lands just after an exec (userspace replaces whole `procs`
 # entries: it undoes the exec's reset and rolls the generation back) is healed by the exec's

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sqlite3.h>
 #include "log.h"
 #include "recorder.h"
@@ -119,8 +121,28 @@ static void exec_event(struct ls_recorder *r, uint32_t pid, uint64_t ts)
 	free(e);
 }
 
+/* pid execs the file named (dev 1, ino, mtime 5) */
+static void exec_file(struct ls_recorder *r, uint32_t pid, uint64_t ts, uint64_t ino)
+{
+	struct ls_exec_event *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	e->type = LS_REC_EXEC;
+	e->pid = pid;
+	e->old_tid = pid;
+	e->ts = ts;
+	e->start_ns = T0;
+	e->gen = 2;
+	e->image = (struct ls_image_key){.dev = 1, .ino = ino, .mtime_sec = 5};
+	strcpy(e->comm, "tool");
+	strcpy(e->path, "/usr/bin/tool");
+	e->path_len = strlen(e->path);
+	feed(r, e, sizeof(*e));
+	free(e);
+}
+
 struct sample_spec {
-	uint32_t type, tid;
+	uint32_t type, pid, tid;
 	uint8_t kind, flags;
 	uint16_t xflags;
 	uint64_t ts, weight_ns, aux, stack;
@@ -131,8 +153,8 @@ static void sample(struct ls_recorder *r, const struct sample_spec *x)
 {
 	struct ls_sample s = {
 		.type = x->type ?: LS_REC_SAMPLE,
-		.pid = PID,
-		.tid = x->tid ?: PID,
+		.pid = x->pid ?: PID,
+		.tid = x->tid ?: x->pid ?: PID,
 		.kind = x->kind,
 		.flags = x->flags,
 		.ts = x->ts ?: T0 + 10 * MS,
@@ -154,6 +176,16 @@ static void oncpu(struct ls_recorder *r, uint32_t tid, const char *comm, uint8_t
 						.flags = flags,
 						.weight_ns = MS,
 						.ts = T0 + (20 + i) * MS});
+}
+
+/* n on-CPU samples of pid that BPF could not walk: no interpreter known for it */
+static void unwalked(struct ls_recorder *r, uint32_t pid, int n)
+{
+	for (int i = 0; i < n; i++)
+		sample(r, &(struct sample_spec){.pid = pid,
+						.flags = LS_SF_NOT_PYTHON,
+						.weight_ns = MS,
+						.ts = T0 + (100 + i) * MS});
 }
 
 /* ---- reading the profile back ------------------------------------------------------------ */
@@ -347,6 +379,72 @@ static void test_processes_and_samples(void **state)
 	db = ls_test_open_ro(path);
 	assert_int_equal(stat_of(db, "after_exit"), 1);
 	assert_int_equal(ls_test_q_int(db, "SELECT count FROM samples WHERE process_id = 2"), 1);
+	sqlite3_close(db);
+	ls_recorder__free(r);
+	ls_store__free(s);
+}
+
+/*
+ * Samples of a program that is not Python are its command's, not samples lost for want of an
+ * interpreter: a process seen alive with no interpreter settles it for every process of its file,
+ * also one gone before it could be looked at; one nothing tells about stays counted.
+ */
+static void test_not_python(void **state)
+{
+	const uint32_t gone = 4500011, later = 4500012, child = 4500013, other = 4500014;
+	struct fake_bpf bpf = {0};
+	struct ls_store *s = new_store();
+	struct ls_recorder *r = NULL;
+	int go[2];
+	pid_t live;
+	char c;
+	sqlite3 *db;
+
+	assert_int_equal(ls_recorder__new(s, &ops, &bpf, T0, &r), 0);
+	/* gone before /proc could say: undecided, counted */
+	exec_file(r, gone, T0 + 1 * MS, 100);
+	unwalked(r, gone, 3);
+	proc_event(r, LS_PE_EXIT, gone, 1, gone, T0 + 5 * MS, 0, 0);
+	assert_int_equal(ls_recorder__flush(r), 0);
+	db = ls_test_open_ro(path);
+	assert_int_equal(stat_of(db, "unresolved_samples"), 3);
+	sqlite3_close(db);
+	/* a live process of the same file (this test's own code: no interpreter in it) */
+	assert_int_equal(pipe(go), 0);
+	live = fork();
+	assert_true(live >= 0);
+	if (live == 0) {
+		close(go[1]);
+		_exit(read(go[0], &c, 1) < 0);
+	}
+	close(go[0]);
+	exec_file(r, live, T0 + 6 * MS, 100);
+	unwalked(r, live, 2);
+	proc_event(r, LS_PE_EXIT, live, 1, live, T0 + 7 * MS, 0, 0);
+	close(go[1]);
+	waitpid(live, NULL, 0);
+	/* a later process of the file is known at its exec, and so is its forked child */
+	exec_file(r, later, T0 + 8 * MS, 100);
+	unwalked(r, later, 2);
+	proc_event(r, LS_PE_FORK, child, later, 1, T0 + 9 * MS, 0, 0);
+	unwalked(r, child, 2);
+	/* another file, never seen alive: its samples stay counted */
+	exec_file(r, other, T0 + 10 * MS, 200);
+	unwalked(r, other, 4);
+	proc_event(r, LS_PE_EXIT, other, 1, other, T0 + 11 * MS, 0, 0);
+	assert_int_equal(ls_recorder__flush(r), 0);
+	db = ls_test_open_ro(path);
+	assert_int_equal(stat_of(db, "unresolved_samples"), 4);
+	assert_int_equal(stat_of(db, "images_none"), 1);
+	assert_int_equal(ls_test_q_int(db, "SELECT sum(samples) FROM execs"), 13);
+	assert_int_equal(ls_test_q_int(db,
+				       "SELECT count(*) FROM execs e JOIN processes p ON "
+				       "p.id = e.process_id WHERE p.pid = 4500011 AND "
+				       "e.unresolved = 0 AND e.python IS NULL AND e.samples = 3"),
+			 1);
+	assert_int_equal(ls_test_q_int(db, "SELECT e.unresolved FROM execs e JOIN processes p ON "
+					   "p.id = e.process_id WHERE p.pid = 4500014"),
+			 4);
 	sqlite3_close(db);
 	ls_recorder__free(r);
 	ls_store__free(s);
@@ -550,6 +648,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_processes_and_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_fails, setup, teardown),
 	};

@@ -94,6 +94,31 @@ uint64_t ls_elf__exec_vaddr(const struct ls_elf *elf)
 	return lo == UINT64_MAX ? 0 : lo;
 }
 
+int ls_elf__exec_range(const struct ls_elf *elf, uint64_t *lo, uint64_t *hi)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t mask = (uint64_t)(page > 0 ? page : 4096) - 1;
+	size_t n;
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	if (elf_getphdrnum(elf->e, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf->e, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    ph.p_vaddr + ph.p_memsz < ph.p_vaddr ||
+		    ph.p_vaddr + ph.p_memsz > UINT64_MAX - mask)
+			continue;
+		if ((ph.p_vaddr & ~mask) < *lo)
+			*lo = ph.p_vaddr & ~mask;
+		if (((ph.p_vaddr + ph.p_memsz + mask) & ~mask) > *hi)
+			*hi = (ph.p_vaddr + ph.p_memsz + mask) & ~mask;
+	}
+	return *hi ? 0 : -ENOENT;
+}
+
 int ls_elf__stat(const struct ls_elf *elf, struct stat *st)
 {
 	return fstat(elf->fd, st) ? -errno : 0;

@@ -30,6 +30,12 @@ uint64_t ls_elf__first_load_vaddr(const struct ls_elf *elf);
  */
 uint64_t ls_elf__exec_vaddr(const struct ls_elf *elf);
 
+/*
+ * The page-aligned span of the executable PT_LOAD segments, as the process's mappings of the
+ * file show it at load bias 0: 0, or -ENOENT when there is none.
+ */
+int ls_elf__exec_range(const struct ls_elf *elf, uint64_t *lo, uint64_t *hi);
+
 /* The opened file's device (userspace encoding), inode and mtime; 0 or -errno. */
 struct stat;
 int ls_elf__stat(const struct ls_elf *elf, struct stat *st);
