@@ -19,6 +19,7 @@
 #include "launch_exe.h"
 #include "procfs.h"
 #include "python.h"
+#include "../lib/write_file.h"
 
 #define PY "/usr/bin/python3.11"
 
@@ -27,15 +28,7 @@ static char *saved_path;
 
 static void put(const char *name, const char *text, mode_t mode)
 {
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
+	assert_int_equal(ls_test_write_file(dir, name, text, mode), 0);
 }
 
 static int setup(void **state)

@@ -19,19 +19,13 @@
 #include <unistd.h>
 #include "ipycell.h"
 #include "notebooks.h"
+#include "../lib/write_file.h"
 
 static char dir[] = "/tmp/ls-nb-XXXXXX";
 
 static void write_file(const char *name, const char *text)
 {
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(ls_test_write_file(dir, name, text, 0644), 0);
 }
 
 /* The cell name of text as ipykernel would give it */

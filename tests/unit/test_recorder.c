@@ -188,6 +188,14 @@ static void unwalked(struct ls_recorder *r, uint32_t pid, int n)
 						.ts = T0 + (100 + i) * MS});
 }
 
+/* pid execs file ino at ms, has n unwalked samples, and exits a millisecond later */
+static void short_run(struct ls_recorder *r, uint32_t pid, uint64_t ms, uint64_t ino, int n)
+{
+	exec_file(r, pid, T0 + ms * MS, ino);
+	unwalked(r, pid, n);
+	proc_event(r, LS_PE_EXIT, pid, 1, pid, T0 + (ms + 1) * MS, 0, 0);
+}
+
 /* ---- reading the profile back ------------------------------------------------------------ */
 
 static void check_text(sqlite3 *db, const char *sql, const char *want)
@@ -402,9 +410,7 @@ static void test_not_python(void **state)
 
 	assert_int_equal(ls_recorder__new(s, &ops, &bpf, T0, &r), 0);
 	/* gone before /proc could say: undecided, counted */
-	exec_file(r, gone, T0 + 1 * MS, 100);
-	unwalked(r, gone, 3);
-	proc_event(r, LS_PE_EXIT, gone, 1, gone, T0 + 5 * MS, 0, 0);
+	short_run(r, gone, 1, 100, 3);
 	assert_int_equal(ls_recorder__flush(r), 0);
 	db = ls_test_open_ro(path);
 	assert_int_equal(stat_of(db, "unresolved_samples"), 3);
@@ -418,9 +424,7 @@ static void test_not_python(void **state)
 		_exit(read(go[0], &c, 1) < 0);
 	}
 	close(go[0]);
-	exec_file(r, live, T0 + 6 * MS, 100);
-	unwalked(r, live, 2);
-	proc_event(r, LS_PE_EXIT, live, 1, live, T0 + 7 * MS, 0, 0);
+	short_run(r, live, 6, 100, 2);
 	close(go[1]);
 	waitpid(live, NULL, 0);
 	/* a later process of the file is known at its exec, and so is its forked child */
@@ -429,9 +433,7 @@ static void test_not_python(void **state)
 	proc_event(r, LS_PE_FORK, child, later, 1, T0 + 9 * MS, 0, 0);
 	unwalked(r, child, 2);
 	/* another file, never seen alive: its samples stay counted */
-	exec_file(r, other, T0 + 10 * MS, 200);
-	unwalked(r, other, 4);
-	proc_event(r, LS_PE_EXIT, other, 1, other, T0 + 11 * MS, 0, 0);
+	short_run(r, other, 10, 200, 4);
 	assert_int_equal(ls_recorder__flush(r), 0);
 	db = ls_test_open_ro(path);
 	assert_int_equal(stat_of(db, "unresolved_samples"), 4);
