@@ -126,8 +126,9 @@ $(OUTPUT)/report/%.o: report/%.c $(wildcard report/*.h userspace/*.h userspace/l
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# the skeleton embeds the BPF object: whatever includes it must rebuild when it changes
-$(OUTPUT)/userspace/loader.o: $(SKELS)
+# the skeleton embeds the BPF object and lays out its maps and programs: whatever includes it
+# must rebuild when it changes (a stale layout reads the wrong fields)
+$(patsubst userspace/%.c,$(OUTPUT)/userspace/%.o,$(shell grep -l 'linescope\.skel\.h' userspace/*.c)): $(SKELS)
 
 $(OUTPUT)/liblinescope.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
