@@ -93,14 +93,6 @@ struct {
 	__type(value, struct ls_sample_buf);
 } scratch SEC(".maps") __weak;
 
-/* When this CPU's sampler last fired, whichever task it interrupted (see tick_weight()). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} last_tick SEC(".maps") __weak;
-
 /* Set while a preemptible program on this CPU holds a task-context scratch buffer. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -6,32 +6,10 @@
 #include "offcpu.bpf.h"
 #include "track.bpf.h"
 
-/*
- * The time a tick stands for: since this CPU's last one. The kernel's sample_period stays the
- * first period whatever userspace draws since (ls_loader__jitter), and a new period restarts
- * the timer, dropping the part of the old one already run: half a period a draw on average, 5%
- * of all time at 99 Hz with ten draws a second. The gap between ticks holds both. A gap longer
- * than 4 periods (the sampler was stopped) is not trusted: one period then.
- */
-static __always_inline __u64 tick_weight(__u64 period)
-{
-	__u32 zero = 0;
-	__u64 now = bpf_ktime_get_ns(), gap = 0;
-	__u64 *last = bpf_map_lookup_elem(&last_tick, &zero);
-
-	if (!last)
-		return period;
-	if (*last && now > *last)
-		gap = now - *last;
-	*last = now;
-	return gap && gap <= 4 * period ? gap : period;
-}
-
 SEC("perf_event")
 int handle_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), ip = ctx->regs.ip, aux = 0;
-	__u64 weight = tick_weight(ctx->sample_period); /* every tick: the next one's start */
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct task_struct *task;
 	struct ls_proc *p;
@@ -58,7 +36,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		aux = ls_mm_rss(task->mm);
 		xflags |= LS_XF_RSS;
 	}
-	if (!ls_emit_sample(p, LS_SAMPLE_ONCPU, weight, aux, xflags, ip, kernel, LS_SLOT_IRQ))
+	if (!ls_emit_sample(p, LS_SAMPLE_ONCPU, ctx->sample_period, aux, xflags, ip, kernel,
+			    LS_SLOT_IRQ))
 		LS_STAT_INC(samples);
 	else
 		LS_STAT_INC(sample_drops);

@@ -278,7 +278,6 @@ void ls_loader__free(struct ls_loader *l)
 		pthread_join(l->agg_setter, NULL);
 	close_fds(l->links, l->ncpus);
 	close_fds(l->pfds, l->ncpus);
-	free(l->jittered_ns);
 	close_fds(l->tp_links, l->ntp);
 	if (l->iter_open >= 0)
 		close(l->iter_open);

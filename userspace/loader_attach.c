@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/perf_event.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,8 +188,7 @@ int lsl_attach_sampling(struct ls_loader *l)
 	l->ncpus = max;
 	l->links = malloc(max * sizeof(int));
 	l->pfds = malloc(max * sizeof(int));
-	l->jittered_ns = calloc(max, sizeof(uint64_t));
-	if (!l->links || !l->pfds || !l->jittered_ns) {
+	if (!l->links || !l->pfds) {
 		free(mask);
 		return -ENOMEM;
 	}
@@ -387,31 +385,16 @@ void ls_loader__stop_sampling(struct ls_loader *l)
 			ioctl(l->pfds[c], PERF_EVENT_IOC_DISABLE, 0);
 }
 
-/* the longest another CPU's sampling period stays as drawn (see ls_loader__jitter) */
-#define JITTER_ELSEWHERE_NS 500000000ULL
-
-void ls_loader__jitter(struct ls_loader *l, uint64_t now_ns)
+void ls_loader__jitter(struct ls_loader *l)
 {
-	int here = sched_getcpu();
-
 	for (int c = 0; c < l->ncpus; c++) {
 		uint64_t period;
 
 		if (l->pfds[c] < 0)
 			continue;
-		/*
-		 * another CPU's event changes by a call on that CPU, an interrupt we wait for (about
-		 * 90 us on a VM: a quarter of the collector's time at 10,000 threads); the event of
-		 * the CPU this thread is on changes in place. Another CPU's changes only when this
-		 * thread has not been on it for a while. Ticks weigh the time between them, not the
-		 * period drawn (handle_sample), so how often it changes adds no error.
-		 */
-		if (c != here && now_ns - l->jittered_ns[c] < JITTER_ELSEWHERE_NS)
-			continue;
-		l->jittered_ns[c] = now_ns;
-		/* the rate, not the period, is drawn uniformly in [0.75, 1.25] of the nominal, so
-		 * that the samples taken, and their cost, average the nominal rate (a uniform period
-		 * would sample 2.2% more often, E[1/p]) */
+		/* the rate, not the period, is drawn uniformly in [0.75, 1.25] of the nominal: a
+		 * uniform period would sample 2.2% more often than nominal on average (E[1/p]) and
+		 * overstate every time by as much, since a sample stands for one nominal period */
 		period = l->period_ns * 4000 / (3000 + (uint64_t)random() % 2001);
 		ioctl(l->pfds[c], PERF_EVENT_IOC_PERIOD, &period);
 	}

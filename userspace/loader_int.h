@@ -23,8 +23,7 @@ struct ls_loader {
 	bool loaded;		     /* loaded and attached: worth keeping */
 	int *links;		     /* the sampler's link on each CPU (-1: none) */
 	int *pfds;
-	uint64_t *jittered_ns; /* when each CPU's period was last drawn */
-	int *tp_links;	       /* the tracepoint programs' links */
+	int *tp_links; /* the tracepoint programs' links */
 	int ntp;
 	int iter_open, iter_close; /* the task iterators' links (-1 in cpu mode) */
 	int *prog_fds; /* each program's descriptor by its index: kept, or of either share (-1) */

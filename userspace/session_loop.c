@@ -18,7 +18,7 @@
 #define STATUS_NS 250000000ULL
 #define TICK_NS	  20000000ULL
 #define REAP_NS	  500000000ULL
-#define JITTER_NS 250000000ULL
+#define JITTER_NS 100000000ULL
 #define POLL_MS	  50 /* longest sleep on the ring buffer: frequent records do not wake us */
 
 #define GRACE_NS  3000000000ULL /* for a launched command to exit once asked */
@@ -107,7 +107,7 @@ static int poll_records(struct session *s)
 static void run_timers(struct session *s, struct loop *L, uint64_t now)
 {
 	if (now - L->last_jitter >= JITTER_NS) {
-		ls_loader__jitter(s->loader, now);
+		ls_loader__jitter(s->loader);
 		L->last_jitter = now;
 	}
 	if (now - L->last_tick >= TICK_NS) {
