@@ -564,6 +564,21 @@ struct ls_image {
 #define LS_FRAME_WIN 96
 #define LS_CODE_WIN  168
 
+/*
+ * Each CPU's sampling clock, in .bss (`cpu_clocks`, by CPU number). Userspace notes the period it
+ * draws and when, then sets it (userspace/loader_jitter.c); the sampler notes every tick. A tick
+ * weighs the period in force, plus the part of the previous one a change cut off (tick_weight()
+ * in sample.bpf.c): the kernel reports the event's first period whatever was set since, and a
+ * new period restarts the timer.
+ */
+#define LS_CLOCK_CPUS 1024
+struct ls_cpu_clock {
+	__u64 period_ns;  /* the period drawn last; 0: the event's own */
+	__u64 changed_ns; /* when it was drawn (CLOCK_MONOTONIC); 0: never */
+	__u64 last_ns;	  /* this CPU's last tick, whichever task it interrupted */
+	__u64 pad;	  /* a power of two: no entry straddles two cache lines */
+};
+
 /* Counters in .bss; every failure path in BPF bumps one. Userspace reports them. */
 struct ls_stats {
 	__u64 samples;	     /* samples of target threads emitted */

@@ -122,6 +122,7 @@ const volatile bool filter_cgroup __weak = false;
  * (userspace/loader_keep.c) serves every run */
 __u32 self_tgid __weak;
 
+struct ls_cpu_clock cpu_clocks[LS_CLOCK_CPUS] __weak;
 struct ls_stats stats __weak;
 
 #define LS_STAT_INC(field) __sync_fetch_and_add(&stats.field, 1)

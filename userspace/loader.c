@@ -18,6 +18,7 @@
 #include "gpu_records.h"
 #include "linescope.skel.h"
 #include "loader_int.h"
+#include "loader_jitter.h"
 #include "loader_keep.h"
 #include "loader_split.h"
 #include "log.h"
@@ -277,6 +278,7 @@ void ls_loader__free(struct ls_loader *l)
 	if (l->agg_state == AGG_SETTING)
 		pthread_join(l->agg_setter, NULL);
 	close_fds(l->links, l->ncpus);
+	ls_jitter__stop(l->jitter); /* before the events it changes close */
 	close_fds(l->pfds, l->ncpus);
 	close_fds(l->tp_links, l->ntp);
 	if (l->iter_open >= 0)

@@ -121,13 +121,6 @@ int ls_loader__native_drain(struct ls_loader *l, pid_t pid,
 /* Copy of the BPF counters. */
 void ls_loader__stats(const struct ls_loader *l, struct ls_stats *st);
 
-/*
- * Draws a new sampling period for every CPU, uniformly within +/-25% of the base one. Called
- * every few tens of milliseconds, it keeps samples from locking onto the scheduler tick (a fixed
- * period aliases with time slices under CPU contention); each sample weighs its own period.
- */
-void ls_loader__jitter(struct ls_loader *l);
-
 /* The mean sampling period in ns. */
 uint64_t ls_loader__period_ns(const struct ls_loader *l);
 

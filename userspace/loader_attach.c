@@ -22,6 +22,7 @@
 #include "gpu_records.h"
 #include "linescope.skel.h"
 #include "loader_int.h"
+#include "loader_jitter.h"
 #include "loader_keep.h"
 #include "log.h"
 
@@ -194,6 +195,8 @@ int lsl_attach_sampling(struct ls_loader *l)
 	}
 	for (int c = 0; c < max; c++)
 		l->pfds[c] = l->links[c] = -1;
+	/* a kept load's .bss has the last run's clocks */
+	memset(l->skel->bss->cpu_clocks, 0, sizeof(l->skel->bss->cpu_clocks));
 	for (int c = 0; c < max; c++) {
 		if (!mask[c])
 			continue;
@@ -216,7 +219,8 @@ int lsl_attach_sampling(struct ls_loader *l)
 		}
 	}
 	free(mask);
-	return 0;
+	err = ls_jitter__start(&l->jitter, l->pfds, max, l->period_ns, l->skel->bss->cpu_clocks);
+	return err ? ls_err(err, "cannot start the sampling jitter: %s", strerror(-err)) : 0;
 }
 
 static int add_trace_link(struct ls_loader *l, struct bpf_link *link)
@@ -380,22 +384,9 @@ int ls_loader__close_blocked(struct ls_loader *l)
 
 void ls_loader__stop_sampling(struct ls_loader *l)
 {
+	ls_jitter__stop(l->jitter);
+	l->jitter = NULL;
 	for (int c = 0; l->pfds && c < l->ncpus; c++)
 		if (l->pfds[c] >= 0)
 			ioctl(l->pfds[c], PERF_EVENT_IOC_DISABLE, 0);
-}
-
-void ls_loader__jitter(struct ls_loader *l)
-{
-	for (int c = 0; c < l->ncpus; c++) {
-		uint64_t period;
-
-		if (l->pfds[c] < 0)
-			continue;
-		/* the rate, not the period, is drawn uniformly in [0.75, 1.25] of the nominal: a
-		 * uniform period would sample 2.2% more often than nominal on average (E[1/p]) and
-		 * overstate every time by as much, since a sample stands for one nominal period */
-		period = l->period_ns * 4000 / (3000 + (uint64_t)random() % 2001);
-		ioctl(l->pfds[c], PERF_EVENT_IOC_PERIOD, &period);
-	}
 }

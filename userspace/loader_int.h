@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct bpf_link;
+struct ls_jitter;
 struct ls_keep;
 struct linescope_bpf;
 
@@ -23,7 +24,8 @@ struct ls_loader {
 	bool loaded;		     /* loaded and attached: worth keeping */
 	int *links;		     /* the sampler's link on each CPU (-1: none) */
 	int *pfds;
-	int *tp_links; /* the tracepoint programs' links */
+	struct ls_jitter *jitter; /* the threads that draw each CPU's period (loader_jitter.c) */
+	int *tp_links;		  /* the tracepoint programs' links */
 	int ntp;
 	int iter_open, iter_close; /* the task iterators' links (-1 in cpu mode) */
 	int *prog_fds; /* each program's descriptor by its index: kept, or of either share (-1) */

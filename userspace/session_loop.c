@@ -18,7 +18,6 @@
 #define STATUS_NS 250000000ULL
 #define TICK_NS	  20000000ULL
 #define REAP_NS	  500000000ULL
-#define JITTER_NS 100000000ULL
 #define POLL_MS	  50 /* longest sleep on the ring buffer: frequent records do not wake us */
 
 #define GRACE_NS  3000000000ULL /* for a launched command to exit once asked */
@@ -26,7 +25,7 @@
 
 /* When each periodic job last ran, and how far the stopping has gone. */
 struct loop {
-	uint64_t last_flush, last_status, last_tick, last_reap, last_jitter;
+	uint64_t last_flush, last_status, last_tick, last_reap;
 	uint64_t deadline, grace_end, kill_end;
 	bool stopping, killed;
 	int signals_seen;
@@ -106,10 +105,6 @@ static int poll_records(struct session *s)
 
 static void run_timers(struct session *s, struct loop *L, uint64_t now)
 {
-	if (now - L->last_jitter >= JITTER_NS) {
-		ls_loader__jitter(s->loader);
-		L->last_jitter = now;
-	}
 	if (now - L->last_tick >= TICK_NS) {
 		ls_recorder__tick(s->rec);
 		L->last_tick = now;
