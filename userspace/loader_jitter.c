@@ -31,7 +31,7 @@
 #include "loader_jitter.h"
 #include "monoclock.h"
 
-#define JITTER_MS	 250
+#define JITTER_MS    250
 #define JITTER_STACK (64 * 1024)
 
 struct jitter_cpu {
@@ -44,7 +44,7 @@ struct jitter_cpu {
 struct ls_jitter {
 	int stop_fd; /* an eventfd: readable once the threads are to end */
 	uint64_t period_ns;
-	const int *pfds;	   /* borrowed: the loader's perf events, by CPU */
+	const int *pfds;	     /* borrowed: the loader's perf events, by CPU */
 	struct ls_cpu_clock *clocks; /* borrowed: the BPF .bss's, by CPU */
 	int ncpus;
 	struct jitter_cpu cpus[];
@@ -61,12 +61,10 @@ static uint64_t xorshift(uint64_t *s)
 /* Sets CPU c's period, noting it and when for its ticks' weights (tick_weight()). */
 static void set_period(struct ls_jitter *j, int c, uint64_t period)
 {
-	if (c < LS_CLOCK_CPUS) {
-		struct ls_cpu_clock *t = &j->clocks[c];
+	struct ls_cpu_clock *t = &j->clocks[c];
 
-		__atomic_store_n(&t->period_ns, period, __ATOMIC_RELAXED);
-		__atomic_store_n(&t->changed_ns, ls_mono_ns(), __ATOMIC_RELEASE);
-	}
+	__atomic_store_n(&t->period_ns, period, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->changed_ns, ls_mono_ns(), __ATOMIC_RELEASE);
 	ioctl(j->pfds[c], PERF_EVENT_IOC_PERIOD, &period);
 }
 
@@ -151,7 +149,8 @@ int ls_jitter__start(struct ls_jitter **out, const int *pfds, int ncpus, uint64_
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (int c = 0; c < ncpus && !err; c++) {
 		j->cpus[c] = (struct jitter_cpu){.j = j, .cpu = c};
-		if (pfds[c] >= 0)
+		/* a CPU past cpu_clocks keeps its first period: the one its ticks report */
+		if (pfds[c] >= 0 && c < LS_CLOCK_CPUS)
 			err = start_cpu(&j->cpus[c]);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

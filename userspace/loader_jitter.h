@@ -9,9 +9,10 @@ struct ls_jitter;
 struct ls_cpu_clock;
 
 /*
- * Starts a thread for each CPU c with a sampler (pfds[c] >= 0) that draws its period again every
- * 250 ms, its rate uniformly within +/-25% of 1/period_ns, noting it in clocks[c] for the ticks'
- * weights. pfds and clocks are borrowed until ls_jitter__stop(). 0 or -errno.
+ * Starts a thread for each CPU c with a sampler (pfds[c] >= 0; c < LS_CLOCK_CPUS) that draws its
+ * period again every 250 ms, its rate uniformly within +/-25% of 1/period_ns, noting it in
+ * clocks[c] for the ticks' weights. pfds and clocks are borrowed until ls_jitter__stop().
+ * 0 or -errno.
  */
 int ls_jitter__start(struct ls_jitter **out, const int *pfds, int ncpus, uint64_t period_ns,
 		     struct ls_cpu_clock *clocks);
