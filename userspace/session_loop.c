@@ -1,24 +1,34 @@
 // SPDX-License-Identifier: MIT
 /*
  * The recording loop. Records are consumed as they arrive so that code objects are read while
- * their process is alive; the profile is flushed every second so that a killed profiler leaves
- * a readable file. A stop (signal or -d) asks a launched command to exit, then makes it.
+ * their process is alive; the profile is flushed every second (less often when flushing would
+ * cost more than 1/FLUSH_SHARE of a core) so that a killed profiler leaves a readable file. A
+ * stop (signal or -d) asks a launched command to exit, then makes it.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "log.h"
 #include "session_int.h"
 #include "status.h"
 
-#define FLUSH_NS  NSEC_PER_SEC
-#define STATUS_NS 250000000ULL
-#define TICK_NS	  20000000ULL
-#define REAP_NS	  500000000ULL
-#define POLL_MS	  50 /* longest sleep on the ring buffer: frequent records do not wake us */
+#define FLUSH_NS NSEC_PER_SEC
+/*
+ * A flush costs about as much whatever the interval: each (thread, stack) seen since the last one
+ * is a row to update, and the kernel's aggregate is scanned whole. At 10,000 threads that is 5-22
+ * ms a flush, half of the collector's CPU at one a second: the interval grows so that flushing
+ * takes at most 1/FLUSH_SHARE of a core, up to FLUSH_MAX_NS of data a SIGKILL could lose.
+ */
+#define FLUSH_SHARE  200
+#define FLUSH_MAX_NS (5 * NSEC_PER_SEC)
+#define STATUS_NS    250000000ULL
+#define TICK_NS	     20000000ULL
+#define REAP_NS	     500000000ULL
+#define POLL_MS	     50 /* longest sleep on the ring buffer: frequent records do not wake us */
 
 #define GRACE_NS  3000000000ULL /* for a launched command to exit once asked */
 #define KILLED_NS 1000000000ULL /* for its killed tree to be reaped */
@@ -26,6 +36,7 @@
 /* When each periodic job last ran, and how far the stopping has gone. */
 struct loop {
 	uint64_t last_flush, last_status, last_tick, last_reap;
+	uint64_t flush_every; /* the flush interval, from what the last flush cost */
 	uint64_t deadline, grace_end, kill_end;
 	bool stopping, killed;
 	int signals_seen;
@@ -103,6 +114,14 @@ static int poll_records(struct session *s)
 	return lss_read(s, wait_ms);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
 static void run_timers(struct session *s, struct loop *L, uint64_t now)
 {
 	if (now - L->last_tick >= TICK_NS) {
@@ -120,9 +139,15 @@ static void run_timers(struct session *s, struct loop *L, uint64_t now)
 	}
 	if (s->o->rotate)
 		ls_rotate__reap(&s->rot, false);
-	if (now - L->last_flush >= FLUSH_NS) {
+	if (now - L->last_flush >= L->flush_every) {
+		uint64_t cpu = thread_cpu_ns();
+
 		if (lss_flush(s, now, false))
 			ls_warn(0, "could not write the profile; will retry");
+		cpu = (thread_cpu_ns() - cpu) * FLUSH_SHARE;
+		L->flush_every = cpu < FLUSH_NS	      ? FLUSH_NS
+				 : cpu > FLUSH_MAX_NS ? FLUSH_MAX_NS
+						      : cpu;
 		L->last_flush = now;
 	}
 	if (now - L->last_status >= STATUS_NS) {
@@ -181,6 +206,7 @@ void lss_loop(struct session *s)
 	ls_status__init(!s->o->quiet);
 	srandom(s->t0 ^ getpid());
 	L.last_flush = ls_mono_ns();
+	L.flush_every = FLUSH_NS;
 	if (s->o->duration > 0)
 		L.deadline = s->t0 + (uint64_t)(s->o->duration * NSEC_PER_SEC);
 

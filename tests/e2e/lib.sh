@@ -107,6 +107,25 @@ wait_log() {
 	return 1
 }
 
+# explain PROFILE JSON [LOG]: where a run's time went, for a check that failed: what was lost, the
+# collector's counters that are not 0, notes, the heaviest lines, and the tool's own -v log
+explain() {
+	"$PYQ" - "$1" "$2" <<'PYEOF'
+import json, sqlite3, sys
+d = json.load(open(sys.argv[2]))
+print("  lost: %s" % d["run"]["lost"])
+st = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True).execute(
+    "SELECT key, value FROM stats WHERE value != 0 AND key NOT LIKE 'bpf_run%'").fetchall()
+print("  stats: %s" % " ".join("%s=%s" % r for r in st))
+for p in d["processes"]:
+    print("  pid %s: %s" % (p.get("pid"), {k: v for k, v in p.items() if k in ("python", "note", "samples")}))
+for l in sorted(d["lines"], key=lambda l: -l["time_s"])[:6]:
+    print("  %s:%d %s time %.3fs cpu %.3fs wait %.3fs" % (l["path"][-40:], l["line"], l["function"],
+          l["time_s"], l["cpu_time_s"], l["wait_time_s"]))
+PYEOF
+	[ -z "${3:-}" ] || sed 's/^/  log: /' "$3"
+}
+
 finish() {
 	if [ "$failures" -gt 0 ]; then
 		echo "$failures check(s) failed"

@@ -28,7 +28,8 @@ burner()
 PY
 for py in "$DEB_PY" "$PYENV_PY"; do
 	prof="$WORK/wall.lsprof"
-	"$LS" -q --profile "$prof" -o "$WORK/wall.html" -- "$py" "$WORK/sleepburn.py" || fail "exit $?"
+	"$LS" -v --profile "$prof" -o "$WORK/wall.html" -- "$py" "$WORK/sleepburn.py" 2>"$WORK/wall.log" ||
+		fail "exit $?"
 	j=$(json_of "$prof")
 	[ "$(pyq "$j" 'd["run"]["mode"]')" = wall ] && pass "$py: default mode is wall" || fail "mode"
 	sw=$(pyq "$j" "sum(l['wait_time_s'] for l in lines(None, 'sleepburn.py') if l['function'] == 'sleeper')")
@@ -43,6 +44,7 @@ for py in "$DEB_PY" "$PYENV_PY"; do
 	# the sleep line's Time is its wall time
 	st=$(pyq "$j" "own('sleepburn.py', 5)")
 	r=$(ratio_within "$st" 1 1.0 0.10) && pass "$py: sleep line Time ${st}s" || fail "$py: sleep line Time ${st}s"
+	[ "$failures" = 0 ] || explain "$prof" "$j" "$WORK/wall.log"
 done
 
 # two CPU-bound threads share the GIL: their waits are GIL waits, on their loop lines
