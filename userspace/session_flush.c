@@ -112,23 +112,27 @@ static void write_progress(struct session *s, uint64_t now)
  * swap (the descriptions of its stacks come before it), then the map drained. A reader behind
  * its writers reads one slice only: a key whose stack it has not reached the description of is
  * kept, and added once it has (lss_agg_settle). all: read up to the swap, however long it takes.
+ * Returns the CPU time its reads of records took.
  */
-static void collect_agg(struct session *s, bool all)
+static uint64_t collect_agg(struct session *s, bool all)
 {
-	uint64_t pos;
+	uint64_t pos, cpu;
 
 	if (ls_loader__agg_swap(s->loader))
-		return; /* not begun yet, or the swap failed (logged) */
+		return 0; /* not begun yet, or the swap failed (logged) */
 	pos = ls_loader__ring_written(s->loader);
+	cpu = thread_cpu_ns();
 	if (all)
 		lss_read_to(s, pos);
 	else
 		lss_read(s, 0);
 	lss_agg_settle(s);
+	cpu = thread_cpu_ns() - cpu;
 	ls_recorder__agg_park(s->rec, ls_loader__ring_read(s->loader) < pos ? pos : 0);
 	/* a failed read is logged there; what it left is read when retired again */
 	ls_loader__agg_drain(s->loader, ls_recorder__add_agg, s->rec);
 	ls_recorder__agg_park(s->rec, 0);
+	return cpu;
 }
 
 /*
@@ -137,6 +141,7 @@ static void collect_agg(struct session *s, bool all)
  */
 static int flush_cut(struct session *s, uint64_t now, bool cut, bool all)
 {
+	uint64_t cpu = thread_cpu_ns(), reads = 0;
 	int err;
 
 	/*
@@ -148,7 +153,7 @@ static int flush_cut(struct session *s, uint64_t now, bool cut, bool all)
 	if (err)
 		return err;
 	if (ls_loader__agg_on(s->loader))
-		collect_agg(s, all);
+		reads = collect_agg(s, all);
 	for (int i = 0; i < s->nnative; i++)
 		ls_loader__native_drain(s->loader, s->native_pids[i], ls_recorder__native_count,
 					s->rec);
@@ -163,7 +168,10 @@ static int flush_cut(struct session *s, uint64_t now, bool cut, bool all)
 	if (err)
 		return err;
 	write_progress(s, now);
-	return ls_store__commit(s->store);
+	err = ls_store__commit(s->store);
+	cpu = thread_cpu_ns() - cpu;
+	s->flush_cost_ns = cpu > reads ? cpu - reads : 0;
+	return err;
 }
 
 int lss_flush(struct session *s, uint64_t now, bool all)

@@ -78,6 +78,8 @@ struct session {
 	/* the same, as the last flush stored them: the next interval's base */
 	struct ls_stats bs_last;
 	uint64_t cpu_last;
+	/* the last flush's CPU, its reads of records apart: what flushing less often saves */
+	uint64_t flush_cost_ns;
 	uint64_t prog_runs_last[LSS_MAX_PROGS], prog_ns_last[LSS_MAX_PROGS];
 	/* session_read.c: when the current read's slice ends (0: no record yet), and whether the
 	 * last read ended with records left */
@@ -97,6 +99,16 @@ static inline uint64_t self_cpu_ns(void)
 		return 0;
 	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC_PER_SEC +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * NSEC_PER_USEC;
+}
+
+/* The calling thread's CPU time. */
+static inline uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 /* --spark-events matches actions without a call site on the timeline */

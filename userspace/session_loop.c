@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "log.h"
 #include "session_int.h"
@@ -114,14 +113,6 @@ static int poll_records(struct session *s)
 	return lss_read(s, wait_ms);
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 static void run_timers(struct session *s, struct loop *L, uint64_t now)
 {
 	if (now - L->last_tick >= TICK_NS) {
@@ -140,11 +131,11 @@ static void run_timers(struct session *s, struct loop *L, uint64_t now)
 	if (s->o->rotate)
 		ls_rotate__reap(&s->rot, false);
 	if (now - L->last_flush >= L->flush_every) {
-		uint64_t cpu = thread_cpu_ns();
+		uint64_t cpu;
 
 		if (lss_flush(s, now, false))
 			ls_warn(0, "could not write the profile; will retry");
-		cpu = (thread_cpu_ns() - cpu) * FLUSH_SHARE;
+		cpu = s->flush_cost_ns * FLUSH_SHARE;
 		L->flush_every = cpu < FLUSH_NS	      ? FLUSH_NS
 				 : cpu > FLUSH_MAX_NS ? FLUSH_MAX_NS
 						      : cpu;
