@@ -19,8 +19,9 @@
 /*
  * A flush costs about as much whatever the interval: each (thread, stack) seen since the last one
  * is a row to update, and the kernel's aggregate is scanned whole. At 10,000 threads that is 5-22
- * ms a flush, half of the collector's CPU at one a second: the interval grows so that flushing
- * takes at most 1/FLUSH_SHARE of a core, up to FLUSH_MAX_NS of data a SIGKILL could lose.
+ * ms a flush (reads of records included, measured so), near half of the collector's CPU at one a
+ * second: the interval grows so that flushing, its reads apart, takes at most 1/FLUSH_SHARE of a
+ * core, up to FLUSH_MAX_NS of data a SIGKILL could lose.
  */
 #define FLUSH_SHARE  200
 #define FLUSH_MAX_NS (5 * NSEC_PER_SEC)
@@ -131,11 +132,13 @@ static void run_timers(struct session *s, struct loop *L, uint64_t now)
 	if (s->o->rotate)
 		ls_rotate__reap(&s->rot, false);
 	if (now - L->last_flush >= L->flush_every) {
-		uint64_t cpu;
+		/* a failed flush is retried a second later, as it always was */
+		uint64_t cpu = 0;
 
 		if (lss_flush(s, now, false))
 			ls_warn(0, "could not write the profile; will retry");
-		cpu = s->flush_cost_ns * FLUSH_SHARE;
+		else
+			cpu = s->flush_cost_ns * FLUSH_SHARE;
 		L->flush_every = cpu < FLUSH_NS	      ? FLUSH_NS
 				 : cpu > FLUSH_MAX_NS ? FLUSH_MAX_NS
 						      : cpu;
