@@ -230,7 +230,11 @@ def hot(n):
 
 t = time.thread_time(); hot(12000000); cpu = time.thread_time() - t
 json.dump({"cpu": cpu}, open("$WORK/shell.truth", "w"))
-%time y = hot(200000)  # SHELL MAGIC
+def burn(s):
+    t = time.thread_time()
+    while time.thread_time() - t < s: pass
+
+%time y = burn(0.1)  # SHELL MAGIC
 EOF
 IPYTHONDIR="$WORK/shell-ipython" "$LS" -q --profile "$WORK/shell.lsprof" -o /dev/null -- \
 	"$NBPY" -m IPython --simple-prompt --no-banner <"$WORK/shell.in" >"$WORK/shell.log" 2>&1 ||
@@ -251,8 +255,9 @@ cpu, n = sum(l["cpu_time_s"] or 0 for l in fn), sum(l["own_samples"] or 0 for l 
 tol = 5 / math.sqrt(max(n, 1)) + 0.05
 say(n and abs(cpu / truth - 1) <= tol, "IPython shell: hot() %.3f s CPU on its lines, %.3f s measured (%d samples, tolerance %.0f%%)" % (
     cpu, truth, n, 100 * tol))
-# the magic's cell (a line of it is on the stack while hot(200000) runs): shown as typed
-typed = [l for l in d["lines"] if "%time y = hot(200000)  # SHELL MAGIC" in (l["source"] or "")]
+# the magic's cell (a line of it is on the stack while burn(0.1) runs: 0.1 s of CPU time, so
+# ticks of at most 4/3 of a period must fall in it): shown as typed
+typed = [l for l in d["lines"] if "%time y = burn(0.1)  # SHELL MAGIC" in (l["source"] or "")]
 say(typed and typed[0]["kind"] == "notebook", "IPython shell: the line magic's cell as typed: %s" % (
     typed and {k: typed[0][k] for k in ("cell", "cell_line", "samples")}))
 PYEOF
