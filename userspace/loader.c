@@ -466,13 +466,14 @@ static int agg_started(struct ls_loader *l)
 int ls_loader__agg_swap(struct ls_loader *l)
 {
 	__u32 zero = 0;
-	int fd = l->agg_fd[!l->agg_b_active];
+	int fd;
 
 	if (agg_started(l)) {
 		ls_loader__agg_start(l); /* not begun yet (nothing is retired) */
 		return -EAGAIN;
 	}
-
+	/* read only now: the thread that set the first map made both (a run that ends at once) */
+	fd = l->agg_fd[!l->agg_b_active];
 	/* the kernel waits here for every program that may still hold the old map */
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &fd, BPF_ANY))
 		return ls_err(-errno, "cannot swap the in-kernel aggregates: %s", strerror(errno));

@@ -79,4 +79,11 @@ print("%s lost for want of an interpreter: %d, the images' sum %d" % (
     sum(left.values())))
 PYEOF
 )
+
+# a command that ends at once, before the in-kernel aggregates are set up: a clean run, nothing
+# on stderr (the first flush once swapped a map it read before the thread making it was done)
+"$LS" -q --profile "$WORK/at-once.lsprof" -o "$WORK/at-once.html" -- /bin/true 2>"$WORK/at-once.err"
+rc=$?
+[ $rc -eq 0 ] && [ ! -s "$WORK/at-once.err" ] && pass "a command that ends at once: exit 0, no message" ||
+	fail "a command that ends at once: exit $rc, $(head -2 "$WORK/at-once.err")"
 finish
