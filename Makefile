@@ -121,8 +121,8 @@ $(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h userspace/lib/*.
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/report/%.o: report/%.c $(wildcard report/*.h userspace/*.h userspace/lib/*.h) | \
-		$(OUTPUT)/report
+$(OUTPUT)/report/%.o: report/%.c $(wildcard report/*.h userspace/*.h userspace/lib/*.h) \
+		bpf/linescope.h | $(OUTPUT)/report
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -139,7 +139,10 @@ $(APP): $(MAIN_OBJ) $(OUTPUT)/liblinescope.a
 	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests: one cmocka binary per module, unprivileged.
-$(OUTPUT)/tests/unit/%.o: tests/unit/%.c $(wildcard tests/unit/*.h userspace/*.h report/*.h) | $(OUTPUT)/tests/unit $(SKELS)
+# every header a test may include, down to the records' layout: a stale object reads new records
+# with old sizes
+$(OUTPUT)/tests/unit/%.o: tests/unit/%.c $(wildcard tests/unit/*.h userspace/*.h userspace/lib/*.h \
+		report/*.h gpu/*.h) bpf/linescope.h | $(OUTPUT)/tests/unit $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(UNIT_CFLAGS_$*) -c $< -o $@
 

@@ -227,6 +227,8 @@ struct ls_exec_event {
 	__u16 path_len;	   /* bytes in path, without NUL */
 	__u32 pidns_level; /* depth of its pid namespace */
 	__u32 pad;
+	/* mm->env_start, env_end: the new image's environment, as /proc/PID/environ reads it */
+	__u64 env_start, env_end;
 	char comm[LS_COMM_LEN];
 	char path[LS_EXEC_PATH_MAX];
 	char args[LS_EXEC_ARGS_MAX];
@@ -624,7 +626,7 @@ _Static_assert(sizeof(struct ls_tick) == 40, "ls_tick layout");
 _Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
 _Static_assert(sizeof(struct ls_image) == 104, "ls_image layout");
-_Static_assert(sizeof(struct ls_exec_event) == 120 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
+_Static_assert(sizeof(struct ls_exec_event) == 136 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
 	       "ls_exec_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");

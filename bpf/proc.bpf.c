@@ -103,6 +103,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	image_key(task, &e->image);
 	e->start_code = BPF_CORE_READ(task, mm, start_code);
+	e->env_start = BPF_CORE_READ(task, mm, env_start);
+	e->env_end = BPF_CORE_READ(task, mm, env_end);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* a script's interpreter, else the file given to execve */
 	n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, interp));

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include "array.h"
 #include "fingerprint.h"
 #include "linetable.h"
@@ -27,13 +28,39 @@ void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_
 	ls_hashmap_init(&c->map);
 }
 
+/*
+ * A code object in one block with its names and line table: a job's processes describe tens of
+ * thousands, and four allocations each (and as many frees at each exit) were a tenth of the
+ * collector's CPU with 500 processes starting and ending.
+ */
+static struct ls_pycode *code_new(uint64_t addr, uint32_t fp, int firstlineno, const char *fname,
+				  const char *qname, const uint8_t *ltab, uint32_t ltlen)
+{
+	size_t nf = strlen(fname) + 1, nq = strlen(qname) + 1;
+	struct ls_pycode *code = malloc(sizeof(*code) + nf + nq + ltlen);
+	char *tail;
+
+	if (!code)
+		return NULL;
+	memset(code, 0, sizeof(*code));
+	tail = (char *)(code + 1);
+	code->addr = addr;
+	code->fp = fp;
+	code->firstlineno = firstlineno;
+	code->nunits = -1;
+	code->filename = memcpy(tail, fname, nf);
+	code->qualname = memcpy(tail + nf, qname, nq);
+	if (ltab && ltlen) {
+		code->linetable = memcpy(tail + nf + nq, ltab, ltlen);
+		code->ltlen = ltlen;
+	}
+	return code;
+}
+
 static void code_free(struct ls_pycode *code)
 {
 	if (!code)
 		return;
-	free(code->filename);
-	free(code->qualname);
-	free(code->linetable);
 	if (code->lines_owned)
 		free((int *)code->lines);
 	free(code);
@@ -154,9 +181,10 @@ static int read_code(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp, stru
 {
 	const struct ls_pylayout *L = &c->py->layout;
 	uint32_t header = c->py->ver.code_adaptive;
-	uint8_t hdr[512];
-	uint64_t fname, qname, ltab, ltlen;
+	uint8_t hdr[512], *table = NULL;
+	uint64_t fname, qname, ltab, ltlen = 0;
 	struct ls_pycode *code;
+	char *fn, *qn;
 	uint32_t firstlineno;
 	int err;
 
@@ -178,26 +206,20 @@ static int read_code(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp, stru
 	if (ls_code_fp(fname, qname, ltab, firstlineno) != fp)
 		return -ESTALE;
 
-	code = calloc(1, sizeof(*code));
-	if (!code)
-		return -ENOMEM;
-	code->addr = addr;
-	code->fp = fp;
-	code->firstlineno = (int)firstlineno;
-	code->nunits = -1;
-	code->filename = read_str_dup(c->pid, L, fname);
-	code->qualname = read_str_dup(c->pid, L, qname);
-	if (!code->filename || !code->qualname) {
-		code_free(code);
-		return -EFAULT;
-	}
-	if (ls_procfs__read_mem(c->pid, ltab + L->bytes_size, &ltlen, 8) == 0 &&
-	    ltlen <= MAX_LINETABLE) {
-		code->linetable = malloc(ltlen + 1);
-		if (code->linetable &&
-		    ls_procfs__read_mem(c->pid, ltab + L->bytes_data, code->linetable, ltlen) == 0)
-			code->ltlen = ltlen;
-	}
+	fn = read_str_dup(c->pid, L, fname);
+	qn = read_str_dup(c->pid, L, qname);
+	if (fn && qn && ls_procfs__read_mem(c->pid, ltab + L->bytes_size, &ltlen, 8) == 0 &&
+	    ltlen <= MAX_LINETABLE && (table = malloc(ltlen + 1)) &&
+	    ls_procfs__read_mem(c->pid, ltab + L->bytes_data, table, ltlen))
+		ltlen = 0;
+	code = fn && qn ? code_new(addr, fp, (int)firstlineno, fn, qn, table, table ? ltlen : 0)
+			: NULL;
+	err = !fn || !qn ? -EFAULT : code ? 0 : -ENOMEM;
+	free(fn);
+	free(qn);
+	free(table);
+	if (err)
+		return err;
 	*out = code;
 	return 0;
 }
@@ -235,65 +257,59 @@ int ls_pycode_cache__get(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
 	return 0;
 }
 
-/* Completes a field the walker had to cut, from the process if it is still there. */
-static char *complete_name(struct ls_pycode_cache *c, const uint8_t *raw, uint32_t len,
-			   unsigned kind, bool cut, uint64_t code, uint16_t field)
+/* A field as the walker read it into buf (size bytes), completed from the process if it had to
+ * cut it and the process is still there. */
+static const char *complete_name(struct ls_pycode_cache *c, const uint8_t *raw, uint32_t len,
+				 unsigned kind, bool cut, uint64_t code, uint16_t field, char *buf,
+				 size_t size)
 {
-	char buf[LS_CODE_NAME_MAX * 4 + 16];
 	uint64_t addr;
 
-	if (cut && ls_procfs__read_mem(c->pid, code + field, &addr, 8) == 0) {
-		char *full = read_str_dup(c->pid, &c->py->layout, addr);
-
-		if (full)
-			return full;
-	}
-	ls_pycode__raw_to_utf8(raw, len, kind, buf, sizeof(buf) - 4);
+	if (cut && ls_procfs__read_mem(c->pid, code + field, &addr, 8) == 0 &&
+	    ls_pycode__read_str(c->pid, &c->py->layout, addr, buf, size) >= 0)
+		return buf;
+	ls_pycode__raw_to_utf8(raw, len, kind, buf, size - 4);
 	if (cut)
 		strcat(buf, "\xe2\x80\xa6"); /* an ellipsis marks the cut */
-	return strdup(buf);
+	return buf;
 }
 
 int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r)
 {
 	const struct ls_pylayout *L = &c->py->layout;
 	uint64_t key = key_of(r->code, r->fp), v, ltab;
+	const uint8_t *table;
+	uint8_t *full = NULL;
 	struct ls_pycode *code;
+	char fbuf[MAX_NAME * 4 + 8], qbuf[MAX_NAME * 4 + 8];
+	const char *fn, *qn;
+	uint32_t ltlen;
 
 	if (ls_hashmap__get(&c->map, key, &v)) {
 		code = (struct ls_pycode *)(uintptr_t)v;
 		if (code->addr == r->code && code->fp == r->fp)
 			return 0; /* already known (the walker's LRU forgot it) */
 	}
-	code = calloc(1, sizeof(*code));
-	if (!code)
-		return -ENOMEM;
-	code->addr = r->code;
-	code->fp = r->fp;
-	code->firstlineno = r->firstlineno;
-	code->nunits = -1;
-	code->filename = complete_name(c, r->data, r->fname_len, r->fname_kind,
-				       r->flags & LS_CF_FNAME_CUT, r->code, L->code_filename);
-	code->qualname = complete_name(c, r->data + r->fname_len, r->qname_len, r->qname_kind,
-				       r->flags & LS_CF_QNAME_CUT, r->code, L->code_qualname);
+	fn = complete_name(c, r->data, r->fname_len, r->fname_kind, r->flags & LS_CF_FNAME_CUT,
+			   r->code, L->code_filename, fbuf, sizeof(fbuf));
+	qn = complete_name(c, r->data + r->fname_len, r->qname_len, r->qname_kind,
+			   r->flags & LS_CF_QNAME_CUT, r->code, L->code_qualname, qbuf,
+			   sizeof(qbuf));
 	if ((r->flags & LS_CF_LTAB_CUT) && r->ltab_size <= MAX_LINETABLE &&
 	    ls_procfs__read_mem(c->pid, r->code + L->code_linetable, &ltab, 8) == 0 &&
-	    (code->linetable = malloc(r->ltab_size)) &&
-	    ls_procfs__read_mem(c->pid, ltab + L->bytes_data, code->linetable, r->ltab_size) == 0) {
-		code->ltlen = r->ltab_size;
-	} else if (r->ltab_len) {
+	    (full = malloc(r->ltab_size)) &&
+	    ls_procfs__read_mem(c->pid, ltab + L->bytes_data, full, r->ltab_size) == 0) {
+		table = full;
+		ltlen = r->ltab_size;
+	} else {
 		/* a cut table still maps its first instructions; later ones get its last line */
-		free(code->linetable);
-		code->linetable = malloc(r->ltab_len);
-		if (code->linetable) {
-			memcpy(code->linetable, r->data + r->fname_len + r->qname_len, r->ltab_len);
-			code->ltlen = r->ltab_len;
-		}
+		table = r->data + r->fname_len + r->qname_len;
+		ltlen = r->ltab_len;
 	}
-	if (!code->filename || !code->qualname) {
-		code_free(code);
+	code = code_new(r->code, r->fp, r->firstlineno, fn, qn, table, ltlen);
+	free(full);
+	if (!code)
 		return -ENOMEM;
-	}
 	if (ls_hashmap__get(&c->map, key, &v))
 		code_free((struct ls_pycode *)(uintptr_t)v);
 	if (ls_hashmap__set(&c->map, key, (uintptr_t)code)) {
@@ -378,11 +394,10 @@ static bool same_tab(const void *ctx, uint64_t idx)
 static bool shared_lines(struct ls_linetables *t, struct ls_pycode *code)
 {
 	struct tab_probe q = {t, code};
-	uint64_t h = ls_hash64(((uint64_t)code->ltlen << 32) ^ (uint32_t)code->firstlineno), *slot;
+	uint64_t seed = ((uint64_t)code->ltlen << 32) ^ (uint32_t)code->firstlineno, *slot;
+	uint64_t h = XXH3_64bits_withSeed(code->linetable, code->ltlen, seed);
 	struct ls_linetab *e, *v;
 
-	for (uint32_t i = 0; i < code->ltlen; i++)
-		h = (h ^ code->linetable[i]) * 0x100000001b3ULL; /* FNV-1a over the bytes */
 	slot = ls_hashmap__intern(&t->map, h, same_tab, &q);
 	if (!slot)
 		return false;

@@ -66,8 +66,9 @@ struct rproc {
 	bool foreign_spawn; /* started by such a thread, not yet given a waiter */
 	/* its mount namespace and root (lsr_file_of's source_view; 0 unknown), and when seen */
 	uint64_t src_where, src_where_ns;
-	int foreign_children;	  /* of this process's children, those */
-	uint64_t last_reading_ns; /* last RSS reading kept from a sample */
+	uint64_t src_view, src_view_ns; /* source_view's last answer, and when */
+	int foreign_children;		/* of this process's children, those */
+	uint64_t last_reading_ns;	/* last RSS reading kept from a sample */
 	char *comm, *argv, *exe;
 	char *cgroup;	      /* v2 path from /proc, when it was readable */
 	int64_t cgroup_id;    /* from the kernel's records; -1 unknown */

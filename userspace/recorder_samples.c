@@ -76,9 +76,16 @@ static bool same_path(const void *ctx, uint64_t idx)
 /*
  * What decides how an absolute path reads in p (ls_sources__lookup_in): its mount namespace and
  * its root, looked at again once LS_SOURCES_VIEW_TTL_NS old or after an exec, and its rights,
- * from the credential cache at each lookup (a set*id() call is seen at once, as by an open with
- * them). 0 when one of them cannot be read: p then reads each of its files itself.
+ * from the credential cache. 0 when one of them cannot be read: p then reads each of its files
+ * itself.
+ *
+ * A process meets its few dozen files in the records of its first moments, each file needing
+ * the view: the credential cache's stat of /proc/PID (its owner check) made a third of resolving
+ * 500 processes' stacks. A view is used again for VIEW_REUSE_NS: a set*id() call is seen that
+ * late at most, and the records read then are older still (a loaded machine reads a process's
+ * records over seconds), so rights held that recently are what an open then would have used.
  */
+#define VIEW_REUSE_NS 100000000ULL
 static uint64_t source_view(struct rproc *p, uint64_t now)
 {
 	struct {
@@ -91,6 +98,9 @@ static uint64_t source_view(struct rproc *p, uint64_t now)
 	char ns[64], root[32];
 	struct stat st;
 
+	if (p->src_where_ns && p->src_view_ns && now - p->src_view_ns < VIEW_REUSE_NS &&
+	    now - p->src_where_ns < LS_SOURCES_VIEW_TTL_NS)
+		return p->src_view;
 	if (!p->src_where_ns || now - p->src_where_ns >= LS_SOURCES_VIEW_TTL_NS) {
 		snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
 		p->src_where = 0;
@@ -106,7 +116,9 @@ static uint64_t source_view(struct rproc *p, uint64_t now)
 	v.where = p->src_where;
 	if (!v.where || ls_credcache__of_pid(p->pid, &v.creds))
 		return 0;
-	return XXH3_64bits(&v, sizeof(v)) | 1;
+	p->src_view = XXH3_64bits(&v, sizeof(v)) | 1;
+	p->src_view_ns = now;
+	return p->src_view;
 }
 
 int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)

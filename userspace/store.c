@@ -219,7 +219,9 @@ static int db_open(struct ls_store *s, const char *name, const char *sql)
 	int rc, err;
 
 	ls_dirvfs__path(s->out.dirfd, name, p, sizeof(p));
-	rc = sqlite3_open_v2(p, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
+	/* one thread at a time uses a store (the one that made it hands it over): no lock per call */
+	rc = sqlite3_open_v2(p, &s->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
 			     LS_DIRVFS_NAME);
 	if (rc != SQLITE_OK)
 		return ls_err(-EIO, "cannot create profile %s: %s", s->path,
@@ -260,7 +262,11 @@ int ls_store__create(const char *path, int owner_uid, int owner_gid, struct ls_s
 		       &s->fault_write, how);
 		s->fault_kill = !strcmp(how, "kill");
 	}
-	/* unpublished, it has a rollback journal only while a transaction is open */
+	/*
+	 * unpublished, it has a rollback journal only while a transaction is open. Pages stay 4 KiB:
+	 * 16 KiB made a flush's writes 10% cheaper at 10,000 threads, but every table has a page
+	 * of its own, and an empty profile grew from 120 KiB to 480.
+	 */
 	sql = sqlite3_mprintf("PRAGMA synchronous=NORMAL; BEGIN; %s"
 			      " PRAGMA user_version=%d; COMMIT;",
 			      schema_sql, LS_SCHEMA_VERSION);
