@@ -37,9 +37,10 @@ struct ls_agg_map {
 } agg_a SEC(".maps") __weak, agg_b SEC(".maps") __weak;
 
 /*
- * agg_a and agg_b are created by userspace (loader.c create_agg_maps, once the targets run): the
- * load creates only this template of their kind, small (a hash's inner maps need not match its
- * size), not two 4 MB bucket arrays.
+ * agg_a and agg_b are made once by a load that is kept for the next runs (loader_keep.c), else by
+ * userspace once the targets run (loader.c create_agg_maps): the programs reach them through
+ * agg_maps, whose inner map is this template of their kind, small (a hash's inner maps need not
+ * match its size).
  */
 struct ls_agg_inner {
 	__uint(type, BPF_MAP_TYPE_HASH);

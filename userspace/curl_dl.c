@@ -4,10 +4,10 @@
  * twenty libraries it needs cost every start of the tool 15 ms on a 2-vCPU VM (their pages faulted
  * in, their relocations), whether or not it is used.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include "curl_dl.h"
+#include "dl.h"
 #include "log.h"
 
 struct ls_curl ls_curl;
@@ -27,22 +27,10 @@ static int open_err;
 
 static void open_once(void)
 {
-	void **slot = (void **)&ls_curl;
-	void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL); /* kept open */
-
-	if (!lib) {
-		open_err = ls_err(-ENOENT, "cannot load libcurl: %s", dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		slot[i] = dlsym(lib, names[i]);
-		if (!slot[i]) {
-			open_err = ls_err(-ENOENT, "libcurl has no %s", names[i]);
-			return;
-		}
-	}
+	open_err = ls_dl__open("libcurl.so.4", names, sizeof(names) / sizeof(names[0]),
+			       (void **)&ls_curl);
 	/* once, before any thread uses it (libcurl's own rule) */
-	if (ls_curl.global_init(CURL_GLOBAL_DEFAULT))
+	if (!open_err && ls_curl.global_init(CURL_GLOBAL_DEFAULT))
 		open_err = ls_err(-ENOMEM, "cannot start libcurl");
 }
 

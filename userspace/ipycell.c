@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <openssl/evp.h>
+#include "dl.h"
 #include "ipycell.h"
 
 /* a decimal number (at most 10 digits, at most max) at p: where it ends, or NULL */
@@ -78,7 +78,8 @@ uint64_t ls_ipycell__sha48(const void *data, size_t len)
 	unsigned int mdlen = 0;
 	uint64_t h = 0;
 
-	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha1(), NULL) || mdlen < 6)
+	if (ls_crypto__open() || !ls_crypto.Digest(data, len, md, &mdlen, ls_crypto.sha1(), NULL) ||
+	    mdlen < 6)
 		return 0;
 	for (int i = 0; i < 6; i++)
 		h = h << 8 | md[i];

@@ -5,6 +5,7 @@
  * and drain, the ring buffer and the programs' cost.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,14 +70,16 @@ static void resume_paths(struct ls_loader *l)
 					       : "task works";
 }
 
-/* What the kernel is asked before a load: where intervals are reported, and the programs' run
- * times counted (turning that on patches the kernel's text: 7 ms here) */
+/* What the kernel is asked before a load: where intervals are reported (posted on l->asked,
+ * which configure() waits for), and the programs' run times counted, which patches the kernel's
+ * text (6-7 ms here): the load and attach go on meanwhile, and wait only at their end. */
 static void *ask_kernel(void *arg)
 {
 	struct ls_loader *l = arg;
 
 	if (l->offcpu)
 		resume_paths(l);
+	sem_post(&l->asked);
 	/* our own cost, per program: held for the recording (two clock reads per program run) */
 	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	return NULL;
@@ -95,9 +98,11 @@ static void configure(struct ls_loader *l, const struct ls_loader_opts *opts)
 	l->skel->rodata->offcpu_enabled = opts->offcpu;
 	l->skel->rodata->offcpu_period_ns = l->period_ns;
 	l->skel->rodata->agg_enabled = !opts->no_agg;
-	/* the aggregate maps come later, from agg_setter (create_agg_maps) */
-	bpf_map__set_autocreate(l->skel->maps.agg_a, false);
-	bpf_map__set_autocreate(l->skel->maps.agg_b, false);
+	/* the aggregate maps: a load that is kept makes them and keeps them with it, so that the
+	 * runs that bind it do not (their 4 MB bucket arrays cost 10 ms of a command's start
+	 * here); else they come once the targets run (create_agg_maps) */
+	bpf_map__set_autocreate(l->skel->maps.agg_a, l->keepable);
+	bpf_map__set_autocreate(l->skel->maps.agg_b, l->keepable);
 	l->skel->rodata->timeline_enabled = opts->timeline;
 	/* shorter waits are sampled at the period's weight: their length is not known */
 	l->skel->rodata->timeline_min_wait_ns = l->period_ns;
@@ -162,8 +167,6 @@ static int load(struct ls_loader *l, const struct ls_loader_opts *opts, const ch
 {
 	int err;
 
-	l->unload = opts->unload;
-	l->keepable = l->may_keep && !opts->gpu_lib && !opts->trace_site;
 	*how = "load";
 	if (l->keepable) {
 		l->key = ls_keep__key(l->skel);
@@ -184,11 +187,53 @@ static int load(struct ls_loader *l, const struct ls_loader_opts *opts, const ch
 	return ls_loader_split__load(l->skel, opts->offcpu, &l->skel2);
 }
 
+/* The skeleton configured, loaded (or bound to a kept load) and filtered; t[1], t[2] stamped. */
+static int load_configured(struct ls_loader *l, const struct ls_loader_opts *opts, uint64_t *t,
+			   const char **how)
+{
+	int err;
+
+	configure(l, opts);
+	t[1] = ls_mono_ns();
+	err = load(l, opts, how);
+	t[2] = ls_mono_ns();
+	if (err)
+		return ls_err(err, "cannot load the BPF programs: %s%s", strerror(-err),
+			      geteuid() != 0 ? "; run as root (CAP_BPF, CAP_PERFMON)"
+					     : "; the kernel refused them (see -vv for the log)");
+	if (opts->cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.cgroup_filter), &zero,
+					&opts->cgroup_fd, BPF_ANY)) {
+			err = -errno;
+			return ls_err(err, "cannot set the cgroup filter: %s", strerror(-err));
+		}
+	}
+	return 0;
+}
+
+static int attach(struct ls_loader *l, const struct ls_loader_opts *opts)
+{
+	int err = lsl_attach_programs(l);
+
+	if (err)
+		return ls_err(err, "cannot attach the BPF tracepoints: %s", strerror(-err));
+	err = opts->no_sampling ? 0 : lsl_attach_sampling(l);
+	if (!err && opts->trace_site)
+		err = lsl_attach_trace(l, opts->trace_site);
+	if (!err && opts->gpu_lib)
+		err = lsl_attach_gpu(l, opts->gpu_lib);
+	if (!err)
+		l->loaded = true;
+	return err;
+}
+
 int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 {
 	uint64_t t[4] = {ls_mono_ns()}; /* begun, opened and probed, loaded, attached */
 	struct ls_loader *l;
-	const char *how, *env;
+	const char *how = "load", *env;
 	pthread_t asker;
 	bool asked;
 	int err;
@@ -202,55 +247,31 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l->offcpu = opts->offcpu;
 	env = getenv("LINESCOPE_KEEP");
 	l->may_keep = !opts->unload && !(env && !strcmp(env, "0"));
+	l->unload = opts->unload;
+	l->keepable = l->may_keep && !opts->gpu_lib && !opts->trace_site;
 	/* where a blocked thread's interval is reported (not at every syscall where avoidable), and
 	 * the run times counted: asked on a thread while the skeleton opens */
+	sem_init(&l->asked, 0, 0);
 	asked = !pthread_create(&asker, NULL, ask_kernel, l);
 	if (!asked)
 		ask_kernel(l);
 	l->skel = linescope_bpf__open();
 	err = l->skel ? 0 : -errno;
+	if (err)
+		ls_err(err, "cannot open the BPF programs: %s", strerror(-err));
+	while (asked && sem_wait(&l->asked) && errno == EINTR)
+		;
+	if (!err)
+		err = load_configured(l, opts, t, &how);
 	if (asked)
-		pthread_join(asker, NULL);
-	if (err) {
-		ls_loader__free(l);
-		return ls_err(err, "cannot open the BPF programs: %s", strerror(-err));
-	}
-	configure(l, opts);
-	t[1] = ls_mono_ns();
-	err = load(l, opts, &how);
-	t[2] = ls_mono_ns();
-	if (err) {
-		ls_loader__free(l);
-		return ls_err(err, "cannot load the BPF programs: %s%s", strerror(-err),
-			      geteuid() != 0 ? "; run as root (CAP_BPF, CAP_PERFMON)"
-					     : "; the kernel refused them (see -vv for the log)");
-	}
-	if (opts->cgroup_fd >= 0) {
-		__u32 zero = 0;
-
-		err = bpf_map_update_elem(bpf_map__fd(l->skel->maps.cgroup_filter), &zero,
-					  &opts->cgroup_fd, BPF_ANY);
-		if (err) {
-			err = -errno;
-			ls_loader__free(l);
-			return ls_err(err, "cannot set the cgroup filter: %s", strerror(-err));
-		}
-	}
-	err = lsl_attach_programs(l);
-	if (err) {
-		ls_loader__free(l);
-		return ls_err(err, "cannot attach the BPF tracepoints: %s", strerror(-err));
-	}
-	err = opts->no_sampling ? 0 : lsl_attach_sampling(l);
-	if (!err && opts->trace_site)
-		err = lsl_attach_trace(l, opts->trace_site);
-	if (!err && opts->gpu_lib)
-		err = lsl_attach_gpu(l, opts->gpu_lib);
+		pthread_join(asker, NULL); /* run times counted from the programs' first runs */
+	sem_destroy(&l->asked);
+	if (!err)
+		err = attach(l, opts);
 	if (err) {
 		ls_loader__free(l);
 		return err;
 	}
-	l->loaded = true;
 	t[3] = ls_mono_ns();
 	/* start-up's largest part (bench/startup): the kernel's BTF parsed and every program verified,
 	 * unless a kept load was bound */
@@ -403,15 +424,22 @@ bool ls_loader__agg_on(const struct ls_loader *l)
 }
 
 /*
- * agg_a and agg_b are created here, not by the skeleton's load: each costs a 4 MB bucket array
- * (3-6 ms), which held up the targets' start; the programs reach them only through agg_maps, whose
- * inner-map template is small (agg.bpf.h).
+ * agg_a and agg_b: those of a kept load (made once, by the load that was kept, and emptied as its
+ * other maps are when a run binds it); else created here, not by the skeleton's load: each costs
+ * a 4 MB bucket array (3-6 ms), which held up the targets' start. The programs reach them only
+ * through agg_maps, whose inner-map template is small (agg.bpf.h).
  */
 static int create_agg_maps(struct ls_loader *l)
 {
 	const struct bpf_map *def = l->skel->maps.agg_a;
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(def));
 
+	if (bpf_map__fd(def) >= 0) {
+		/* made by the load, or kept and emptied (configure) */
+		l->agg_fd[0] = fcntl(bpf_map__fd(def), F_DUPFD_CLOEXEC, 0);
+		l->agg_fd[1] = fcntl(bpf_map__fd(l->skel->maps.agg_b), F_DUPFD_CLOEXEC, 0);
+		return l->agg_fd[0] < 0 || l->agg_fd[1] < 0 ? -errno : 0;
+	}
 	for (int i = 0; i < 2; i++) {
 		l->agg_fd[i] = bpf_map_create(bpf_map__type(def), i ? "agg_b" : "agg_a",
 					      bpf_map__key_size(def), bpf_map__value_size(def),

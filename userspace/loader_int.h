@@ -4,6 +4,7 @@
 #define LS_LOADER_INT_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,6 +51,7 @@ struct ls_loader {
 	bool agg_b_active; /* agg_maps[0] is agg_b (else agg_a) */
 	int agg_fd[2];	   /* agg_a and agg_b, created by agg_setter (-1 before) */
 	int stats_fd;	   /* held: the kernel counts each program's run time (-1: it refused) */
+	sem_t asked;	   /* ls_loader__new: the resume paths known (ask_kernel) */
 	/* the ring buffer's two position pages, mapped read-only: how far it is read and written */
 	const volatile uint64_t *rb_pos;
 	size_t rb_page;

@@ -190,30 +190,42 @@ static int reset_hash(int fd, const struct bpf_map *m)
 	return err;
 }
 
-/* Every element of an array set to image (or zeros), or deleted (arrays of descriptors). */
+/* Every element of an array set to image (or zeros) in one batch, or deleted (arrays of
+ * descriptors, which take no batches): an update per element cost 35 us each here, 9 ms for the
+ * USDT specs alone at every start. */
 static int reset_array(int fd, const struct bpf_map *m, const void *image, size_t image_len)
 {
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	enum bpf_map_type t = bpf_map__type(m);
 	size_t vs = bpf_map__value_size(m);
-	void *zero;
+	__u32 n = bpf_map__max_entries(m), *keys;
+	char *vals;
 	int err = 0;
 
-	if (t == BPF_MAP_TYPE_PERCPU_ARRAY)
-		vs = ((vs + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
-	zero = calloc(1, vs);
-	if (!zero)
-		return -ENOMEM;
-	if (image && image_len <= vs)
-		memcpy(zero, image, image_len);
-	for (__u32 i = 0; i < bpf_map__max_entries(m) && !err; i++) {
-		if (t == BPF_MAP_TYPE_ARRAY_OF_MAPS || t == BPF_MAP_TYPE_CGROUP_ARRAY) {
+	if (t == BPF_MAP_TYPE_ARRAY_OF_MAPS || t == BPF_MAP_TYPE_CGROUP_ARRAY) {
+		for (__u32 i = 0; i < n && !err; i++)
 			if (bpf_map_delete_elem(fd, &i) && errno != ENOENT)
 				err = -errno;
-		} else if (bpf_map_update_elem(fd, &i, zero, BPF_ANY)) {
-			err = -errno;
-		}
+		return err;
 	}
-	free(zero);
+	if (t == BPF_MAP_TYPE_PERCPU_ARRAY)
+		vs = ((vs + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
+	keys = malloc(n * sizeof(*keys));
+	vals = calloc(n, vs);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		keys[i] = i;
+		if (image && image_len <= vs)
+			memcpy(vals + (size_t)i * vs, image, image_len);
+	}
+	if (bpf_map_update_batch(fd, keys, vals, &n, &o))
+		err = -errno;
+	free(keys);
+	free(vals);
 	return err;
 }
 

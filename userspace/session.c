@@ -202,7 +202,7 @@ static void *create_store(void *arg)
 	return NULL;
 }
 
-/* The loader, the profile and the recorder; the command forked. */
+/* The command forked, held; the loader, the profile and the recorder. */
 static int open_recording(struct session *s, const struct ls_loader_opts *lo)
 {
 	const struct ls_opts *o = s->o;
@@ -210,6 +210,16 @@ static int open_recording(struct session *s, const struct ls_loader_opts *lo)
 	bool threaded;
 	int err;
 
+	if (o->command) {
+		/* forked first, while this process is small (a fork and the exec that replaces it
+		 * cost with its size); before signals are caught: it starts with default handlers */
+		err = ls_launch__start(o->command, &s->launch);
+		if (err)
+			return err;
+		s->launched = true;
+		/* the loop wakes when it exits, not at its next poll (-1 when refused: it polls) */
+		s->child_fd = (int)syscall(SYS_pidfd_open, s->launch.pid, 0);
+	}
 	threaded = !pthread_create(&store_thread, NULL, create_store, s);
 	if (!threaded)
 		create_store(s);
@@ -234,18 +244,6 @@ static int open_recording(struct session *s, const struct ls_loader_opts *lo)
 		return err;
 	if (o->trace && (err = ls_recorder__enable_trace(s->rec)))
 		return err;
-	err = ls_loader__ring(s->loader, lss_on_record, s, &s->rb);
-	if (err)
-		return err;
-	if (o->command) {
-		/* forked before signals are caught: the child starts with default handlers */
-		err = ls_launch__start(o->command, &s->launch);
-		if (err)
-			return err;
-		s->launched = true;
-		/* the loop wakes when it exits, not at its next poll (-1 when refused: it polls) */
-		s->child_fd = (int)syscall(SYS_pidfd_open, s->launch.pid, 0);
-	}
 	lss_catch_signals();
 	return 0;
 }
@@ -414,6 +412,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		}
 		goto out;
 	}
+	/* the kernel keeps what BPF writes meanwhile: read only once the command was let go */
+	err = ls_loader__ring(s.loader, lss_on_record, &s, &s.rb);
+	if (err)
+		goto out;
 	/* the command runs: a write that fails now is tried again at the stop, as a flush is */
 	s.undescribed = describe_start(&s) != 0;
 	if (s.undescribed)

@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 #include <lz4.h>
-#include <snappy-c.h>
+#include "dl.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +118,10 @@ struct ls_spark_dec *ls_spark_dec__new(enum ls_spark_codec c)
 	if (!d)
 		return NULL;
 	d->codec = c;
+	if (c == LS_SPARK_SNAPPY && ls_snappy__open()) {
+		free(d);
+		return NULL;
+	}
 	if (c == LS_SPARK_ZSTD) {
 		d->zs = ZSTD_createDStream();
 		d->out_cap = ZSTD_DStreamOutSize();
@@ -288,7 +292,7 @@ static long snappy_need(struct ls_spark_dec *d, const char *f, size_t n)
 	if (n < SNAPPY_LEN_LEN)
 		return SNAPPY_LEN_LEN;
 	clen = be32(f);
-	if (!clen || clen > snappy_max_compressed_length(LS_SPARK_MAX_FRAME))
+	if (!clen || clen > ls_snappy.max_compressed_length(LS_SPARK_MAX_FRAME))
 		return bad(d, "chunk length out of range");
 	return SNAPPY_LEN_LEN + clen;
 }
@@ -306,11 +310,11 @@ static int snappy_decode(struct ls_spark_dec *d, const char *f, size_t n, ls_spa
 	f += SNAPPY_LEN_LEN;
 	n -= SNAPPY_LEN_LEN;
 	/* no element makes more than 22 times its bytes (a 64-byte copy takes 3) */
-	if (snappy_uncompressed_length(f, n, &dlen) != SNAPPY_OK || dlen > LS_SPARK_MAX_FRAME ||
+	if (ls_snappy.uncompressed_length(f, n, &dlen) != SNAPPY_OK || dlen > LS_SPARK_MAX_FRAME ||
 	    dlen / 22 > n)
 		return bad(d, "chunk decoded length out of range");
 	if (!dlen) {
-		if (snappy_validate_compressed_buffer(f, n) != SNAPPY_OK)
+		if (ls_snappy.validate_compressed_buffer(f, n) != SNAPPY_OK)
 			return bad(d, "chunk corrupt");
 		return 0;
 	}
@@ -318,7 +322,7 @@ static int snappy_decode(struct ls_spark_dec *d, const char *f, size_t n, ls_spa
 	if (err)
 		return err;
 	got = dlen;
-	if (snappy_uncompress(f, n, d->out, &got) != SNAPPY_OK || got != dlen)
+	if (ls_snappy.uncompress(f, n, d->out, &got) != SNAPPY_OK || got != dlen)
 		return bad(d, "chunk corrupt");
 	return out(ctx, d->out, dlen);
 }
