@@ -137,7 +137,7 @@ static const struct argp_option record_opts[] = {
 	 0},
 	{"unload", OPT_UNLOAD, NULL, 0,
 	 "Unload the BPF programs at the end instead of keeping them verified for the next run "
-	 "(they hold about 55 MB of kernel memory meanwhile; docs/startup.md)",
+	 "(they hold about 70 MB of kernel memory meanwhile; docs/startup.md)",
 	 0},
 	{"quiet", 'q', NULL, 0, "No live status and no summary", 0},
 	{"verbose", 'v', NULL, 0, "More diagnostics (-vv: also libbpf's)", 0},
