@@ -43,12 +43,16 @@ static int snappy_err, crypto_err;
 
 static void open_snappy(void)
 {
-	snappy_err = ls_dl__open("libsnappy.so.1", snappy_names, 4, (void **)&ls_snappy);
+	snappy_err =
+		ls_dl__open("libsnappy.so.1", snappy_names,
+			    sizeof(snappy_names) / sizeof(snappy_names[0]), (void **)&ls_snappy);
 }
 
 static void open_crypto(void)
 {
-	crypto_err = ls_dl__open("libcrypto.so.3", crypto_names, 2, (void **)&ls_crypto);
+	crypto_err =
+		ls_dl__open("libcrypto.so.3", crypto_names,
+			    sizeof(crypto_names) / sizeof(crypto_names[0]), (void **)&ls_crypto);
 }
 
 int ls_snappy__open(void)

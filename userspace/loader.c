@@ -72,7 +72,7 @@ static void resume_paths(struct ls_loader *l)
 
 /* What the kernel is asked before a load: where intervals are reported (posted on l->asked,
  * which configure() waits for), and the programs' run times counted, which patches the kernel's
- * text (6-7 ms here): the load and attach go on meanwhile, and wait only at their end. */
+ * text (11 ms of CPU here): the load goes on meanwhile, and the attach waits for it. */
 static void *ask_kernel(void *arg)
 {
 	struct ls_loader *l = arg;
@@ -435,7 +435,7 @@ static int create_agg_maps(struct ls_loader *l)
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(def));
 
 	if (bpf_map__fd(def) >= 0) {
-		/* made by the load, or kept and emptied (configure) */
+		/* made by the load, or kept and emptied when bound (loader_keep.c) */
 		l->agg_fd[0] = fcntl(bpf_map__fd(def), F_DUPFD_CLOEXEC, 0);
 		l->agg_fd[1] = fcntl(bpf_map__fd(l->skel->maps.agg_b), F_DUPFD_CLOEXEC, 0);
 		return l->agg_fd[0] < 0 || l->agg_fd[1] < 0 ? -errno : 0;

@@ -281,7 +281,6 @@ static void snapshot_thread_cpu(void *ctx, pid_t tid)
 int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 {
 	struct rproc *p = lsr_proc_get(r, pid);
-
 	bool held = parent == getpid();
 
 	if (!p) {
@@ -292,15 +291,15 @@ int ls_recorder__add_target(struct ls_recorder *r, pid_t pid, pid_t parent)
 			return -ENOMEM;
 		/* our held fork of a launched command: all it has is ours until its exec, whose
 		 * record names it (reading it here cost 5 ms of the command's start) */
-		if (!held)
+		if (held) {
+			p->py_state = PY_NONE;
+			snprintf(p->note, sizeof(p->note), "not executed yet");
+		} else {
 			lsr_read_identity(p);
+		}
 		lsr_image_begin(r, p, held ? "launch" : "attach", 0);
 		/* BPF is attached already: a thread started from now on is seen from its start */
 		p->cpu_tracked = ls_procfs__each_thread(pid, snapshot_thread_cpu, p) == 0;
-	}
-	if (held && p->py_state == PY_UNKNOWN) {
-		p->py_state = PY_NONE;
-		snprintf(p->note, sizeof(p->note), "not executed yet");
 	}
 	/* register before discovery so that BPF samples it (and follows its forks) at once */
 	lsr_push_proc(r, p);

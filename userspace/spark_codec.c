@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <lz4.h>
-#include "dl.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+#include "dl.h"
 #include "spark_codec.h"
 
 /* net.jpountz.lz4.LZ4BlockOutputStream (lz4-java 1.8) */
