@@ -186,6 +186,25 @@ struct ls_proc_event {
 };
 
 /*
+ * How a target saw files when it ended (`exit_views`, by pid, written at its last thread's exit):
+ * its mount namespace, its root and its filesystem rights. A short process's records are often
+ * read after it is gone from /proc; its sources are then read with these
+ * (userspace/recorder_view.c).
+ */
+#define LS_VIEW_GROUPS 32
+struct ls_exit_view {
+	__u64 start_ns; /* the process's task start_time: which process of that pid */
+	__u64 mntns;	/* its mount namespace's inode number, as /proc/PID/ns/mnt names it */
+	__u64 root_dev; /* its root's s_dev, kernel encoding (major << 20 | minor) */
+	__u64 root_ino;
+	__u32 fsuid;
+	__u32 fsgid;
+	__u32 ngroups; /* more than LS_VIEW_GROUPS: groups[] holds the first ones only */
+	__u32 pad;
+	__u32 groups[LS_VIEW_GROUPS];
+};
+
+/*
  * An executable image as the kernel names it: a known interpreter executable is keyed by this in
  * `images`, so that a new process of it is walked from its first sample.
  */

@@ -47,6 +47,14 @@ struct {
 	__type(value, struct ls_image);
 } images SEC(".maps") __weak;
 
+/* Targets' views at their exit (struct ls_exit_view): the oldest go first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ls_exit_view);
+} exit_views SEC(".maps") __weak;
+
 /* One exec record under construction per CPU (too large for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -3,7 +3,7 @@
  * Process tracking: a target's children become targets at fork (inheriting its interpreter layout,
  * since fork copies the address space); exec names the new image from the kernel (path, inode,
  * arguments) and, for an interpreter executable already known, sets its entry at once; the exit
- * of a target's last thread reports its wait(2) status.
+ * of a target's last thread reports its wait(2) status and keeps how it saw files.
  */
 #include "emit.bpf.h"
 #include "offcpu.bpf.h"
@@ -137,6 +137,37 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	return 0;
 }
 
+/*
+ * The ended process's view (struct ls_exit_view): its last thread, still holding its namespaces,
+ * root and credentials here (exit_fs() and exit_task_namespaces() come later in do_exit()).
+ * A function of its own: its 176-byte value stays off the walker's stack.
+ */
+static __noinline int note_exit_view(struct task_struct *task, __u32 tgid)
+{
+	const struct cred *cred = BPF_CORE_READ(task, cred);
+	struct group_info *gi = BPF_CORE_READ(cred, group_info);
+	struct dentry *root = BPF_CORE_READ(task, fs, root.dentry);
+	struct ls_exit_view v = {};
+	__u32 n;
+
+	v.start_ns = BPF_CORE_READ(task, group_leader, start_time);
+	v.mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	v.root_dev = BPF_CORE_READ(root, d_sb, s_dev);
+	v.root_ino = BPF_CORE_READ(root, d_inode, i_ino);
+	v.fsuid = BPF_CORE_READ(cred, fsuid.val);
+	v.fsgid = BPF_CORE_READ(cred, fsgid.val);
+	n = BPF_CORE_READ(gi, ngroups);
+	v.ngroups = n;
+	if (n > LS_VIEW_GROUPS)
+		n = LS_VIEW_GROUPS;
+	if (n && bpf_probe_read_kernel(v.groups, n * sizeof(__u32), &gi->gid))
+		return 0; /* unreadable: no view, its sources are then unavailable */
+	if (!v.mntns || !root)
+		return 0;
+	bpf_map_update_elem(&exit_views, &tgid, &v, BPF_ANY);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
@@ -176,6 +207,7 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	}
 	if (!group_dead)
 		return 0;
+	note_exit_view(task, tgid);
 	emit_proc_event(LS_PE_EXIT, tgid, BPF_CORE_READ(task, real_parent, tgid),
 			BPF_CORE_READ(task, pid), BPF_CORE_READ(task, exit_code));
 	bpf_map_delete_elem(&procs, &tgid);

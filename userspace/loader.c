@@ -406,6 +406,13 @@ int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen)
 	return 0;
 }
 
+int ls_loader__exit_view(struct ls_loader *l, pid_t pid, struct ls_exit_view *v)
+{
+	__u32 key = pid;
+
+	return bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.exit_views), &key, v) ? -ENOENT : 0;
+}
+
 int ls_loader__set_image(struct ls_loader *l, const struct ls_image_key *k,
 			 const struct ls_image *img)
 {

@@ -44,6 +44,8 @@ int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pylayout *L);
 /* The generation of pid's `procs` entry (each exec bumps it); 0 or -ENOENT. */
 int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen);
+/* How pid saw files at its exit (`exit_views`); 0 or -ENOENT. */
+int ls_loader__exit_view(struct ls_loader *l, pid_t pid, struct ls_exit_view *v);
 
 /* Install (img != NULL) or forget a known interpreter executable in `images` (an exec of one is
  * then walked at once). */

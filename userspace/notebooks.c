@@ -488,7 +488,7 @@ static int not_found(struct ls_notebooks *n, struct ls_sources *s, struct ls_nbc
 }
 
 int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t pid, int64_t proc_id,
-			   uint64_t view, const char *path)
+			   const struct ls_source_view *view, const char *path)
 {
 	struct ls_nbcell *c, *v;
 	uint32_t hash = 0;

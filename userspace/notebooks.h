@@ -92,7 +92,7 @@ void ls_notebooks_release(struct ls_notebooks *n);
  * -ENOMEM.
  */
 int64_t ls_notebooks__cell(struct ls_notebooks *n, struct ls_sources *s, pid_t pid, int64_t proc_id,
-			   uint64_t view, const char *path);
+			   const struct ls_source_view *view, const char *path);
 /* A cell that kernel proc_id announced (an LS_TM_CELL message). 0, 1 when refused, or -ENOMEM. */
 int ls_notebooks__announced(struct ls_notebooks *n, int64_t proc_id, const void *msg, size_t len);
 /* Looks again for the cells not found yet (once per flush). 0 or -ENOMEM. */

@@ -42,7 +42,8 @@ struct ls_pyinfo {
 /*
  * Discovers the interpreter of pid. Returns 0; -EAGAIN when the process may still load one
  * (a libpython it needs is not mapped yet); -ENOENT when it does not run CPython; -ENOTSUP for a
- * CPython this tool cannot walk; -ESRCH when the process is gone. `why` gets a one-line reason for
+ * CPython this tool cannot walk; -ESRCH when the process is gone
+ * or exiting (no memory left). `why` gets a one-line reason for
  * every non-zero return.
  */
 int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whylen);

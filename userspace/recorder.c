@@ -75,6 +75,7 @@ void ls_recorder__free(struct ls_recorder *r)
 		free(p->comm);
 		free(p->argv);
 		free(p->exe);
+		lsr_view_forget(p);
 		free(p);
 	}
 	free(r->procs);

@@ -64,11 +64,14 @@ struct rproc {
 	 */
 	int64_t waiter_stack, waiter_tid;
 	bool foreign_spawn; /* started by such a thread, not yet given a waiter */
-	/* its mount namespace and root (lsr_file_of's source_view; 0 unknown), and when seen */
+	/* its mount namespace and root (recorder_view.c; 0 unknown), and when seen */
 	uint64_t src_where, src_where_ns;
-	uint64_t src_view, src_view_ns; /* source_view's last answer, and when */
-	int foreign_children;		/* of this process's children, those */
-	uint64_t last_reading_ns;	/* last RSS reading kept from a sample */
+	struct ls_source_view src; /* lsr_source_view's last answer (src.id 0: none) */
+	uint64_t src_view_ns;	   /* and when; once it ended, its view stays */
+	struct ls_creds *src_gone; /* its rights at its exit, once it was found gone */
+	uint64_t kstart_ns;	   /* its task start_time as the kernel gave it; 0 unknown */
+	int foreign_children;	   /* of this process's children, those */
+	uint64_t last_reading_ns;  /* last RSS reading kept from a sample */
 	char *comm, *argv, *exe;
 	char *cgroup;	      /* v2 path from /proc, when it was readable */
 	int64_t cgroup_id;    /* from the kernel's records; -1 unknown */
@@ -197,6 +200,7 @@ struct ls_recorder {
 	struct ls_tracerec *trace;	  /* NULL without --trace */
 	struct ls_sparkrec *spark;	  /* NULL without --spark-events */
 	bool finished;			  /* ls_recorder__finish(): the next flush is the last */
+	uint64_t our_where;		  /* our mount namespace and root (recorder_view.c) */
 	uint32_t frames[2 * LS_MAX_FRAMES];
 };
 
@@ -245,6 +249,12 @@ void lsr_handle_code(struct ls_recorder *r, const void *data, size_t len);
 void lsr_handle_tick(struct ls_recorder *r, const struct ls_tick *t);
 int64_t lsr_trace_name(void *ctx, int64_t proc_id, const char *filename, const char *qualname,
 		       int firstlineno);
+
+/* recorder_view.c */
+/* How p reads its files now (its view), or NULL when that cannot be told: it reads them itself. */
+const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now);
+/* Its view is looked at again (an exec), and what it held is freed. */
+void lsr_view_forget(struct rproc *p);
 
 /* recorder_flush.c */
 const char *lsr_py_note(const struct rproc *p);

@@ -330,6 +330,7 @@ static void proc_exited(struct ls_recorder *r, struct rproc *p, uint64_t ts, int
 	if (p->exited)
 		return;
 	p->exited = true;
+	lsr_view_forget(p); /* its records from now on use the kernel's view of its end */
 	p->end_ns = rel_ns(r, ts);
 	p->exit_code = exit_code;
 	p->dirty = true;
@@ -397,8 +398,10 @@ static struct rproc *proc_of_record(struct ls_recorder *r, pid_t pid, pid_t ppid
 {
 	struct rproc *p = lsr_proc_new(r, pid, ppid, ts);
 
-	if (p && start_ns)
+	if (p && start_ns) {
 		p->start_ns = rel_ns(r, start_ns);
+		p->kstart_ns = start_ns;
+	}
 	return p;
 }
 
@@ -437,7 +440,8 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	p->has_image = true;
 	ls_hashmap_release(&p->files);
 	ls_hashmap_init(&p->files);
-	p->src_where_ns = 0; /* an exec may follow a chroot or setns */
+	lsr_view_forget(p); /* an exec may follow a chroot or setns */
+	p->kstart_ns = e->start_ns;
 	p->tries = 0;
 	p->last_err = 0;
 	p->note[0] = 0;
@@ -518,6 +522,7 @@ void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 			p->cpu_tracked = true; /* seen from its birth */
 		}
 		p->gen = e->gen;
+		p->kstart_ns = e->start_ns;
 		p->nspid = e->nspid ? (pid_t)e->nspid : p->nspid;
 		p->cgroup_id = (int64_t)e->cgroup_id; /* the parent's, in whose context it forked */
 		/* its row holds these: written at the next flush, also when no parent names it */

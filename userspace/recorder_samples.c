@@ -10,12 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <xxhash.h>
 #include "array.h"
-#include "credcache.h"
 #include "gpurec.h"
-#include "procfs.h"
 #include "recorder_int.h"
 
 struct func_probe {
@@ -73,54 +70,6 @@ static bool same_path(const void *ctx, uint64_t idx)
 	return !strcmp(q->s->files[idx].path, q->path);
 }
 
-/*
- * What decides how an absolute path reads in p (ls_sources__lookup_in): its mount namespace and
- * its root, looked at again once LS_SOURCES_VIEW_TTL_NS old or after an exec, and its rights,
- * from the credential cache. 0 when one of them cannot be read: p then reads each of its files
- * itself.
- *
- * A process meets its few dozen files in the records of its first moments, each file needing
- * the view: the credential cache's stat of /proc/PID (its owner check) made a third of resolving
- * 500 processes' stacks. A view is used again for VIEW_REUSE_NS: a set*id() call is seen that
- * late at most, and the records read then are older still (a loaded machine reads a process's
- * records over seconds), so rights held that recently are what an open then would have used.
- */
-#define VIEW_REUSE_NS 100000000ULL
-static uint64_t source_view(struct rproc *p, uint64_t now)
-{
-	struct {
-		uint64_t where;
-		struct ls_creds creds;
-	} v;
-	struct {
-		uint64_t mntns, root_dev, root_ino;
-	} w = {0};
-	char ns[64], root[32];
-	struct stat st;
-
-	if (p->src_where_ns && p->src_view_ns && now - p->src_view_ns < VIEW_REUSE_NS &&
-	    now - p->src_where_ns < LS_SOURCES_VIEW_TTL_NS)
-		return p->src_view;
-	if (!p->src_where_ns || now - p->src_where_ns >= LS_SOURCES_VIEW_TTL_NS) {
-		snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
-		p->src_where = 0;
-		p->src_where_ns = now;
-		if (ls_procfs__link(p->pid, "ns/mnt", ns, sizeof(ns)) < 0 ||
-		    sscanf(ns, "mnt:[%" SCNu64 "]", &w.mntns) != 1 || stat(root, &st))
-			return 0;
-		w.root_dev = st.st_dev;
-		w.root_ino = st.st_ino;
-		p->src_where = XXH3_64bits(&w, sizeof(w)) | 1;
-	}
-	memset(&v, 0, sizeof(v));
-	v.where = p->src_where;
-	if (!v.where || ls_credcache__of_pid(p->pid, &v.creds))
-		return 0;
-	p->src_view = XXH3_64bits(&v, sizeof(v)) | 1;
-	p->src_view_ns = now;
-	return p->src_view;
-}
-
 int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 {
 	struct file_probe q = {&r->sources, path};
@@ -134,7 +83,7 @@ int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 		return *slot;
 	/* an IPython cell is a name, not a file: its text comes from the notebook's kernel */
 	fid = ls_notebooks__cell(&r->notebooks, &r->sources, p->pid, p->id,
-				 source_view(p, ls_mono_ns()), path);
+				 lsr_source_view(r, p, ls_mono_ns()), path);
 	/* the lookup does not touch p->files: the slot is still valid */
 	if (fid > 0)
 		*slot = fid;

@@ -52,6 +52,11 @@ static int rec_proc_gen(void *ctx, pid_t pid, uint32_t *gen)
 	return ls_loader__proc_gen(ctx, pid, gen);
 }
 
+static int rec_exit_view(void *ctx, pid_t pid, struct ls_exit_view *v)
+{
+	return ls_loader__exit_view(ctx, pid, v);
+}
+
 static int rec_set_layout(void *ctx, uint32_t id, const struct ls_pylayout *L)
 {
 	return ls_loader__set_layout(ctx, id, L);
@@ -67,6 +72,7 @@ static const struct ls_recorder_ops rec_ops = {
 	.set_layout = rec_set_layout,
 	.set_image = rec_set_image,
 	.proc_gen = rec_proc_gen,
+	.exit_view = rec_exit_view,
 	.forget_stack = rec_forget_stack,
 };
 

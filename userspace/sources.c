@@ -68,17 +68,20 @@ const char *ls_sources__kind(const char *path)
 	return "python";
 }
 
-/* Reads the whole regular file pid names path, with its rights. Length, or -errno with why. */
-/* The text of path as pid reads it (with its rights), and what fstat said of the file read */
-static ssize_t read_file(pid_t pid, const char *path, char **out, struct stat *stp, char *why,
-			 size_t whylen)
+/*
+ * The text of path as pid reads it (with its rights; with as's in our root, for one that ended),
+ * and what fstat said of the file read. Length, or -errno with why.
+ */
+static ssize_t read_file(pid_t pid, const struct ls_creds *as, const char *path, char **out,
+			 struct stat *stp, char *why, size_t whylen)
 {
 	struct stat st;
 	ssize_t n, total = 0;
 	char *buf;
 	int fd, err;
 
-	fd = ls_procfs__open_file(pid, path, LS_VIEW_TARGET);
+	fd = as ? ls_procfs__open_as(getpid(), as, path)
+		: ls_procfs__open_file(pid, path, LS_VIEW_TARGET);
 	if (fd < 0) {
 		if (fd == -EACCES || fd == -EPERM)
 			snprintf(why, whylen, "unreadable by the profiled process");
@@ -290,7 +293,8 @@ static int64_t add_file(struct ls_sources *s, const char *path, int64_t source_i
 }
 
 /* ls_sources__lookup(), and the identity of the file read (st_ino 0 when none was) */
-static int64_t lookup(struct ls_sources *s, pid_t pid, const char *path, struct stat *st)
+static int64_t lookup(struct ls_sources *s, pid_t pid, const struct ls_creds *as, const char *path,
+		      struct stat *st)
 {
 	char why[256] = "";
 	char *text = NULL;
@@ -302,7 +306,7 @@ static int64_t lookup(struct ls_sources *s, pid_t pid, const char *path, struct 
 		/* <string>, <stdin>, <frozen x>: code without a file */
 		return add_file(s, path, -1, "code without a source file");
 	}
-	n = read_file(pid, path, &text, st, why, sizeof(why));
+	n = read_file(pid, as, path, &text, st, why, sizeof(why));
 	if (n >= 0 && decode_source(&text, &n, why, sizeof(why)) == -ENOMEM) {
 		free(text);
 		return -ENOMEM;
@@ -325,7 +329,7 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path)
 {
 	struct stat st;
 
-	return lookup(s, pid, path, &st);
+	return lookup(s, pid, NULL, path, &st);
 }
 
 struct view_probe {
@@ -354,18 +358,19 @@ static bool unchanged_file(const struct stat *st, const struct ls_view_read *r)
 	       timespec_ns(&st->st_mtim) == r->mtime_ns && timespec_ns(&st->st_ctim) == r->ctime_ns;
 }
 
-int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, const char *path,
-			      uint64_t now_ns)
+int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, const struct ls_source_view *v,
+			      const char *path, uint64_t now_ns)
 {
-	struct view_probe q = {s, view, path};
-	struct ls_view_read *r, *v;
+	struct view_probe q = {s, v ? v->id : 0, path};
+	struct ls_view_read *r, *nv;
+	bool gone = v && v->gone;
 	uint64_t *slot;
 	struct stat st;
 	int64_t fid;
 
-	if (!view || path[0] != '/')
+	if (!q.view || path[0] != '/')
 		return ls_sources__lookup(s, pid, path);
-	slot = ls_hashmap__intern(&s->by_view, XXH3_64bits(path, strlen(path)) ^ ls_hash64(view),
+	slot = ls_hashmap__intern(&s->by_view, XXH3_64bits(path, strlen(path)) ^ ls_hash64(q.view),
 				  same_view_read, &q);
 	if (!slot)
 		return -ENOMEM;
@@ -374,23 +379,28 @@ int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, co
 		if (now_ns - r->read_ns < LS_SOURCES_VIEW_TTL_NS)
 			return r->file;
 		/* later, while the path still names the very file read, unchanged: the read stands */
-		if (!ls_procfs__identify(pid, path, &st) && unchanged_file(&st, r)) {
+		if ((!gone || v->in_ours) &&
+		    !ls_procfs__identify(gone ? getpid() : pid, path, &st) &&
+		    unchanged_file(&st, r)) {
 			r->read_ns = now_ns;
 			return r->file;
 		}
 	}
+	/* ended, in a root we cannot enter: only a read of another process could serve it */
+	if (gone && !v->in_ours)
+		return add_file(s, path, -1, "the process ended before its source could be read");
 	if (*slot == LS_HASHMAP_EMPTY) {
-		v = ls_array_grow(s->reads, &s->rcap, s->nreads, sizeof(*v), 64);
-		if (!v)
+		nv = ls_array_grow(s->reads, &s->rcap, s->nreads, sizeof(*nv), 64);
+		if (!nv)
 			return -ENOMEM; /* the empty slot stays: a later intern fills it */
-		s->reads = v;
-		v[s->nreads] = (struct ls_view_read){.view = view, .path = strdup(path)};
-		if (!v[s->nreads].path)
+		s->reads = nv;
+		nv[s->nreads] = (struct ls_view_read){.view = q.view, .path = strdup(path)};
+		if (!nv[s->nreads].path)
 			return -ENOMEM;
 		*slot = s->nreads++;
 	}
 	r = &s->reads[*slot]; /* the lookup below inserts into other maps only */
-	fid = lookup(s, pid, path, &st);
+	fid = lookup(s, pid, gone ? v->gone : NULL, path, &st);
 	r->file = 0;
 	if (fid > 0 && s->files[fid].source_id > 0 && st.st_ino) {
 		r->file = fid;

@@ -68,16 +68,28 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path);
 #define LS_SOURCES_VIEW_TTL_NS (1000 * 1000000ULL)
 
 /*
- * ls_sources__lookup, where view (non-zero) names everything that decides what an absolute path
- * reads in pid: its mount namespace, its root and its rights. An absolute path another process
- * of the same view read successfully less than LS_SOURCES_VIEW_TTL_NS before now_ns gives that
- * read's file without a read of its own: 500 processes of a job each reading the same dozen
- * modules were a fifth of the collector's CPU. Later, it still does while the path names the
- * same file (ls_procfs__identify: device, inode, size, modification and change times), which
- * renews it; else it is read again. view 0 always reads.
+ * What decides how an absolute path reads in a process: id hashes its mount namespace, its root
+ * and its rights (0: unknown, the process reads each file itself). A process that has ended
+ * (gone: its rights at its exit, from the kernel) reads with those in our root when that was its
+ * root too (in_ours); else only a read of the same view by another process serves it.
  */
-int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, uint64_t view, const char *path,
-			      uint64_t now_ns);
+struct ls_creds;
+struct ls_source_view {
+	uint64_t id;
+	const struct ls_creds *gone;
+	bool in_ours;
+};
+
+/*
+ * ls_sources__lookup, in view v (NULL or id 0: ls_sources__lookup). An absolute path another
+ * process of the same view read successfully less than LS_SOURCES_VIEW_TTL_NS before now_ns
+ * gives that read's file without a read of its own: 500 processes of a job each reading the same
+ * dozen modules were a fifth of the collector's CPU. Later, it still does while the path names
+ * the same file (ls_procfs__identify: device, inode, size, modification and change times), which
+ * renews it; else it is read again.
+ */
+int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, const struct ls_source_view *v,
+			      const char *path, uint64_t now_ns);
 
 /*
  * A file whose text comes from elsewhere than its path (a notebook cell): text (owned by s from

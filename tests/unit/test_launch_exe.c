@@ -254,6 +254,32 @@ static void test_publish_unchecked(void **state)
 	free(pi);
 }
 
+/*
+ * A process that has exited but is not reaped yet (a zombie: /proc/PID is there, its memory is
+ * not) is gone, not "not Python": that verdict would settle every other process of its file.
+ */
+static void test_discover_zombie(void **state)
+{
+	struct ls_pyinfo *pi = calloc(1, sizeof(*pi));
+	char why[256];
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(pi);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	/* exited once waitid() sees it, which leaves it unreaped (WNOWAIT) */
+	assert_int_equal(waitid(P_PID, pid, &(siginfo_t){0}, WEXITED | WNOWAIT), 0);
+	assert_true(ls_procfs__alive(pid));
+	assert_int_equal(ls_python__discover(pid, pi, why, sizeof(why)), -ESRCH);
+	assert_non_null(strstr(why, "ended"));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	free(pi);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_scripts),
 		cmocka_unit_test(test_probe_matches_process),
 		cmocka_unit_test(test_publish_unchecked),
+		cmocka_unit_test(test_discover_zombie),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -153,10 +153,10 @@ static void test_verified(void **state)
 	assert_int_equal(announce(&n.usdt, 4, 3, plain, NULL, "z = 3\n", 4000), 0);
 	/* sent with the front end's cell id, in parts: the cell is known by it */
 	assert_int_equal(announce_id(&n.usdt, 4, 4, idcell, "w = 4", "w = 4\n", "c-77", 7), 0);
-	fg = ls_notebooks__cell(&n, &s, getpid(), 4, 0, good);
-	fb = ls_notebooks__cell(&n, &s, getpid(), 4, 0, bad);
-	fp = ls_notebooks__cell(&n, &s, getpid(), 4, 0, plain);
-	fi = ls_notebooks__cell(&n, &s, getpid(), 4, 0, idcell);
+	fg = ls_notebooks__cell(&n, &s, getpid(), 4, NULL, good);
+	fb = ls_notebooks__cell(&n, &s, getpid(), 4, NULL, bad);
+	fp = ls_notebooks__cell(&n, &s, getpid(), 4, NULL, plain);
+	fi = ls_notebooks__cell(&n, &s, getpid(), 4, NULL, idcell);
 	assert_true(fg > 0 && fb > 0 && fp > 0 && fi > 0);
 	assert_string_equal(n.cells[3].how, "python-usdt");
 	assert_string_equal(n.cells[3].key, "id:c-77");

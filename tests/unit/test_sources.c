@@ -12,7 +12,11 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "asuser.h"
 #include "sources.h"
+
+/* views as recorder_view.c gives them: of a live process, by id alone */
+static const struct ls_source_view v7 = {.id = 7}, v8 = {.id = 8}, v9 = {.id = 9};
 
 static void test_kind(void **state)
 {
@@ -96,24 +100,24 @@ static void test_view_reads(void **state)
 	snprintf(m, sizeof(m), "%s/m.py", dir);
 	write_file(a, "v = 1\n");
 	ls_sources_init(&s);
-	f1 = ls_sources__lookup_in(&s, getpid(), 7, a, t0);
+	f1 = ls_sources__lookup_in(&s, getpid(), &v7, a, t0);
 	write_file(a, "v = 2\n");
-	f2 = ls_sources__lookup_in(&s, getpid(), 7, a, t0 + ttl - 1);
+	f2 = ls_sources__lookup_in(&s, getpid(), &v7, a, t0 + ttl - 1);
 	assert_int_equal(f2, f1); /* served: not read again */
 	assert_string_equal(s.srcs[s.files[f2].source_id].text, "v = 1\n");
-	f3 = ls_sources__lookup_in(&s, getpid(), 8, a, t0 + 1); /* another view reads */
+	f3 = ls_sources__lookup_in(&s, getpid(), &v8, a, t0 + 1); /* another view reads */
 	assert_string_equal(s.srcs[s.files[f3].source_id].text, "v = 2\n");
-	f4 = ls_sources__lookup_in(&s, getpid(), 0, a, t0 + 1); /* no view: reads */
+	f4 = ls_sources__lookup_in(&s, getpid(), NULL, a, t0 + 1); /* no view: reads */
 	assert_int_equal(f4, f3);
-	f5 = ls_sources__lookup_in(&s, getpid(), 7, a, t0 + ttl); /* expired: read again */
+	f5 = ls_sources__lookup_in(&s, getpid(), &v7, a, t0 + ttl); /* expired: read again */
 	assert_string_equal(s.srcs[s.files[f5].source_id].text, "v = 2\n");
-	f6 = ls_sources__lookup_in(&s, getpid(), 7, a, t0 + ttl + 1); /* served from that read */
+	f6 = ls_sources__lookup_in(&s, getpid(), &v7, a, t0 + ttl + 1); /* served from that read */
 	assert_int_equal(f6, f5);
 	/* a read that gave no text serves nothing: the file appears, the next lookup reads it */
-	g1 = ls_sources__lookup_in(&s, getpid(), 7, m, t0);
+	g1 = ls_sources__lookup_in(&s, getpid(), &v7, m, t0);
 	assert_int_equal(s.files[g1].source_id, -1);
 	write_file(m, "w = 3\n");
-	g2 = ls_sources__lookup_in(&s, getpid(), 7, m, t0 + 1);
+	g2 = ls_sources__lookup_in(&s, getpid(), &v7, m, t0 + 1);
 	assert_true(g2 != g1);
 	assert_string_equal(s.srcs[s.files[g2].source_id].text, "w = 3\n");
 	ls_sources_release(&s);
@@ -157,14 +161,14 @@ static void test_view_identity(void **state)
 	}
 	assert_int_equal(read(ready[0], &c, 1), 1); /* it has nobody's ids now */
 	ls_sources_init(&s);
-	f1 = ls_sources__lookup_in(&s, getpid(), 9, b, t0);
+	f1 = ls_sources__lookup_in(&s, getpid(), &v9, b, t0);
 	assert_string_equal(s.srcs[s.files[f1].source_id].text, "x = 1\n");
 	/* its own read fails (the directory), which is what the served text is told apart from */
 	assert_int_equal(s.files[ls_sources__lookup(&s, nobody, b)].source_id, -1);
-	f2 = ls_sources__lookup_in(&s, nobody, 9, b, t0 + 2 * ttl);
+	f2 = ls_sources__lookup_in(&s, nobody, &v9, b, t0 + 2 * ttl);
 	assert_int_equal(f2, f1);
 	write_file(b, "x = 1000\n"); /* another size: a change within one timestamp tick shows */
-	f3 = ls_sources__lookup_in(&s, nobody, 9, b, t0 + 4 * ttl);
+	f3 = ls_sources__lookup_in(&s, nobody, &v9, b, t0 + 4 * ttl);
 	assert_true(f3 != f1);
 	assert_int_equal(s.files[f3].source_id, -1);
 	kill(nobody, SIGKILL);
@@ -176,13 +180,63 @@ static void test_view_identity(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A process that has ended reads with its rights at its exit, in our root when that was its own:
+ * nobody's rights find no text in root's 0700 directory, root's do. In a root not ours, it reads
+ * nothing itself, and only a read of the same view serves it (here, a live process's). The pid
+ * given is gone: nothing goes through it.
+ */
+static void test_view_gone(void **state)
+{
+	char dir[] = "/tmp/ls-src-XXXXXX", a[64], b[64];
+	const uint64_t t0 = 1000000000ULL, ttl = LS_SOURCES_VIEW_TTL_NS;
+	struct ls_creds root = {0}, nobody = {.fsuid = 65534, .fsgid = 65534};
+	struct ls_source_view as_nobody = {.id = 11, .gone = &nobody, .in_ours = true},
+			      as_root = {.id = 12, .gone = &root, .in_ours = true},
+			      elsewhere = {.id = 13, .gone = &root, .in_ours = false},
+			      live = {.id = 13};
+	const pid_t gone = 0x3fffffff; /* above any pid_max */
+	struct ls_sources s;
+	int64_t f1, f2, f3, f4, f5;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.py", dir);
+	snprintf(b, sizeof(b), "%s/b.py", dir);
+	write_file(a, "z = 1\n");
+	write_file(b, "y = 1\n");
+	ls_sources_init(&s);
+	f1 = ls_sources__lookup_in(&s, gone, &as_nobody, a, t0);
+	assert_int_equal(s.files[f1].source_id, -1);
+	assert_non_null(strstr(s.files[f1].unavailable, "unreadable"));
+	f2 = ls_sources__lookup_in(&s, gone, &as_root, a, t0);
+	assert_string_equal(s.srcs[s.files[f2].source_id].text, "z = 1\n");
+	/* past its time to live, the read stands while the file is unchanged (looked at in our root) */
+	f3 = ls_sources__lookup_in(&s, gone, &as_root, a, t0 + 2 * ttl);
+	assert_int_equal(f3, f2);
+	/* a root not ours: nothing to read it in */
+	f4 = ls_sources__lookup_in(&s, gone, &elsewhere, b, t0);
+	assert_int_equal(s.files[f4].source_id, -1);
+	assert_non_null(strstr(s.files[f4].unavailable, "ended"));
+	assert_int_equal(s.files[ls_sources__lookup_in(&s, gone, &elsewhere, a, t0)].source_id, -1);
+	f5 = ls_sources__lookup_in(&s, getpid(), &live, a, t0); /* a live process of that view */
+	assert_int_equal(f5, f2);
+	assert_int_equal(ls_sources__lookup_in(&s, gone, &elsewhere, a, t0 + 1), f2);
+	assert_int_equal(
+		s.files[ls_sources__lookup_in(&s, gone, &elsewhere, a, t0 + ttl + 1)].source_id,
+		-1); /* stale, and it cannot be looked at */
+	ls_sources_release(&s);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kind),
-		cmocka_unit_test(test_snapshots),
-		cmocka_unit_test(test_view_reads),
-		cmocka_unit_test(test_view_identity),
+		cmocka_unit_test(test_kind),	   cmocka_unit_test(test_snapshots),
+		cmocka_unit_test(test_view_reads), cmocka_unit_test(test_view_identity),
+		cmocka_unit_test(test_view_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,12 +158,29 @@ static const char *under(const char *path, const char *prefix)
 	return path[n] ? path + n : "/";
 }
 
+/* path in pid's root, opened with c's rights */
+static int open_in_root(pid_t pid, const struct ls_creds *c, const char *path, int flags)
+{
+	char dir[64];
+	int rootfd, fd;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/root", pid);
+	rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* in its root: absolute symlinks and ".." stay inside, as they do for the process */
+	fd = ls_asuser__open(c, rootfd, path, O_RDONLY | O_NONBLOCK | flags,
+			     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, LS_OPEN_REGULAR);
+	close(rootfd);
+	return fd;
+}
+
 static int open_file(pid_t pid, const char *path, enum ls_path_view view, int flags)
 {
-	char root[PATH_MAX], cwd[PATH_MAX], in_root[PATH_MAX * 2], dir[64];
+	char root[PATH_MAX], cwd[PATH_MAX], in_root[PATH_MAX * 2];
 	const char *p = path, *c;
 	struct ls_creds creds;
-	int rootfd, fd, err;
+	int err;
 
 	if (!path[0])
 		return -ENOENT;
@@ -190,15 +207,7 @@ static int open_file(pid_t pid, const char *path, enum ls_path_view view, int fl
 	err = ls_credcache__of_pid(pid, &creds);
 	if (err)
 		return err;
-	snprintf(dir, sizeof(dir), "/proc/%d/root", pid);
-	rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	/* in its root: absolute symlinks and ".." stay inside, as they do for the process */
-	fd = ls_asuser__open(&creds, rootfd, p, O_RDONLY | O_NONBLOCK | flags,
-			     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, LS_OPEN_REGULAR);
-	close(rootfd);
-	return fd;
+	return open_in_root(pid, &creds, p, flags);
 }
 
 int ls_procfs__identify(pid_t pid, const char *path, struct stat *st)
@@ -225,6 +234,11 @@ int ls_procfs__identify(pid_t pid, const char *path, struct stat *st)
 int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view)
 {
 	return open_file(pid, path, view, 0);
+}
+
+int ls_procfs__open_as(pid_t pid, const struct ls_creds *c, const char *path)
+{
+	return path[0] == '/' ? open_in_root(pid, c, path, 0) : -EINVAL;
 }
 
 /* The rest of fd, at most max bytes (-EFBIG beyond), NUL-terminated; closes fd. */

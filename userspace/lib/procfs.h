@@ -51,6 +51,12 @@ enum ls_path_view {
  */
 int ls_procfs__open_file(pid_t pid, const char *path, enum ls_path_view view);
 /*
+ * ls_procfs__open_file() of an absolute path in pid's root with c's rights, not pid's: those of a
+ * process that has ended, whose root was pid's (recorder_view.c). -EINVAL for a relative path.
+ */
+struct ls_creds;
+int ls_procfs__open_as(pid_t pid, const struct ls_creds *c, const char *path);
+/*
  * The identity (fstat) of the regular file at absolute path in pid's root, looked up as we are:
  * never a read of it. Whether a text read earlier with the same rights is still that file's.
  */

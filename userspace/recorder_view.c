@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * How a target sees files, for reading its sources (struct ls_source_view): its mount namespace,
+ * its root and its rights, from /proc while it lives. A short process's records are often read
+ * after it has gone from /proc (a loaded machine reads them seconds late: 113 of the 200 children
+ * of tests/e2e/test_scale.sh had no source text so). Its view is then the kernel's, taken at its
+ * exit (BPF `exit_views`): its files are read with its rights at the end, in our root when that
+ * was its own, and otherwise served only by another process's read of the same view.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include "credcache.h"
+#include "procfs.h"
+#include "recorder_int.h"
+
+/* the view's first half: mount namespace and root, hashed as the kernel's record is */
+static uint64_t where_of(uint64_t mntns, dev_t dev, uint64_t ino)
+{
+	struct {
+		uint64_t mntns, root_dev, root_ino;
+	} w = {mntns, dev, ino};
+
+	return XXH3_64bits(&w, sizeof(w)) | 1;
+}
+
+/* pid's mount namespace and root from /proc: 0, or -errno (-ESRCH, -ENOENT: gone) */
+static int where_in_proc(pid_t pid, uint64_t *where)
+{
+	char ns[64], root[32];
+	uint64_t mntns;
+	struct stat st;
+	int err;
+
+	err = ls_procfs__link(pid, "ns/mnt", ns, sizeof(ns));
+	if (err < 0)
+		return err;
+	if (sscanf(ns, "mnt:[%" SCNu64 "]", &mntns) != 1)
+		return -EINVAL;
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	if (stat(root, &st))
+		return -errno;
+	*where = where_of(mntns, st.st_dev, st.st_ino);
+	return 0;
+}
+
+static uint64_t view_of(uint64_t where, const struct ls_creds *c)
+{
+	struct {
+		uint64_t where;
+		struct ls_creds creds;
+	} v;
+
+	memset(&v, 0, sizeof(v));
+	v.where = where;
+	v.creds.fsuid = c->fsuid;
+	v.creds.fsgid = c->fsgid;
+	v.creds.ngroups = c->ngroups;
+	memcpy(v.creds.groups, c->groups, c->ngroups * sizeof(c->groups[0]));
+	return XXH3_64bits(&v, sizeof(v)) | 1;
+}
+
+/*
+ * p has ended: its view from the kernel's record of its exit, when that record is of this very
+ * process (its start time) and holds all its groups. 0, or -errno: its sources stay unread.
+ */
+static int ended_view(struct ls_recorder *r, struct rproc *p)
+{
+	struct ls_exit_view e;
+	struct ls_creds *c;
+	uint64_t where;
+
+	if (!r->ops->exit_view || !p->kstart_ns || r->ops->exit_view(r->ctx, p->pid, &e))
+		return -ENOENT;
+	if (e.start_ns != p->kstart_ns || e.ngroups > LS_VIEW_GROUPS)
+		return -ESTALE; /* another process of that pid, or groups not all kept */
+	if (!r->our_where && where_in_proc(getpid(), &r->our_where))
+		r->our_where = 0;
+	c = p->src_gone ? p->src_gone : calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	c->fsuid = e.fsuid;
+	c->fsgid = e.fsgid;
+	c->ngroups = e.ngroups;
+	for (uint32_t i = 0; i < e.ngroups; i++)
+		c->groups[i] = e.groups[i];
+	p->src_gone = c;
+	where = where_of(e.mntns, makedev(e.root_dev >> 20, e.root_dev & 0xfffff), e.root_ino);
+	p->src = (struct ls_source_view){
+		.id = view_of(where, c),
+		.gone = c,
+		.in_ours = where == r->our_where,
+	};
+	return 0;
+}
+
+/*
+ * A process meets its few dozen files in the records of its first moments, each file needing
+ * the view: the credential cache's stat of /proc/PID (its owner check) made a third of resolving
+ * 500 processes' stacks. A view is used again for VIEW_REUSE_NS: a set*id() call is seen that
+ * late at most, and the records read then are older still (a loaded machine reads a process's
+ * records over seconds), so rights held that recently are what an open then would have used.
+ */
+#define VIEW_REUSE_NS 100000000ULL
+
+const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now)
+{
+	struct ls_creds c;
+	int err = 0;
+
+	if (p->src.gone)
+		return &p->src; /* it ended: its view no longer changes */
+	if (p->exited || p->vanished)
+		return ended_view(r, p) ? NULL : &p->src;
+	if (p->src_where_ns && p->src_view_ns && now - p->src_view_ns < VIEW_REUSE_NS &&
+	    now - p->src_where_ns < LS_SOURCES_VIEW_TTL_NS)
+		return p->src.id ? &p->src : NULL;
+	if (!p->src_where_ns || now - p->src_where_ns >= LS_SOURCES_VIEW_TTL_NS) {
+		p->src_where = 0;
+		p->src_where_ns = now;
+		err = where_in_proc(p->pid, &p->src_where);
+	}
+	p->src.id = 0;
+	if (!err && p->src_where)
+		err = ls_credcache__of_pid(p->pid, &c);
+	if (err == -ESRCH || err == -ENOENT)
+		return ended_view(r, p) ? NULL : &p->src; /* gone from /proc before we got here */
+	if (err || !p->src_where)
+		return NULL;
+	p->src.id = view_of(p->src_where, &c);
+	p->src_view_ns = now;
+	return &p->src;
+}
+
+void lsr_view_forget(struct rproc *p)
+{
+	free(p->src_gone);
+	p->src_gone = NULL;
+	p->src = (struct ls_source_view){0};
+	p->src_where_ns = p->src_view_ns = 0;
+}
