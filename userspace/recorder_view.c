@@ -110,6 +110,15 @@ static int ended_view(struct ls_recorder *r, struct rproc *p)
  */
 #define VIEW_REUSE_NS 100000000ULL
 
+/* p has ended, and its view is not known: it reads nothing (its pid may be reused) */
+static const struct ls_source_view *unknown_end(struct rproc *p)
+{
+	static const struct ls_creds none;
+
+	p->src = (struct ls_source_view){.gone = &none};
+	return &p->src;
+}
+
 const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now)
 {
 	struct ls_creds c;
@@ -118,7 +127,7 @@ const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc
 	if (p->src.gone)
 		return &p->src; /* it ended: its view no longer changes */
 	if (p->exited || p->vanished)
-		return ended_view(r, p) ? NULL : &p->src;
+		return ended_view(r, p) ? unknown_end(p) : &p->src;
 	if (p->src_where_ns && p->src_view_ns && now - p->src_view_ns < VIEW_REUSE_NS &&
 	    now - p->src_where_ns < LS_SOURCES_VIEW_TTL_NS)
 		return p->src.id ? &p->src : NULL;
@@ -130,8 +139,8 @@ const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc
 	p->src.id = 0;
 	if (!err && p->src_where)
 		err = ls_credcache__of_pid(p->pid, &c);
-	if (err == -ESRCH || err == -ENOENT)
-		return ended_view(r, p) ? NULL : &p->src; /* gone from /proc before we got here */
+	if (err == -ESRCH || err == -ENOENT) /* gone from /proc before we got here */
+		return ended_view(r, p) ? unknown_end(p) : &p->src;
 	if (err || !p->src_where)
 		return NULL;
 	p->src.id = view_of(p->src_where, &c);

@@ -358,6 +358,8 @@ static bool unchanged_file(const struct stat *st, const struct ls_view_read *r)
 	       timespec_ns(&st->st_mtim) == r->mtime_ns && timespec_ns(&st->st_ctim) == r->ctime_ns;
 }
 
+#define ENDED "the process ended before its source could be read"
+
 int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, const struct ls_source_view *v,
 			      const char *path, uint64_t now_ns)
 {
@@ -368,8 +370,13 @@ int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, const struct ls_s
 	struct stat st;
 	int64_t fid;
 
-	if (!q.view || path[0] != '/')
+	if (!q.view || path[0] != '/') {
+		/* ended with no view of its own, or a path relative to a cwd that is gone: its pid
+		 * may be another process's by now */
+		if (gone && path[0] != '<')
+			return add_file(s, path, -1, ENDED);
 		return ls_sources__lookup(s, pid, path);
+	}
 	slot = ls_hashmap__intern(&s->by_view, XXH3_64bits(path, strlen(path)) ^ ls_hash64(q.view),
 				  same_view_read, &q);
 	if (!slot)
@@ -388,7 +395,7 @@ int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, const struct ls_s
 	}
 	/* ended, in a root we cannot enter: only a read of another process could serve it */
 	if (gone && !v->in_ours)
-		return add_file(s, path, -1, "the process ended before its source could be read");
+		return add_file(s, path, -1, ENDED);
 	if (*slot == LS_HASHMAP_EMPTY) {
 		nv = ls_array_grow(s->reads, &s->rcap, s->nreads, sizeof(*nv), 64);
 		if (!nv)

@@ -71,7 +71,8 @@ int64_t ls_sources__lookup(struct ls_sources *s, pid_t pid, const char *path);
  * What decides how an absolute path reads in a process: id hashes its mount namespace, its root
  * and its rights (0: unknown, the process reads each file itself). A process that has ended
  * (gone: its rights at its exit, from the kernel) reads with those in our root when that was its
- * root too (in_ours); else only a read of the same view by another process serves it.
+ * root too (in_ours); else only a read of the same view by another process serves it, and with
+ * id 0 (its view is not known) nothing: its pid may name another process by now.
  */
 struct ls_creds;
 struct ls_source_view {

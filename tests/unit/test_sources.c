@@ -194,7 +194,7 @@ static void test_view_gone(void **state)
 	struct ls_source_view as_nobody = {.id = 11, .gone = &nobody, .in_ours = true},
 			      as_root = {.id = 12, .gone = &root, .in_ours = true},
 			      elsewhere = {.id = 13, .gone = &root, .in_ours = false},
-			      live = {.id = 13};
+			      live = {.id = 13}, unknown = {0};
 	const pid_t gone = 0x3fffffff; /* above any pid_max */
 	struct ls_sources s;
 	int64_t f1, f2, f3, f4, f5;
@@ -225,6 +225,15 @@ static void test_view_gone(void **state)
 	assert_int_equal(
 		s.files[ls_sources__lookup_in(&s, gone, &elsewhere, a, t0 + ttl + 1)].source_id,
 		-1); /* stale, and it cannot be looked at */
+	/* ended, its view unknown: nothing is read through its pid, which may be another's now */
+	unknown.gone = &root;
+	f5 = ls_sources__lookup_in(&s, getpid(), &unknown, a, t0);
+	assert_int_equal(s.files[f5].source_id, -1);
+	assert_int_equal(
+		s.files[ls_sources__lookup_in(&s, getpid(), &as_root, "a.py", t0)].source_id, -1);
+	assert_string_equal(
+		s.files[ls_sources__lookup_in(&s, getpid(), &unknown, "<string>", t0)].unavailable,
+		"code without a source file");
 	ls_sources_release(&s);
 	unlink(a);
 	unlink(b);
