@@ -167,6 +167,8 @@ enum ls_proc_event_kind {
 	LS_PE_EXIT = 3,	       /* last thread of pid exited; exit_code as in wait(2) */
 	LS_PE_SEEN = 4,	       /* pid found in the target cgroup on its first sample */
 	LS_PE_THREAD_EXIT = 5, /* thread tid of pid exited; cpu_ns is its CPU time as accounted */
+	/* pid's libpython started: its entry was set from lib_images[exit_code], cpu_ns its bias */
+	LS_PE_LIB = 6,
 };
 
 struct ls_proc_event {
@@ -541,6 +543,19 @@ struct ls_proc {
 	__u32 pad;
 	__u64 text_lo; /* [text_lo, text_hi): the interpreter's code; an ip in it is LS_MODE_PYTHON */
 	__u64 text_hi;
+};
+
+/*
+ * A libpython interpreter (a shared build), for its processes that exec: its entry at load bias 0,
+ * and the address of a function every start of it runs before its first frame
+ * (_PyRuntime_Initialize). A uprobe there (cookie: the index in `lib_images`) gives the
+ * process's bias, which an exec cannot: ld.so maps libpython after it.
+ */
+#define LS_LIB_IMAGES 8
+#define LS_LIB_START  "_PyRuntime_Initialize"
+struct ls_lib_image {
+	struct ls_proc proc;
+	__u64 start_vaddr; /* LS_LIB_START's address at bias 0 */
 };
 
 /*

@@ -47,6 +47,14 @@ struct {
 	__type(value, struct ls_image);
 } images SEC(".maps") __weak;
 
+/* Shared builds whose start is probed (struct ls_lib_image), by the probe's cookie. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LS_LIB_IMAGES);
+	__type(key, __u32);
+	__type(value, struct ls_lib_image);
+} lib_images SEC(".maps") __weak;
+
 /* Targets' views at their exit (struct ls_exit_view): the oldest go first. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

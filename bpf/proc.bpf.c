@@ -138,6 +138,37 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 }
 
 /*
+ * A target of a shared build starts its interpreter: its entry from the library's template, moved
+ * by the bias this very call shows, so that its samples have lines before /proc is read (a short
+ * process may be gone by then). Only an entry still pending: discovery may have been first.
+ */
+SEC("uprobe")
+int handle_lib_start(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), ip = bpf_get_func_ip(ctx), bias;
+	__u32 tgid = id >> 32, slot = bpf_get_attach_cookie(ctx), gen;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ls_lib_image *img;
+	struct ls_proc *p;
+
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	img = bpf_map_lookup_elem(&lib_images, &slot);
+	/* ip 0: a kernel before 6.6 does not say where a uprobe hit; discovery finds it then */
+	if (!p || !img || !img->start_vaddr || !ip || (p->flags & LS_PF_PYTHON) ||
+	    !(p->flags & LS_PF_PENDING))
+		return 0;
+	bias = ip - img->start_vaddr;
+	gen = p->gen;
+	__builtin_memcpy(p, &img->proc, sizeof(*p));
+	ls_proc_move(p, bias);
+	p->gen = gen;
+	p->pidns_level = ls_task_pidns_level(task);
+	p->flags = LS_PF_PYTHON;
+	emit_proc_event_full(LS_PE_LIB, tgid, 0, (__u32)id, slot, bias, task, gen);
+	return 0;
+}
+
+/*
  * The ended process's view (struct ls_exit_view): its last thread, still holding its namespaces,
  * root and credentials here (exit_fs() and exit_task_namespaces() come later in do_exit()).
  * A function of its own: its 176-byte value stays off the walker's stack.

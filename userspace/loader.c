@@ -310,6 +310,8 @@ void ls_loader__free(struct ls_loader *l)
 	bpf_link__destroy(l->gpu_links[1]);
 	for (size_t i = 0; i < l->ntrace; i++)
 		bpf_link__destroy(l->trace_links[i]);
+	for (int i = 0; i < l->nlib_fds; i++)
+		close(l->lib_fds[i]);
 	free(l->trace_links);
 	free(l->prog_fds);
 	free(l->base_runs);

@@ -44,6 +44,12 @@ int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pylayout *L);
 /* The generation of pid's `procs` entry (each exec bumps it); 0 or -ENOENT. */
 int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen);
+/*
+ * Probes the start of a shared build's interpreter (LS_LIB_START, at offset in the libpython at
+ * path, as /proc/PID/maps shows it to us) in every process: lib_images[slot] = lib. 0 or -errno.
+ */
+int ls_loader__set_lib(struct ls_loader *l, uint32_t slot, const char *path, uint64_t offset,
+		       const struct ls_lib_image *lib);
 /* How pid saw files at its exit (`exit_views`); 0 or -ENOENT. */
 int ls_loader__exit_view(struct ls_loader *l, pid_t pid, struct ls_exit_view *v);
 

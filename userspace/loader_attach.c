@@ -276,6 +276,57 @@ int lsl_attach_trace(struct ls_loader *l, const char *site)
 	return err;
 }
 
+/* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), or -errno. */
+static int uprobe_pmu(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	int type = -ENOENT;
+
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -EINVAL;
+		fclose(f);
+	}
+	return type;
+}
+
+/*
+ * By descriptor, as the other programs (a kept load has no libbpf object behind it): a uprobe
+ * perf event for every process (pid -1, cpu 0, as libbpf opens one) linked with its cookie.
+ */
+int ls_loader__set_lib(struct ls_loader *l, uint32_t slot, const char *path, uint64_t offset,
+		       const struct ls_lib_image *lib)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .perf_event.bpf_cookie = slot);
+	struct perf_event_attr attr = {.size = sizeof(attr)};
+	int fd = prog_fd(l, l->skel->progs.handle_lib_start), pfd, link, type = uprobe_pmu();
+
+	if (slot >= LS_LIB_IMAGES || l->nlib_fds + 2 > 2 * LS_LIB_IMAGES)
+		return -ENOSPC;
+	if (fd < 0 || type < 0)
+		return ls_err(fd < 0 ? -ENOENT : type, "cannot probe %s: no uprobes here",
+			      LS_LIB_START);
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.lib_images), &slot, lib, BPF_ANY))
+		return ls_err(-errno, "cannot record a shared interpreter: %s", strerror(errno));
+	attr.type = type;
+	attr.config1 = (uint64_t)(uintptr_t)path;
+	attr.config2 = offset;
+	pfd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return ls_err(-errno, "cannot probe %s in %s: %s", LS_LIB_START, path,
+			      strerror(errno));
+	link = bpf_link_create(fd, pfd, BPF_PERF_EVENT, &lo);
+	if (link < 0) {
+		int err = -errno;
+
+		close(pfd);
+		return ls_err(err, "cannot probe %s in %s: %s", LS_LIB_START, path, strerror(-err));
+	}
+	l->lib_fds[l->nlib_fds++] = pfd;
+	l->lib_fds[l->nlib_fds++] = link;
+	return 0;
+}
+
 int ls_loader__attach_native_trace(struct ls_loader *l, pid_t pid, const char *binary)
 {
 	struct bpf_program *progs[] = {l->skel->progs.handle_py_line,

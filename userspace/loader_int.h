@@ -39,6 +39,8 @@ struct ls_loader {
 	struct bpf_link *gpu_links[2];
 	struct bpf_link **trace_links; /* python-usdt builds and native probes */
 	size_t ntrace;
+	int lib_fds[2 * LS_LIB_IMAGES]; /* shared builds' start probes: perf events and links */
+	int nlib_fds;
 	/* agg_maps[0] is set by a thread of its own (ls_loader__agg_start), joined before a swap */
 	pthread_t agg_setter;
 	enum {

@@ -99,6 +99,13 @@ static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 	struct stat st;
 
 	pi->in_exe = false;
+	pi->lib_start = 0;
+	if (pi->shared && !ls_elf__stat(elf, &st) &&
+	    !ls_elf__sym(elf, LS_LIB_START, &pi->lib_start, NULL) &&
+	    !ls_elf__file_offset(elf, pi->lib_start, &pi->lib_start_off))
+		image_key(&st, &pi->lib); /* its processes' starts can be probed (ls_lib_image) */
+	else
+		pi->lib_start = 0;
 	if (pi->shared || ls_elf__stat(elf, &st))
 		return;
 	image_key(&st, &pi->image);
@@ -139,7 +146,11 @@ bool ls_python__same_build(pid_t pid, const struct ls_pyinfo *pi)
 
 void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out)
 {
-	uint64_t nb = pi->dyn ? start_code - pi->x_vaddr : 0;
+	ls_python__move(pi, pi->dyn ? start_code - pi->x_vaddr : 0, out);
+}
+
+void ls_python__move(const struct ls_pyinfo *pi, uint64_t nb, struct ls_pyinfo *out)
+{
 	int64_t d = (int64_t)(nb - pi->bias);
 
 	*out = *pi;

@@ -34,6 +34,10 @@ struct ls_pyinfo {
 	uint8_t build_id[32];	   /* its GNU build id, build_id_len bytes (0: none) */
 	uint8_t build_id_len;
 	uint64_t build_id_off; /* where it lies in the file (0: not known) */
+	/* a shared build: its libpython, LS_LIB_START's address in it at bias 0 (0: none), and
+	 * where that lies in the file */
+	struct ls_image_key lib;
+	uint64_t lib_start, lib_start_off;
 	struct ls_pylayout layout;
 	struct ls_pyver ver; /* everything else about this interpreter's layout */
 	struct ls_proc proc; /* what BPF gets in `procs` (layout_id filled by the caller) */
@@ -69,6 +73,8 @@ int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi);
  * load bias implied by that process's mm->start_code. pi must be in_exe.
  */
 void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out);
+/* pi, as another process that loaded its file at load bias nb shows it. */
+void ls_python__move(const struct ls_pyinfo *pi, uint64_t nb, struct ls_pyinfo *out);
 
 /*
  * Whether the executable pid runs now is still pi's file: false only when both have a build id

@@ -79,6 +79,8 @@ void ls_recorder__free(struct ls_recorder *r)
 		free(p);
 	}
 	free(r->procs);
+	for (unsigned i = 0; i < r->nlibs; i++)
+		free(r->libs[i]);
 	for (size_t i = 1; i < r->nfuncs; i++)
 		free(r->funcs[i].qualname);
 	free(r->funcs);

@@ -30,6 +30,9 @@ struct ls_recorder_ops {
 	int (*set_image)(void *ctx, const struct ls_image_key *k, const struct ls_image *img);
 	/* The generation of pid's BPF entry (bumped by each exec); 0 or -ENOENT. Optional. */
 	int (*proc_gen)(void *ctx, pid_t pid, uint32_t *gen);
+	/* Probes the start of the shared build at path (ls_loader__set_lib). Optional. */
+	int (*set_lib)(void *ctx, uint32_t slot, const char *path, uint64_t offset,
+		       const struct ls_lib_image *lib);
 	/* How pid saw files at its exit (BPF `exit_views`); 0 or -ENOENT. Optional. */
 	int (*exit_view)(void *ctx, pid_t pid, struct ls_exit_view *v);
 	/* Makes BPF describe this (process, thread, stack) whole again next time. Optional. */

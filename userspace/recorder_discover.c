@@ -123,6 +123,53 @@ static void learn_image(struct ls_recorder *r, const struct ls_pyinfo *pi)
 	r->ops->set_image(r->ctx, &e->pi.image, &img);
 }
 
+/*
+ * A shared build: its libpython's start is probed in every process from now on, so that a later
+ * exec of it is walked from its interpreter's start, not from when /proc is read (a short process
+ * may be gone by then). Once per library file; a slot is kept even when the probe fails.
+ */
+static void learn_lib(struct ls_recorder *r, const struct ls_pyinfo *pi)
+{
+	struct ls_lib_image lib;
+	struct ls_pyinfo *t;
+
+	if (!pi->shared || !pi->lib_start || !r->ops->set_lib || r->nlibs == LS_LIB_IMAGES)
+		return;
+	for (unsigned i = 0; i < r->nlibs; i++)
+		if (!memcmp(&r->libs[i]->lib, &pi->lib, sizeof(pi->lib)))
+			return;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return;
+	*t = *pi;
+	memset(&lib, 0, sizeof(lib));
+	lib.proc = pi->proc;
+	ls_proc_move(&lib.proc, -(int64_t)pi->bias);
+	lib.proc.gen = 0;
+	/* not checked yet: the thread-list walk, as `images` publishes (images.c) */
+	if (!pi->tsd_verified && pi->proc.tsd_mode == LS_TS_GLIBC_TSD)
+		lib.proc.tsd_mode = LS_TS_THREAD_LIST;
+	lib.start_vaddr = pi->lib_start;
+	r->libs[r->nlibs] = t;
+	r->ops->set_lib(r->ctx, r->nlibs++, pi->path, pi->lib_start_off, &lib);
+}
+
+void lsr_lib_started(struct ls_recorder *r, struct rproc *p, uint32_t slot, uint64_t bias,
+		     uint32_t gen)
+{
+	if (slot >= r->nlibs || p->exited || p->py_state == PY_READY || gen != p->gen)
+		return; /* discovery was first, or the record is of an image since replaced */
+	ls_python__move(r->libs[slot], bias, &p->py);
+	if (lsr_python_ready(r, p)) {
+		ls_warn(0, "pid %d: %s", p->pid, p->note);
+		return;
+	}
+	/* the kernel's entry is set already, unless userspace pushed a pending one over it since */
+	lsr_push_proc(r, p);
+	ls_info("pid %d: CPython %s (%s) in %s, from its start", p->pid, p->py.version, p->py.build,
+		p->py.path);
+}
+
 int ls_recorder__learn_exe(struct ls_recorder *r, const char *path)
 {
 	struct ls_pyinfo *pi = malloc(sizeof(*pi));
@@ -202,6 +249,7 @@ void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	if (err == 0) {
 		lsr_push_proc(r, p);
 		learn_image(r, &p->py);
+		learn_lib(r, &p->py);
 		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,
 			p->py.path);
 		return;

@@ -191,6 +191,9 @@ struct ls_recorder {
 	unsigned nlayouts;
 	unsigned max_layouts; /* LS_MAX_LAYOUTS; LINESCOPE_MAX_LAYOUTS lowers it (tests) */
 	struct ls_images images;
+	/* shared builds whose starts are probed (ls_lib_image), by slot: as found in a process */
+	struct ls_pyinfo *libs[LS_LIB_IMAGES];
+	unsigned nlibs;
 	struct undecided *undecided; /* images waiting on their file's verdict (see images.h) */
 	size_t nundecided, undecidedcap;
 
@@ -239,6 +242,9 @@ int lsr_python_ready(struct ls_recorder *r, struct rproc *p);
 void lsr_not_python(struct ls_recorder *r, struct rproc *p);
 /* p's current image ends before it could be looked at: its file may tell later. */
 void lsr_undecided(struct ls_recorder *r, struct rproc *p);
+/* p started the shared build probed in slot, loaded at bias (an LS_PE_LIB record). */
+void lsr_lib_started(struct ls_recorder *r, struct rproc *p, uint32_t slot, uint64_t bias,
+		     uint32_t gen);
 
 /* recorder_samples.c */
 int64_t lsr_func_intern(struct ls_recorder *r, int64_t file_id, const char *qualname,

@@ -539,6 +539,10 @@ void lsr_handle_proc_event(struct ls_recorder *r, const struct ls_proc_event *e)
 			lsr_push_proc(r, p);
 		break;
 	}
+	case LS_PE_LIB:
+		if (p)
+			lsr_lib_started(r, p, (uint32_t)e->exit_code, e->cpu_ns, e->gen);
+		break;
 	case LS_PE_SEEN:
 		if (!p) {
 			p = proc_of_record(r, e->pid, e->ppid, e->ts, e->start_ns);

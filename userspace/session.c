@@ -52,6 +52,12 @@ static int rec_proc_gen(void *ctx, pid_t pid, uint32_t *gen)
 	return ls_loader__proc_gen(ctx, pid, gen);
 }
 
+static int rec_set_lib(void *ctx, uint32_t slot, const char *path, uint64_t offset,
+		       const struct ls_lib_image *lib)
+{
+	return ls_loader__set_lib(ctx, slot, path, offset, lib);
+}
+
 static int rec_exit_view(void *ctx, pid_t pid, struct ls_exit_view *v)
 {
 	return ls_loader__exit_view(ctx, pid, v);
@@ -73,6 +79,7 @@ static const struct ls_recorder_ops rec_ops = {
 	.set_image = rec_set_image,
 	.proc_gen = rec_proc_gen,
 	.exit_view = rec_exit_view,
+	.set_lib = rec_set_lib,
 	.forget_stack = rec_forget_stack,
 };
 

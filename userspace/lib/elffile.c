@@ -194,7 +194,8 @@ int ls_elf__section(const struct ls_elf *elf, const char *name, uint64_t *addr, 
 	return -ENOENT;
 }
 
-int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len)
+/* the file offset of [vaddr, vaddr + len) in one PT_LOAD segment's file part */
+static int file_offset(const struct ls_elf *elf, uint64_t vaddr, size_t len, uint64_t *off)
 {
 	size_t n;
 
@@ -202,18 +203,34 @@ int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len
 		return -ENOEXEC;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
-		ssize_t r;
 
 		if (!gelf_getphdr(elf->e, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
 			continue;
-		r = pread(elf->fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr));
-		if (r < 0)
-			return -errno;
-		return r == (ssize_t)len ? 0 : -EFAULT;
+		*off = ph.p_offset + (vaddr - ph.p_vaddr);
+		return 0;
 	}
 	return -EFAULT;
+}
+
+int ls_elf__file_offset(const struct ls_elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	return file_offset(elf, vaddr, 1, off);
+}
+
+int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len)
+{
+	uint64_t off;
+	ssize_t r;
+	int err = file_offset(elf, vaddr, len, &off);
+
+	if (err)
+		return err;
+	r = pread(elf->fd, buf, len, off);
+	if (r < 0)
+		return -errno;
+	return r == (ssize_t)len ? 0 : -EFAULT;
 }
 
 bool ls_elf__needs(const struct ls_elf *elf, const char *prefix)

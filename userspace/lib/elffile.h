@@ -48,6 +48,8 @@ int ls_elf__section(const struct ls_elf *elf, const char *name, uint64_t *addr, 
 
 /* Copies len bytes at virtual address vaddr from the file's loadable data; -EFAULT when absent. */
 int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len);
+/* The file offset of vaddr (in a PT_LOAD segment's file part): 0, or -EFAULT. */
+int ls_elf__file_offset(const struct ls_elf *elf, uint64_t vaddr, uint64_t *off);
 
 /* Whether DT_NEEDED names a library whose name starts with prefix. */
 bool ls_elf__needs(const struct ls_elf *elf, const char *prefix);
