@@ -298,20 +298,17 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 
 	snprintf(why, whylen, "not a CPython process");
 	err = ls_procmaps__load(pid, &maps);
-	if (err) {
-		if (err == -ENOENT || err == -ESRCH) {
-			snprintf(why, whylen, "ended before it could be looked at");
-			return -ESRCH;
-		}
-		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-err));
-		return err;
-	}
-	if (!maps.n) {
-		/* no memory: exiting (or a zombie), not a verdict on its image (that would settle
-		 * every other process of its file, a shared build's mapping libpython late too) */
-		ls_procmaps__free(&maps);
+	if (err == -ENOENT || err == -ESRCH || (!err && !maps.n)) {
+		/* gone, or no memory left (exiting, a zombie): not a verdict on its image (that would
+		 * settle every other process of its file, a shared build's mapping libpython late too) */
+		if (!err)
+			ls_procmaps__free(&maps);
 		snprintf(why, whylen, "ended before it could be looked at");
 		return -ESRCH;
+	}
+	if (err) {
+		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-err));
+		return err;
 	}
 	ls_procfs__link(pid, "exe", exe, sizeof(exe));
 
