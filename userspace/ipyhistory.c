@@ -139,6 +139,9 @@ int ls_ipyhistory__load(pid_t pid, const char *path, int *kept, struct ls_ipyhis
 				 "history database is a symlink or not a regular file");
 		else if (err == -EACCES || err == -EPERM)
 			snprintf(why, whylen, "history database unreadable by the kernel's user");
+		else if (err == -ESRCH)
+			snprintf(why, whylen,
+				 "the kernel ended before its history database could be read");
 		else
 			snprintf(why, whylen, "no history database: %s", strerror(-err));
 		return err;

@@ -134,20 +134,24 @@ int ls_ipynb__parse(const char *text, size_t len, struct ls_ipynb *nb, char *why
 	return err;
 }
 
-int ls_ipynb__load(pid_t pid, const char *path, struct ls_ipynb *nb, char *why, size_t whylen)
+int ls_ipynb__load(pid_t pid, const char *path, int *kept, struct ls_ipynb *nb, char *why,
+		   size_t whylen)
 {
 	char *text = NULL;
 	size_t len = 0;
 	int err;
 
 	memset(nb, 0, sizeof(*nb));
-	err = ls_procfs__read_file(pid, path, 0, LS_IPYNB_MAX_BYTES, &text, &len);
+	err = kept ? ls_procfs__read_file_kept(pid, path, 0, LS_IPYNB_MAX_BYTES, &text, &len, kept)
+		   : ls_procfs__read_file(pid, path, 0, LS_IPYNB_MAX_BYTES, &text, &len);
 	if (err) {
 		if (err == -EFBIG)
 			snprintf(why, whylen, "notebook larger than %d MB not read",
 				 LS_IPYNB_MAX_BYTES >> 20);
 		else if (err == -EACCES || err == -EPERM)
 			snprintf(why, whylen, "notebook unreadable by the process that ran it");
+		else if (err == -ESRCH)
+			snprintf(why, whylen, "the kernel ended before its notebook could be read");
 		else
 			snprintf(why, whylen, "cannot read the notebook: %s", strerror(-err));
 		return err;

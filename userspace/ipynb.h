@@ -26,9 +26,11 @@ struct ls_ipynb {
 
 /*
  * Parses the notebook process pid names path into nb. 0, or -errno with a one-line reason in why
- * (not a notebook, too large, unreadable by pid, invalid JSON).
+ * (not a notebook, too large, unreadable by pid, invalid JSON). With kept (NULL: none), the file as
+ * last opened with pid's rights stays open there (-1 none), and is read once pid has gone.
  */
-int ls_ipynb__load(pid_t pid, const char *path, struct ls_ipynb *nb, char *why, size_t whylen);
+int ls_ipynb__load(pid_t pid, const char *path, int *kept, struct ls_ipynb *nb, char *why,
+		   size_t whylen);
 /* The same from text in memory (len bytes). */
 int ls_ipynb__parse(const char *text, size_t len, struct ls_ipynb *nb, char *why, size_t whylen);
 void ls_ipynb_release(struct ls_ipynb *nb);

@@ -26,7 +26,7 @@ static int cwd_has(const struct ls_notebook *nb, const char *name, uint32_t hash
 	struct ls_ipynb k;
 	char why[160];
 	bool has = false;
-	int err = ls_ipynb__load(nb->pid, name, &k, why, sizeof(why));
+	int err = ls_ipynb__load(nb->pid, name, NULL, &k, why, sizeof(why));
 
 	if (err)
 		return err == -ENOMEM ? err : 0;

@@ -26,7 +26,7 @@ void ls_notebooks_init(struct ls_notebooks *n)
 	ls_nbusdt_init(&n->usdt);
 }
 
-/* What was read for nb's cells, and the history's descriptor */
+/* What was read for nb's cells, and the descriptors of its history and notebook */
 static void notebook_forget(struct ls_notebook *nb)
 {
 	ls_ipyhist_release(&nb->hist);
@@ -34,7 +34,9 @@ static void notebook_forget(struct ls_notebook *nb)
 	ls_hashmap_release(&nb->by_hash);
 	if (nb->hist_fd >= 0)
 		close(nb->hist_fd);
-	nb->hist_fd = -1;
+	if (nb->ipynb_fd >= 0)
+		close(nb->ipynb_fd);
+	nb->hist_fd = nb->ipynb_fd = -1;
 }
 
 static void notebook_release(struct ls_notebook *nb)
@@ -78,7 +80,7 @@ static struct ls_notebook *notebook_add(struct ls_notebooks *n, pid_t pid, int64
 	n->nbs = v;
 	nb = &n->nbs[n->n];
 	memset(nb, 0, sizeof(*nb));
-	nb->hist_fd = -1;
+	nb->hist_fd = nb->ipynb_fd = -1;
 	nb->pid = pid;
 	nb->proc_id = proc_id;
 	nb->dirty = true;
@@ -145,12 +147,17 @@ static int index_texts(struct ls_notebook *nb)
 	return err;
 }
 
-/* A read of path that failed with err becomes a note (why); true when it is -ENOMEM */
-static bool load_failed(struct ls_notebook *nb, const char *path, int err, const char *why)
+/*
+ * A read of path that failed with err becomes a note (why), except that the kernel has ended
+ * when a read of it failed before (said why then; *refused); true when it is -ENOMEM
+ */
+static bool load_failed(struct ls_notebook *nb, const char *path, int err, const char *why,
+			bool *refused)
 {
-	if (err && err != -ENOMEM) {
+	if (err && err != -ENOMEM && !(err == -ESRCH && *refused)) {
 		ls_dbg("pid %d: %s: %s", nb->pid, path, why);
 		ls_notebook__note(nb, why);
+		*refused = err != -ESRCH;
 	}
 	return err == -ENOMEM;
 }
@@ -175,7 +182,7 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 		why[0] = 0;
 		err = ls_ipyhistory__load(nb->pid, nb->history, &nb->hist_fd, &nb->hist, why,
 					  sizeof(why));
-		if (load_failed(nb, nb->history, err, why))
+		if (load_failed(nb, nb->history, err, why, &nb->hist_refused))
 			return err;
 	}
 	if (nb->path) {
@@ -186,8 +193,8 @@ static int reload(struct ls_notebooks *n, struct ls_notebook *nb)
 		 */
 		why[0] = 0;
 		err = ls_ipynb__load(nb->pid, nb->path[0] == '/' ? nb->path : nb->nb_relpath,
-				     &nb->ipynb, why, sizeof(why));
-		if (load_failed(nb, nb->path, err, why))
+				     &nb->ipynb_fd, &nb->ipynb, why, sizeof(why));
+		if (load_failed(nb, nb->path, err, why, &nb->ipynb_refused))
 			return err;
 	}
 	err = index_texts(nb);
@@ -598,11 +605,13 @@ int ls_notebooks__retry(struct ls_notebooks *n, struct ls_sources *s)
 		if (c->how || c->tries >= LS_NBCELL_TRIES)
 			continue;
 		c->tries++;
-		/* a kernel that is gone has no files to read with its rights: only the history it
-		 * wrote as it exited (a shell's last cells), from the descriptor it had (hist_fd) */
+		/* a kernel that is gone has no files to read with its rights: only what it could
+		 * open, once more (the history it wrote as it exited, a shell's last cells; the
+		 * notebook saved since), from the descriptors it had */
 		if (!ls_procfs__alive(n->nbs[c->notebook].pid))
 			c->tries = LS_NBCELL_TRIES;
-		if (c->tries < LS_NBCELL_TRIES || n->nbs[c->notebook].hist_fd >= 0)
+		if (c->tries < LS_NBCELL_TRIES || n->nbs[c->notebook].hist_fd >= 0 ||
+		    n->nbs[c->notebook].ipynb_fd >= 0)
 			err = resolve(n, s, c);
 		if (err == 0 && c->tries >= LS_NBCELL_TRIES)
 			err = not_found(n, s, c, true);

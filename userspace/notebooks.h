@@ -52,8 +52,10 @@ struct ls_notebook {
 	int64_t proc_id; /* its process row */
 	char *path;	 /* the .ipynb (absolute when its launcher's cwd is known), or NULL */
 	char *history;	 /* the history database as the kernel names it, or NULL */
-	int hist_fd; /* it, as last opened with the kernel's rights (-1 none): read at its exit */
-	char *note;  /* why a way to find cells was unavailable, or NULL */
+	int hist_fd;  /* it, as last opened with the kernel's rights (-1 none): read at its exit */
+	int ipynb_fd; /* path, the same way */
+	bool hist_refused, ipynb_refused; /* a read failed, noted (not for the kernel's end) */
+	char *note;			  /* why a way to find cells was unavailable, or NULL */
 	pid_t launcher;	  /* the process that names path (its argv, or a server's sessions) */
 	pid_t by_kernel;  /* the kernel that started it (nbclient in a notebook), or 0 */
 	int cwd_scans;	  /* by_kernel: times its working directory's notebooks were tried */

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "ipynb.h"
 
 static int parse(const char *text, struct ls_ipynb *nb, char *why)
@@ -83,12 +86,61 @@ static void test_too_many_cells(void **state)
 	free(text);
 }
 
+static void write_cells(const char *path, int n)
+{
+	FILE *f = fopen(path, "w"); /* in place, as Jupyter and nbformat.write() save */
+
+	assert_non_null(f);
+	fprintf(f, "{\"nbformat\": 4, \"cells\": [");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s{\"cell_type\": \"code\", \"source\": \"x = %d\"}", i ? "," : "", i);
+	fprintf(f, "]}");
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A kernel that has gone is read through the descriptor it opened while it ran */
+static void test_kept(void **state)
+{
+	char dir[] = "/tmp/ls-ipynb-XXXXXX", path[64], why[256] = "";
+	int kept = -1, none = -1, status;
+	struct ls_ipynb nb;
+	pid_t child;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.ipynb", dir);
+	write_cells(path, 1);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(ls_ipynb__load(child, path, &kept, &nb, why, sizeof(why)), 0);
+	assert_int_equal(nb.n, 1);
+	ls_ipynb_release(&nb);
+	assert_true(kept >= 0);
+	write_cells(path, 3); /* saved again, after the kernel's last read */
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(ls_ipynb__load(child, path, &none, &nb, why, sizeof(why)), -ESRCH);
+	assert_int_equal(ls_ipynb__load(child, path, NULL, &nb, why, sizeof(why)), -ESRCH);
+	assert_int_equal(ls_ipynb__load(child, path, &kept, &nb, why, sizeof(why)), 0);
+	assert_int_equal(nb.n, 3);
+	assert_string_equal(nb.cells[2].text, "x = 2");
+	ls_ipynb_release(&nb);
+	close(kept);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cells),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_too_many_cells),
+		cmocka_unit_test(test_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
