@@ -290,6 +290,9 @@ static int uprobe_pmu(void)
 	return type;
 }
 
+/* the run goes on: what it costs */
+#define LATER "; its later processes are found through /proc (a short one may end first)"
+
 /*
  * By descriptor, as the other programs (a kept load has no libbpf object behind it): a uprobe
  * perf event for every process (pid -1, cpu 0, as libbpf opens one) linked with its cookie.
@@ -304,23 +307,25 @@ int ls_loader__set_lib(struct ls_loader *l, uint32_t slot, const char *path, uin
 	if (slot >= LS_LIB_IMAGES || l->nlib_fds + 2 > 2 * LS_LIB_IMAGES)
 		return -ENOSPC;
 	if (fd < 0 || type < 0)
-		return ls_err(fd < 0 ? -ENOENT : type, "cannot probe %s: no uprobes here",
-			      LS_LIB_START);
+		return ls_warn(fd < 0 ? -ENOENT : type, "cannot probe %s: no uprobes here" LATER,
+			       LS_LIB_START);
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.lib_images), &slot, lib, BPF_ANY))
-		return ls_err(-errno, "cannot record a shared interpreter: %s", strerror(errno));
+		return ls_warn(-errno, "cannot record a shared interpreter: %s" LATER,
+			       strerror(errno));
 	attr.type = type;
 	attr.config1 = (uint64_t)(uintptr_t)path;
 	attr.config2 = offset;
 	pfd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (pfd < 0)
-		return ls_err(-errno, "cannot probe %s in %s: %s", LS_LIB_START, path,
-			      strerror(errno));
+		return ls_warn(-errno, "cannot probe %s in %s: %s" LATER, LS_LIB_START, path,
+			       strerror(errno));
 	link = bpf_link_create(fd, pfd, BPF_PERF_EVENT, &lo);
 	if (link < 0) {
 		int err = -errno;
 
 		close(pfd);
-		return ls_err(err, "cannot probe %s in %s: %s", LS_LIB_START, path, strerror(-err));
+		return ls_warn(err, "cannot probe %s in %s: %s" LATER, LS_LIB_START, path,
+			       strerror(-err));
 	}
 	l->lib_fds[l->nlib_fds++] = pfd;
 	l->lib_fds[l->nlib_fds++] = link;
