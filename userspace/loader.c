@@ -389,6 +389,17 @@ int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 	return 0;
 }
 
+int ls_loader__set_pending(struct ls_loader *l, pid_t pid, uint32_t gen)
+{
+	struct ls_proc cur, p = {.flags = LS_PF_PENDING, .gen = gen};
+	__u32 key = pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.procs), &key, &cur) == 0 &&
+	    cur.gen == gen && (cur.flags & LS_PF_PYTHON))
+		return -EEXIST;
+	return ls_loader__set_proc(l, pid, &p);
+}
+
 int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pylayout *L)
 {
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.pylayouts), &id, L, BPF_ANY))

@@ -41,6 +41,12 @@ const char *ls_loader__resume_path(const struct ls_loader *l);
  * and the update is skipped (-ESTALE): its exec record will follow.
  */
 int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p);
+/*
+ * pid's entry pending for its exec of generation gen, unless the kernel has made that exec's
+ * entry Python since (a known image at the exec, a shared build's start: -EEXIST) or has a newer
+ * one (-ESTALE).
+ */
+int ls_loader__set_pending(struct ls_loader *l, pid_t pid, uint32_t gen);
 int ls_loader__set_layout(struct ls_loader *l, uint32_t id, const struct ls_pylayout *L);
 /* The generation of pid's `procs` entry (each exec bumps it); 0 or -ENOENT. */
 int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen);

@@ -386,6 +386,26 @@ int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size
 	return err;
 }
 
+int ls_python__probe_lib(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen)
+{
+	struct ls_elf *elf;
+	int err;
+
+	memset(pi, 0, sizeof(*pi));
+	err = ls_elf__open(path, &elf);
+	if (err) {
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = setup(0, NULL, path, elf, pi, why, whylen);
+	ls_elf__free(elf);
+	if (!err && !pi->lib_start) {
+		snprintf(why, whylen, "%s: no %s to probe", path, LS_LIB_START);
+		err = -ENOENT;
+	}
+	return err;
+}
+
 static uint64_t read_ptr(pid_t pid, uint64_t addr)
 {
 	uint64_t v = 0;
@@ -393,6 +413,15 @@ static uint64_t read_ptr(pid_t pid, uint64_t addr)
 	if (ls_procfs__read_mem(pid, addr, &v, sizeof(v)))
 		return 0;
 	return v;
+}
+
+int ls_python__started(pid_t pid, const struct ls_pyinfo *pi)
+{
+	uint64_t interp;
+	int err = ls_procfs__read_mem(pid, pi->runtime + pi->layout.runtime_interp_head, &interp,
+				      sizeof(interp));
+
+	return err ? err : interp != 0;
 }
 
 int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi)

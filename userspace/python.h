@@ -62,6 +62,18 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen);
 
 /*
+ * A shared build's libpython before any process maps it: pi as at load bias 0, with its start
+ * (LS_LIB_START) to probe. 0; -ENOENT when it has none; else as ls_python__probe_exe().
+ */
+int ls_python__probe_lib(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen);
+
+/*
+ * Whether pid's interpreter (pi) has started: 1 when its runtime has an interpreter, 0 when not
+ * yet (no Python frame can have run), -errno when unreadable.
+ */
+int ls_python__started(pid_t pid, const struct ls_pyinfo *pi);
+
+/*
  * Checks the glibc thread-specific-data lookup against the main thread once the interpreter is
  * initialised, and falls back to the thread-list walk when it does not hold. Returns 1 when the
  * lookup mode changed (push the new ls_proc to BPF), 0 when unchanged or not yet decidable.

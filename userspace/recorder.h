@@ -28,6 +28,8 @@ struct ls_recorder_ops {
 	/* Install (img != NULL) or forget a known interpreter executable in BPF `images` (the op
 	 * itself is optional: NULL skips). */
 	int (*set_image)(void *ctx, const struct ls_image_key *k, const struct ls_image *img);
+	/* ls_loader__set_pending(). Optional: set_proc with a pending entry instead. */
+	int (*set_pending)(void *ctx, pid_t pid, uint32_t gen);
 	/* The generation of pid's BPF entry (bumped by each exec); 0 or -ENOENT. Optional. */
 	int (*proc_gen)(void *ctx, pid_t pid, uint32_t *gen);
 	/* Probes the start of the shared build at path (ls_loader__set_lib). Optional. */
@@ -47,6 +49,7 @@ struct ls_recorder_stats {
 	uint64_t read_fail;	     /* samples whose walk hit an unreadable address */
 	uint64_t bad_records;	     /* malformed ring-buffer records */
 	uint64_t unresolved_samples; /* on-CPU samples without lines: interpreter not known yet */
+	uint64_t before_start; /* ... of interpreters known before they started: none missed */
 	uint64_t images_known;	     /* execs resolved from a known image, without /proc */
 	uint64_t images_none;	     /* execs of a file known not to be Python, without /proc */
 	uint64_t healed;	     /* BPF entries set again after an unwalked sample */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "array.h"
 #include "images.h"
+#include "libsearch.h"
 #include "log.h"
 #include "recorder_int.h"
 
@@ -157,8 +158,16 @@ static void learn_lib(struct ls_recorder *r, const struct ls_pyinfo *pi)
 void lsr_lib_started(struct ls_recorder *r, struct rproc *p, uint32_t slot, uint64_t bias,
 		     uint32_t gen)
 {
-	if (slot >= r->nlibs || p->exited || p->py_state == PY_READY || gen != p->gen)
-		return; /* discovery was first, or the record is of an image since replaced */
+	if (slot >= r->nlibs || p->exited || gen != p->gen)
+		return; /* the record is of an image since replaced */
+	/*
+	 * The kernel walked it from its runtime's start (its exec record's pending push leaves
+	 * that entry): what it could not walk came before, with no line to miss
+	 */
+	if (p->nexecs && r->ops->set_pending)
+		p->execs[p->nexecs - 1].early = true;
+	if (p->py_state == PY_READY)
+		return; /* discovery was first */
 	ls_python__move(r->libs[slot], bias, &p->py);
 	if (lsr_python_ready(r, p)) {
 		ls_warn(0, "pid %d: %s", p->pid, p->note);
@@ -168,6 +177,26 @@ void lsr_lib_started(struct ls_recorder *r, struct rproc *p, uint32_t slot, uint
 	lsr_push_proc(r, p);
 	ls_info("pid %d: CPython %s (%s) in %s, from its start", p->pid, p->py.version, p->py.build,
 		p->py.path);
+}
+
+/*
+ * A shared build's executable, before its exec: the libpython the loader will map for it (our
+ * environment is the command's), probed from its interpreter's start like one a process mapped.
+ * pi is scratch space.
+ */
+static void learn_needed_lib(struct ls_recorder *r, const char *exe, struct ls_pyinfo *pi)
+{
+	char lib[PATH_MAX], why[256];
+	int err = ls_libsearch__find(exe, "libpython", getenv("LD_LIBRARY_PATH"), lib, sizeof(lib));
+
+	if (err) {
+		ls_dbg("%s: its libpython not found before its exec: %s", exe, strerror(-err));
+		return;
+	}
+	err = ls_python__probe_lib(lib, pi, why, sizeof(why));
+	if (!err)
+		learn_lib(r, pi);
+	ls_dbg("%s: %s", exe, err ? why : "its libpython known before its exec");
 }
 
 int ls_recorder__learn_exe(struct ls_recorder *r, const char *path)
@@ -184,6 +213,8 @@ int ls_recorder__learn_exe(struct ls_recorder *r, const char *path)
 	else if (err == -ENOENT) /* its exec (env's, a shell's) is settled at its record */
 		ls_images__mark_none(&r->images, &pi->image);
 	ls_dbg("%s: %s", path, err ? why : "CPython, known before its exec");
+	if (err == -EAGAIN)
+		learn_needed_lib(r, path, pi);
 	free(pi);
 	return err;
 }
@@ -248,6 +279,9 @@ void lsr_discover(struct ls_recorder *r, struct rproc *p, uint64_t now)
 	}
 	if (err == 0) {
 		lsr_push_proc(r, p);
+		/* read after the push: samples BPF could not walk were taken before the read */
+		if (p->nexecs && ls_python__started(p->pid, &p->py) == 0)
+			p->execs[p->nexecs - 1].early = true;
 		learn_image(r, &p->py);
 		learn_lib(r, &p->py);
 		ls_info("pid %d: CPython %s (%s) in %s", p->pid, p->py.version, p->py.build,

@@ -63,14 +63,22 @@ static int flush_execs(struct ls_recorder *r, struct rproc *p)
 	return 0;
 }
 
-/* On-CPU samples without lines for want of a known interpreter, over every image so far. */
-static uint64_t unresolved_samples(const struct ls_recorder *r)
+/*
+ * On-CPU samples without lines for want of a known interpreter, over every image so far; and
+ * those of images whose interpreter was known before it started (*early: no line to miss).
+ */
+static uint64_t unresolved_samples(const struct ls_recorder *r, uint64_t *early)
 {
 	uint64_t n = 0;
 
+	*early = 0;
 	for (size_t i = 0; i < r->nprocs; i++)
-		for (size_t k = 0; k < r->procs[i]->nexecs; k++)
-			n += lsr_image_unresolved(&r->procs[i]->execs[k]);
+		for (size_t k = 0; k < r->procs[i]->nexecs; k++) {
+			const struct rexec *x = &r->procs[i]->execs[k];
+
+			n += lsr_image_unresolved(x);
+			*early += x->early && x->state == PY_READY ? x->nopy : 0;
+		}
 	return n;
 }
 
@@ -146,6 +154,7 @@ static int put_stats(struct ls_recorder *r)
 		{"unresolved_frames", r->st.unresolved},
 		{"bad_records", r->st.bad_records},
 		{"unresolved_samples", r->st.unresolved_samples},
+		{"before_start", r->st.before_start},
 		{"received_samples", r->st.samples},
 		{"images_known", r->st.images_known},
 		{"images_none", r->st.images_none},
@@ -160,6 +169,7 @@ static int put_stats(struct ls_recorder *r)
 		b->unresolved,
 		b->bad_records,
 		0, /* unresolved_samples: of the images' counts */
+		0, /* before_start: the same */
 		b->samples,
 		b->images_known,
 		b->images_none,
@@ -446,7 +456,7 @@ int ls_recorder__flush(struct ls_recorder *r)
 	for (size_t i = 0; !err && i < r->nticks; i++)
 		err = ls_store__put_tick(r->store, &r->ticks[i]);
 	if (!err) {
-		r->st.unresolved_samples = unresolved_samples(r);
+		r->st.unresolved_samples = unresolved_samples(r, &r->st.before_start);
 		err = put_stats(r);
 	}
 	if (!err)

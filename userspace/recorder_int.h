@@ -41,6 +41,9 @@ struct rexec {
 	char *python, *python_build, *note; /* filled when the image ends (or at each flush) */
 	int64_t samples, cpu_ns, wait_ns;
 	int64_t nopy; /* on-CPU samples that BPF could not walk: no interpreter known yet */
+	/* its interpreter was known before it started (a shared build's, found once ld.so mapped
+	 * it): nopy are samples of its start, before any line, not lines missed */
+	bool early;
 	int state;    /* enum py_state when last synced */
 	int64_t first_line_ns; /* its first sample with a Python line, or -1 */
 	bool dirty;

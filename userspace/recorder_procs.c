@@ -172,7 +172,7 @@ int64_t lsr_image_unresolved(const struct rexec *x)
 {
 	switch (x->state) {
 	case PY_READY:
-		return x->nopy;
+		return x->early ? 0 : x->nopy;
 	case PY_NONE:
 	case PY_UNSUPPORTED:
 		return 0; /* resolved: not a Python image, counted under its command */
@@ -500,7 +500,12 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 		r->st.images_none++;
 		return;
 	}
-	lsr_push_proc(r, p); /* pending: whatever raced with the exec is of the old image */
+	/* pending: whatever raced with the exec is of the old image; but an entry the kernel made
+	 * Python since (a shared build's start) is of this one, and walks its samples already */
+	if (r->ops->set_pending)
+		r->ops->set_pending(r->ctx, p->pid, p->gen);
+	else
+		lsr_push_proc(r, p);
 	lsr_discover(r, p, ls_mono_ns());
 }
 

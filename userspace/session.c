@@ -42,6 +42,11 @@ static int rec_set_proc(void *ctx, pid_t pid, const struct ls_proc *p)
 	return ls_loader__set_proc(ctx, pid, p);
 }
 
+static int rec_set_pending(void *ctx, pid_t pid, uint32_t gen)
+{
+	return ls_loader__set_pending(ctx, pid, gen);
+}
+
 static int rec_set_image(void *ctx, const struct ls_image_key *k, const struct ls_image *img)
 {
 	return ls_loader__set_image(ctx, k, img);
@@ -75,6 +80,7 @@ static void rec_forget_stack(void *ctx, const struct ls_known_key *k)
 
 static const struct ls_recorder_ops rec_ops = {
 	.set_proc = rec_set_proc,
+	.set_pending = rec_set_pending,
 	.set_layout = rec_set_layout,
 	.set_image = rec_set_image,
 	.proc_gen = rec_proc_gen,

@@ -27,5 +27,11 @@ for py in "$DEB_PY" "$PYENV_PY"; do
 	[ "$fn" = heavy ] && pass "$py: line 21 is in heavy" || fail "$py: line 21 function '$fn'"
 	ver=$(pyq "$j" 'd["processes"][0]["python"]')
 	case "$ver" in 3.11.*) pass "$py: version $ver" ;; *) fail "$py: version '$ver'" ;; esac
+	# walked from its interpreter's start: known at its exec (static), or its libpython found
+	# before the exec and probed (shared); what came before its start has no line to miss
+	st=$(sqlite3 "$prof" "select group_concat(key || '=' || value) from stats where key in
+		('unresolved_samples', 'before_start', 'received_samples')")
+	[[ "$st" == *"unresolved_samples=0"* && "$st" == *"received_samples="* ]] &&
+		pass "$py: no sample left unwalked ($st)" || fail "$py: samples left unwalked: $st"
 done
 finish

@@ -233,7 +233,7 @@ int ls_elf__read(const struct ls_elf *elf, uint64_t vaddr, void *buf, size_t len
 	return r == (ssize_t)len ? 0 : -EFAULT;
 }
 
-bool ls_elf__needs(const struct ls_elf *elf, const char *prefix)
+const char *ls_elf__dyn_str(const struct ls_elf *elf, int64_t tag, const char *prefix)
 {
 	Elf_Scn *scn = NULL;
 
@@ -248,14 +248,19 @@ bool ls_elf__needs(const struct ls_elf *elf, const char *prefix)
 			GElf_Dyn dyn;
 			const char *s;
 
-			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != DT_NEEDED)
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != tag)
 				continue;
 			s = elf_strptr(elf->e, sh.sh_link, dyn.d_un.d_val);
 			if (s && !strncmp(s, prefix, strlen(prefix)))
-				return true;
+				return s;
 		}
 	}
-	return false;
+	return NULL;
+}
+
+bool ls_elf__needs(const struct ls_elf *elf, const char *prefix)
+{
+	return ls_elf__dyn_str(elf, DT_NEEDED, prefix) != NULL;
 }
 
 /*

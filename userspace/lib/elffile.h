@@ -53,6 +53,11 @@ int ls_elf__file_offset(const struct ls_elf *elf, uint64_t vaddr, uint64_t *off)
 
 /* Whether DT_NEEDED names a library whose name starts with prefix. */
 bool ls_elf__needs(const struct ls_elf *elf, const char *prefix);
+/*
+ * The first string of a dynamic entry of tag (DT_NEEDED, DT_RPATH, DT_RUNPATH) that starts with
+ * prefix ("" any), in the file's string table (valid while elf is open); NULL when none.
+ */
+const char *ls_elf__dyn_str(const struct ls_elf *elf, int64_t tag, const char *prefix);
 
 /* The GNU build id (NT_GNU_BUILD_ID) copied into buf; its length, 0 when absent or too long. */
 size_t ls_elf__build_id(const struct ls_elf *elf, uint8_t *buf, size_t len);
