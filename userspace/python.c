@@ -355,20 +355,29 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 	return best;
 }
 
-int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen)
+/* path as a file alone, at load bias 0: setup()'s result, the file left open in *elf */
+static int probe_file(const char *path, struct ls_pyinfo *pi, struct ls_elf **elf, char *why,
+		      size_t whylen)
 {
-	struct ls_elf *elf;
 	int err;
 
-	struct stat st;
-
 	memset(pi, 0, sizeof(*pi));
-	err = ls_elf__open(path, &elf);
+	err = ls_elf__open(path, elf);
 	if (err) {
 		snprintf(why, whylen, "cannot read %s: %s", path, strerror(-err));
 		return err;
 	}
-	err = setup(0, NULL, path, elf, pi, why, whylen);
+	return setup(0, NULL, path, *elf, pi, why, whylen);
+}
+
+int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen)
+{
+	struct ls_elf *elf = NULL;
+	struct stat st;
+	int err = probe_file(path, pi, &elf, why, whylen);
+
+	if (!elf)
+		return err;
 	if (err == 0 && !pi->in_exe) {
 		snprintf(why, whylen, "%s: the interpreter is not in the executable", path);
 		err = -EAGAIN;
@@ -388,16 +397,9 @@ int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size
 
 int ls_python__probe_lib(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen)
 {
-	struct ls_elf *elf;
-	int err;
+	struct ls_elf *elf = NULL;
+	int err = probe_file(path, pi, &elf, why, whylen);
 
-	memset(pi, 0, sizeof(*pi));
-	err = ls_elf__open(path, &elf);
-	if (err) {
-		snprintf(why, whylen, "cannot read %s: %s", path, strerror(-err));
-		return err;
-	}
-	err = setup(0, NULL, path, elf, pi, why, whylen);
 	ls_elf__free(elf);
 	if (!err && !pi->lib_start) {
 		snprintf(why, whylen, "%s: no %s to probe", path, LS_LIB_START);
