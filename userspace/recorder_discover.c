@@ -108,6 +108,21 @@ void lsr_push_proc(struct ls_recorder *r, struct rproc *p)
 	r->ops->set_proc(r->ctx, p->pid, &bp);
 }
 
+/*
+ * An entry BPF sets by itself (at an exec, at a shared build's start) walks with layout slot
+ * proc->layout_id: pi's, installed now, since a file probed before any process ran it has none
+ * yet (slot 0 was another interpreter's, or empty). 0, or -ENOSPC.
+ */
+static int with_layout(struct ls_recorder *r, const struct ls_pyinfo *pi, struct ls_proc *proc)
+{
+	int id = layout_id(r, &pi->layout);
+
+	if (id < 0)
+		return id;
+	proc->layout_id = id;
+	return 0;
+}
+
 /* Tells BPF about an interpreter executable (see ls_images__learn). */
 static void learn_image(struct ls_recorder *r, const struct ls_pyinfo *pi)
 {
@@ -121,7 +136,8 @@ static void learn_image(struct ls_recorder *r, const struct ls_pyinfo *pi)
 		return;
 	ls_python__image(&e->pi, &img);
 	img.proc.tsd_mode = e->published_tsd;
-	r->ops->set_image(r->ctx, &e->pi.image, &img);
+	if (!with_layout(r, &e->pi, &img.proc))
+		r->ops->set_image(r->ctx, &e->pi.image, &img);
 }
 
 /*
@@ -139,12 +155,14 @@ static void learn_lib(struct ls_recorder *r, const struct ls_pyinfo *pi)
 	for (unsigned i = 0; i < r->nlibs; i++)
 		if (!memcmp(&r->libs[i]->lib, &pi->lib, sizeof(pi->lib)))
 			return;
+	memset(&lib, 0, sizeof(lib));
+	lib.proc = pi->proc;
+	if (with_layout(r, pi, &lib.proc))
+		return;
 	t = malloc(sizeof(*t));
 	if (!t)
 		return;
 	*t = *pi;
-	memset(&lib, 0, sizeof(lib));
-	lib.proc = pi->proc;
 	ls_proc_move(&lib.proc, -(int64_t)pi->bias);
 	lib.proc.gen = 0;
 	/* not checked yet: the thread-list walk, as `images` publishes (images.c) */

@@ -646,6 +646,80 @@ static void test_flush_fails(void **state)
 	assert_int_equal(w, failed + 1);
 }
 
+/* What files probed before any process ran them published: each entry's layout slot */
+struct fake_probes {
+	unsigned layouts;	      /* slots installed */
+	int image_layout, lib_layout; /* of the last image and library published; -1 none */
+};
+
+static int probe_set_proc(void *ctx, pid_t pid, const struct ls_proc *p)
+{
+	return 0;
+}
+
+static int probe_set_layout(void *ctx, uint32_t id, const struct ls_pylayout *L)
+{
+	struct fake_probes *f = ctx;
+
+	assert_int_equal(id, f->layouts); /* slots are handed out in order */
+	f->layouts++;
+	return 0;
+}
+
+static int probe_set_image(void *ctx, const struct ls_image_key *k, const struct ls_image *img)
+{
+	if (img)
+		((struct fake_probes *)ctx)->image_layout = img->proc.layout_id;
+	return 0;
+}
+
+static int probe_set_lib(void *ctx, uint32_t slot, const char *path, uint64_t offset,
+			 const struct ls_lib_image *lib)
+{
+	((struct fake_probes *)ctx)->lib_layout = lib->proc.layout_id;
+	return 0;
+}
+
+/*
+ * An entry BPF sets by itself (a known image at its exec, a shared build at its start) walks with
+ * a layout that is installed: a file probed before any process ran it (a launched command's) used
+ * to publish slot 0 with no layout ever set there. Debian's static build, and pyenv's shared one
+ * (its libpython found as ld.so would find it), each the first file of a session.
+ */
+static void test_probed_files(void **state)
+{
+	static const struct ls_recorder_ops probe_ops = {
+		.set_proc = probe_set_proc,
+		.set_layout = probe_set_layout,
+		.set_image = probe_set_image,
+		.set_lib = probe_set_lib,
+	};
+	static const struct {
+		const char *exe;
+		int err;
+		bool shared;
+	} files[] = {
+		{"/usr/bin/python3.11", 0, false},
+		{"/root/.pyenv/versions/3.11.7/bin/python3.11", -EAGAIN, true},
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct fake_probes f = {.image_layout = -1, .lib_layout = -1};
+		struct ls_store *s = new_store();
+		struct ls_recorder *r = NULL;
+		int slot;
+
+		assert_int_equal(ls_recorder__new(s, &probe_ops, &f, T0, &r), 0);
+		assert_int_equal(ls_recorder__learn_exe(r, files[i].exe), files[i].err);
+		slot = files[i].shared ? f.lib_layout : f.image_layout;
+		assert_int_equal(files[i].shared ? f.image_layout : f.lib_layout, -1);
+		assert_true(slot >= 0 && (unsigned)slot < f.layouts);
+		ls_recorder__free(r);
+		ls_store__free(s);
+		ls_test_profile_remove(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -653,6 +727,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probed_files, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
