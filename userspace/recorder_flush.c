@@ -77,7 +77,7 @@ static uint64_t unresolved_samples(const struct ls_recorder *r, uint64_t *early)
 			const struct rexec *x = &r->procs[i]->execs[k];
 
 			n += lsr_image_unresolved(x);
-			*early += x->early && x->state == PY_READY ? x->nopy : 0;
+			*early += lsr_image_before_start(x);
 		}
 	return n;
 }

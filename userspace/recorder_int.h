@@ -44,7 +44,7 @@ struct rexec {
 	/* its interpreter was known before it started (a shared build's, found once ld.so mapped
 	 * it): nopy are samples of its start, before any line, not lines missed */
 	bool early;
-	int state;    /* enum py_state when last synced */
+	int state;	       /* enum py_state when last synced */
 	int64_t first_line_ns; /* its first sample with a Python line, or -1 */
 	bool dirty;
 };
@@ -221,6 +221,8 @@ void lsr_read_identity(struct rproc *p);
 struct rproc *lsr_proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid, uint64_t ts);
 void lsr_image_sync(struct rproc *p);
 int64_t lsr_image_unresolved(const struct rexec *x);
+/* Its samples BPF could not walk because they came before its interpreter started (x->early) */
+int64_t lsr_image_before_start(const struct rexec *x);
 void lsr_image_begin(struct ls_recorder *r, struct rproc *p, const char *how, uint64_t ts);
 struct rproc *lsr_proc_get(struct ls_recorder *r, pid_t pid);
 /* The stack id of frames the GPU library walked in process pid (ls_gpurec_stack_fn). */

@@ -172,13 +172,18 @@ int64_t lsr_image_unresolved(const struct rexec *x)
 {
 	switch (x->state) {
 	case PY_READY:
-		return x->early ? 0 : x->nopy;
+		return x->nopy - lsr_image_before_start(x);
 	case PY_NONE:
 	case PY_UNSUPPORTED:
 		return 0; /* resolved: not a Python image, counted under its command */
 	default:
 		return x->samples;
 	}
+}
+
+int64_t lsr_image_before_start(const struct rexec *x)
+{
+	return x->state == PY_READY && x->early ? x->nopy : 0;
 }
 
 /* Ends the current image at ts (an exec), with the interpreter state it had. */
