@@ -89,7 +89,8 @@ include bench/module.mk
 ls-all: $(ALL_TARGETS)
 
 # All bpf/*.bpf.c link into one object and one skeleton; maps shared between files are __weak
-# definitions in bpf/maps.bpf.h, merged by bpftool's static linker.
+# definitions in bpf/maps.bpf.h, merged by bpftool's static linker; the shared counters are
+# defined once, in bpf/globals.bpf.c.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_TMPS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.tmp.o,$(BPF_SRCS))
 BPF_OBJ := $(OUTPUT)/bpf/linescope.bpf.o

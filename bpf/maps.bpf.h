@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Maps, settings and counters shared by every BPF source file. Each is a __weak definition so that
- * bpftool's static linker merges the copies of all files into one object and one skeleton.
+ * Maps, settings and counters shared by every BPF source file. Maps and settings are __weak
+ * definitions, which bpftool's static linker merges into one object and one skeleton; the
+ * counters are defined in globals.bpf.c.
  */
 #ifndef __LS_MAPS_BPF_H
 #define __LS_MAPS_BPF_H
@@ -134,12 +135,15 @@ struct {
 } codes_seen SEC(".maps") __weak;
 
 const volatile bool filter_cgroup __weak = false;
-/* the profiler's own process, never a target: in .bss, not .rodata, so that a kept load
- * (userspace/loader_keep.c) serves every run */
-__u32 self_tgid __weak;
-
-struct ls_cpu_clock cpu_clocks[LS_CLOCK_CPUS] __weak;
-struct ls_stats stats __weak;
+/*
+ * Defined once, in globals.bpf.c, not __weak here: the linker merges __weak copies into one
+ * symbol but keeps the space of every copy (8 files x 33 KB of .bss, reset at every start).
+ * self_tgid: the profiler's own process, never a target; in .bss, not .rodata, so that a kept
+ * load (userspace/loader_keep.c) serves every run.
+ */
+extern __u32 self_tgid;
+extern struct ls_cpu_clock cpu_clocks[LS_CLOCK_CPUS];
+extern struct ls_stats stats;
 
 #define LS_STAT_INC(field) __sync_fetch_and_add(&stats.field, 1)
 

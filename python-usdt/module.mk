@@ -77,7 +77,8 @@ ALL_TARGETS += pyusdt
 
 TRACE_TEST_OUT := $(OUTPUT)/tests/bpf
 TRACE_LOADER := $(TRACE_TEST_OUT)/trace_loader
-TRACE_BPF_TMPS := $(TRACE_TEST_OUT)/pyusdt.tmp.o $(TRACE_TEST_OUT)/trace_fork.tmp.o
+TRACE_BPF_TMPS := $(TRACE_TEST_OUT)/pyusdt.tmp.o $(TRACE_TEST_OUT)/trace_fork.tmp.o \
+		  $(OUTPUT)/bpf/globals.tmp.o
 
 $(TRACE_TEST_OUT):
 	$(Q)mkdir -p $@
