@@ -322,6 +322,7 @@ static int stop_recording(struct session *s, uint64_t *end)
 	lss_read_all(s);
 	lss_reap_child(s);
 	ls_recorder__finish(s->rec);
+	lss_reader_lower(s);
 	ls_status__clear();
 	*end = ls_mono_ns();
 	err = s->undescribed ? describe_start(s) : 0;
@@ -374,6 +375,11 @@ static void hand_over(struct session *s, uint64_t end, struct ls_session_result 
 			cost.runs ? (double)cost.ns / cost.runs : 0.0, cpu,
 			el > 0 ? cpu / el * 100 : 0.0, el, s->setup_cpu_ns / (double)NSEC_PER_SEC);
 	}
+	if (s->raises)
+		ls_info("the reader fell behind the ring buffer %llu time%s: its priority was raised "
+			"for %.3f s",
+			(unsigned long long)s->raises, s->raises == 1 ? "" : "s",
+			s->raised_ns / (double)NSEC_PER_SEC);
 	*res = (struct ls_session_result){
 		.recorded = true,
 		.command_failed = s->launched && s->child_reaped && exit_status(s),
@@ -415,6 +421,10 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 	if (getenv("LINESCOPE_FAULT_RECORD_US")) /* tests: a reader starved of CPU */
 		s.fault_record_us =
 			(unsigned)strtoul(getenv("LINESCOPE_FAULT_RECORD_US"), NULL, 10) % 1000000;
+	if (getenv("LINESCOPE_FAULT_BEHIND_KB")) /* tests: raised at a backlog this small */
+		s.behind_bytes =
+			(strtoull(getenv("LINESCOPE_FAULT_BEHIND_KB"), NULL, 10) % (1ULL << 20))
+			<< 10;
 	ls_outfile__owner(&s.uid, &s.gid);
 	if (lss_prepare(&s, &lo))
 		return 1;

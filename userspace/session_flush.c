@@ -51,6 +51,7 @@ static void write_progress(struct session *s, uint64_t now)
 	struct cost_sum cost = {.store = s->store};
 	struct ls_stats bs;
 	struct ls_recorder_stats rs, base;
+	uint64_t raises, raised_ns;
 
 	if (s->o->rotate) {
 		cost.base_runs = s->prog_runs_base;
@@ -99,6 +100,11 @@ static void write_progress(struct session *s, uint64_t now)
 		ls_store__put_stat(s->store, "timeline_lost", rs.timeline_lost);
 	}
 	ls_store__put_stat(s->store, "collector_setup_cpu_ns", (int64_t)s->setup_cpu_ns);
+	lss_reader_raised(s, now, &raises, &raised_ns);
+	s->raises_last = raises;
+	s->raised_ns_last = raised_ns;
+	ls_store__put_stat(s->store, "reader_raises", (int64_t)(raises - s->raises_base));
+	ls_store__put_stat(s->store, "reader_raised_ns", (int64_t)(raised_ns - s->raised_ns_base));
 	s->cpu_last = self_cpu_ns();
 	ls_store__put_stat(s->store, "collector_cpu_ns", (int64_t)(s->cpu_last - s->cpu_base));
 	s->costed = !ls_loader__cost(s->loader, put_prog_cost, &cost);
@@ -227,6 +233,8 @@ void lss_rotate_now(struct session *s, uint64_t now)
 	 */
 	s->bs_base = s->bs_last;
 	s->cpu_base = s->cpu_last;
+	s->raises_base = s->raises_last;
+	s->raised_ns_base = s->raised_ns_last;
 	memcpy(s->prog_runs_base, s->prog_runs_last, sizeof(s->prog_runs_base));
 	memcpy(s->prog_ns_base, s->prog_ns_last, sizeof(s->prog_ns_base));
 	ls_recorder__rotate(s->rec, s->store);

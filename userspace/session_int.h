@@ -85,6 +85,14 @@ struct session {
 	 * last read ended with records left */
 	uint64_t slice_end;
 	bool read_behind;
+	/* session_read.c: the reader's priority, raised while the ring buffer is behind */
+	int base_nice;		   /* ours before any raise */
+	uint64_t behind_bytes;	   /* LINESCOPE_FAULT_BEHIND_KB (tests): raised past this backlog */
+	bool raised, cannot_raise; /* now; setpriority refused */
+	uint64_t raised_since;	   /* CLOCK_MONOTONIC, while raised */
+	uint64_t raises, raised_ns;	      /* how often and how long, closed raises only */
+	uint64_t raises_base, raised_ns_base; /* --rotate: as they were when the interval began */
+	uint64_t raises_last, raised_ns_last; /* ... and as the last flush stored them */
 	unsigned fault_record_us; /* LINESCOPE_FAULT_RECORD_US (tests): a reader this slow */
 	int store_err;		  /* create_store's result */
 	bool undescribed;	  /* the start's metadata is not written yet */
@@ -143,6 +151,12 @@ int lss_read(struct session *s, int wait_ms);
 int lss_read_to(struct session *s, uint64_t pos);
 int lss_read_all(struct session *s);
 void lss_agg_settle(struct session *s);
+/* The reader's raises so far, the one going on counted up to now. */
+void lss_reader_raised(const struct session *s, uint64_t now, uint64_t *raises,
+		       uint64_t *raised_ns);
+/* Before the loop: the priority to come back to. After it: lowered again. */
+void lss_reader_init(struct session *s);
+void lss_reader_lower(struct session *s);
 
 /* session_flush.c: all: the kernel's aggregates up to now too, however long the reading takes
  * (a stop, a --rotate cut); else those the reader is already past */

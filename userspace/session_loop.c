@@ -199,6 +199,7 @@ void lss_loop(struct session *s)
 	struct loop L = {0};
 
 	ls_status__init(!s->o->quiet);
+	lss_reader_init(s);
 	srandom(s->t0 ^ getpid());
 	L.last_flush = ls_mono_ns();
 	L.flush_every = FLUSH_NS;

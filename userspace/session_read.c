@@ -5,17 +5,28 @@
  * back to the loop: no flush, no -d, no stop. A read ends, its last record handled, once it has
  * taken READ_SLICE_NS; a read up to a position goes on, slice after slice, until every record
  * that began before it is handled.
+ *
+ * Among thousands of busy job threads a reader at the job's priority gets its turn too late and
+ * the buffer overflows (bench/scale 500 x 20 threads, wall, 999 Hz: 5 runs of 9 lost 737 to
+ * 98,258 records). The reading thread is raised to READER_NICE while the buffer holds more than
+ * BEHIND_BYTES, and lowered once it is back under a quarter of that: no run of 9 lost more than
+ * the 0-3 samples of other causes. Raised for the whole run it cost nearly twice the CPU (3.4%
+ * of a core against 1.9% at 99 Hz); raised only while behind, 0.2-0.4% more, the price of
+ * reading records while their processes still live (docs/scale.md).
  */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "log.h"
 #include "session_int.h"
 
 #define READ_SLICE_NS (20 * NSEC_PER_MSEC) /* the loop's shortest timer, its tick */
+#define READER_NICE   (-10)
+#define BEHIND_BYTES  (8ULL << 20) /* a quarter of the buffer: where BPF wakes us too */
 
 int lss_on_record(void *ctx, void *data, size_t len)
 {
@@ -48,6 +59,51 @@ static int read_slice(struct session *s)
 	return n;
 }
 
+void lss_reader_init(struct session *s)
+{
+	errno = 0;
+	s->base_nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		s->base_nice = 0;
+}
+
+/* Linux keeps a nice value per thread: who 0 is the calling thread, the reader. */
+static void pace_reader(struct session *s)
+{
+	uint64_t behind = ls_loader__ring_written(s->loader) - ls_loader__ring_read(s->loader);
+	uint64_t high = s->behind_bytes ? s->behind_bytes : BEHIND_BYTES;
+
+	if (!s->raised && !s->cannot_raise && behind > high && s->base_nice > READER_NICE) {
+		if (setpriority(PRIO_PROCESS, 0, READER_NICE)) {
+			/* without CAP_SYS_NICE: read as we are, and say so once */
+			ls_info("cannot raise the reader's priority: %s", strerror(errno));
+			s->cannot_raise = true;
+			return;
+		}
+		s->raised = true;
+		s->raised_since = ls_mono_ns();
+		s->raises++;
+	} else if (s->raised && behind < high / 4) {
+		lss_reader_lower(s);
+	}
+}
+
+void lss_reader_lower(struct session *s)
+{
+	if (!s->raised)
+		return;
+	setpriority(PRIO_PROCESS, 0, s->base_nice);
+	s->raised = false;
+	s->raised_ns += ls_mono_ns() - s->raised_since;
+}
+
+void lss_reader_raised(const struct session *s, uint64_t now, uint64_t *raises, uint64_t *raised_ns)
+{
+	*raises = s->raises;
+	*raised_ns =
+		s->raised_ns + (s->raised && now > s->raised_since ? now - s->raised_since : 0);
+}
+
 int lss_read(struct session *s, int wait_ms)
 {
 	int n;
@@ -69,6 +125,7 @@ int lss_read(struct session *s, int wait_ms)
 	/* frequent records do not wake us (maps.bpf.h): read what arrived, woken or not */
 	n = read_slice(s);
 	s->read_behind = n == -EAGAIN;
+	pace_reader(s);
 	return n < 0 && n != -EAGAIN ? n : 0;
 }
 
