@@ -17,6 +17,12 @@
 #ifndef LS_MAX_PROCS
 #define LS_MAX_PROCS 16384 /* target processes tracked at once */
 #endif
+/*
+ * The `events` ring buffer, and the backlog past which frequent records wake its reader (BPF)
+ * and the reader raises its priority (userspace/session_read.c)
+ */
+#define LS_RINGBUF_SIZE	  (32 << 20)
+#define LS_RINGBUF_BEHIND (LS_RINGBUF_SIZE / 4)
 /* wall mode: waits at least this long carry their time even when added up in the kernel */
 #define LS_LONG_WAIT_NS 100000000ULL
 #ifndef LS_MAX_LAYOUTS

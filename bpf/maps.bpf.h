@@ -13,8 +13,6 @@
 #include <bpf/bpf_core_read.h>
 #include "linescope.h"
 
-#define LS_RINGBUF_SIZE (32 << 20)
-
 /* Every record for userspace, tagged by a leading enum ls_rec_type. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -177,7 +175,7 @@ static __always_inline void ls_task_scratch_put(__u32 *busy)
  */
 static __always_inline __u64 ls_rb_flags(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LS_RINGBUF_SIZE / 4
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LS_RINGBUF_BEHIND
 		       ? BPF_RB_FORCE_WAKEUP
 		       : BPF_RB_NO_WAKEUP;
 }

@@ -78,21 +78,15 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	__u32 tgid = BPF_CORE_READ(task, tgid), zero = 0;
 	struct ls_proc *p = ls_current_target(tgid, BPF_CORE_READ(task, pid));
 	struct ls_exec_event *e;
+	struct ls_image_key key;
 	struct ls_image *img;
-	__u64 args, args_end, n;
+	__u64 args, args_end, n, start_code;
 
 	if (!p)
 		return 0;
-	LS_STAT_INC(exec_events);
-	e = bpf_map_lookup_elem(&exec_scratch, &zero);
-	if (!e) {
-		p->flags = LS_PF_PENDING;
-		p->gen++;
-		return 0;
-	}
-	image_key(task, &e->image);
-	e->start_code = BPF_CORE_READ(task, mm, start_code);
-	img = bpf_map_lookup_elem(&images, &e->image);
+	image_key(task, &key);
+	start_code = BPF_CORE_READ(task, mm, start_code);
+	img = bpf_map_lookup_elem(&images, &key);
 	/*
 	 * New image: nothing about the old interpreter holds. A known image's entry is set at once,
 	 * before the rest of this program (15-20 us): a tick can interrupt it, and one that finds
@@ -102,7 +96,13 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	p->flags = LS_PF_PENDING;
 	p->gen++;
 	if (img)
-		set_from_image(p, img, e->start_code, task);
+		set_from_image(p, img, start_code, task);
+	LS_STAT_INC(exec_events);
+	e = bpf_map_lookup_elem(&exec_scratch, &zero);
+	if (!e)
+		return 0;
+	e->image = key;
+	e->start_code = start_code;
 	e->type = LS_REC_EXEC;
 	e->pid = tgid;
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);

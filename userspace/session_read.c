@@ -9,10 +9,11 @@
  * Among thousands of busy job threads a reader at the job's priority gets its turn too late and
  * the buffer overflows (bench/scale 500 x 20 threads, wall, 999 Hz: 5 runs of 9 lost 737 to
  * 98,258 records). The reading thread is raised to READER_NICE while the buffer holds more than
- * BEHIND_BYTES, and lowered once it is back under a quarter of that: no run of 9 lost more than
- * the 0-3 samples of other causes. Raised for the whole run it cost nearly twice the CPU (3.4%
- * of a core against 1.9% at 99 Hz); raised only while behind, 0.2-0.4% more, the price of
- * reading records while their processes still live (docs/scale.md).
+ * LS_RINGBUF_BEHIND (8 MB, where BPF starts waking it), and lowered once it is back under a
+ * quarter of that: no run of 9 lost more than the 0-3 samples of other causes. Raised for the
+ * whole run it cost nearly twice the CPU (3.4% of a core against 1.9% at 99 Hz); raised only
+ * while behind, 0.2-0.4% more, the price of reading records while their processes still live
+ * (docs/scale.md).
  */
 #include <errno.h>
 #include <poll.h>
@@ -26,7 +27,6 @@
 
 #define READ_SLICE_NS (20 * NSEC_PER_MSEC) /* the loop's shortest timer, its tick */
 #define READER_NICE   (-10)
-#define BEHIND_BYTES  (8ULL << 20) /* a quarter of the buffer: where BPF wakes us too */
 
 int lss_on_record(void *ctx, void *data, size_t len)
 {
@@ -71,7 +71,7 @@ void lss_reader_init(struct session *s)
 static void pace_reader(struct session *s)
 {
 	uint64_t behind = ls_loader__ring_written(s->loader) - ls_loader__ring_read(s->loader);
-	uint64_t high = s->behind_bytes ? s->behind_bytes : BEHIND_BYTES;
+	uint64_t high = s->behind_bytes ?: LS_RINGBUF_BEHIND;
 
 	if (!s->raised && !s->cannot_raise && behind > high && s->base_nice > READER_NICE) {
 		if (setpriority(PRIO_PROCESS, 0, READER_NICE)) {
