@@ -655,6 +655,8 @@ struct ls_stats {
 	__u64 task_works;     /* task works scheduled to report an interval (offcpu.bpf.c) */
 	__u64 lost_at_exit;   /* intervals whose thread exited before reporting them */
 	__u64 long_wait_drops; /* times of long waits (LS_LONG_WAIT_NS) a full ring buffer refused */
+	__u64 unseen_in;       /* intervals whose switch back in no tracepoint showed: ended when
+			       * their thread was next seen running (offcpu.bpf.h) */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

@@ -17,6 +17,9 @@
  */
 const volatile bool offcpu_rseq __weak = false;
 const volatile bool offcpu_task_work __weak = false;
+/* tests (LINESCOPE_FAULT_UNSEEN_IN=N): one switch in of N unseen, as on some kernels */
+const volatile __u32 fault_unseen_in __weak = 0;
+static __u32 fault_switches_in;
 
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
 					      void *map__map, bpf_task_work_callback_t callback,
@@ -93,6 +96,9 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 	}
 	tid = BPF_CORE_READ(next, pid);
 	w = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (fault_unseen_in && w && !w->end &&
+	    __sync_fetch_and_add(&fault_switches_in, 1) % fault_unseen_in == 0)
+		return 0;
 	if (w && !w->end) {
 		__u64 now = bpf_ktime_get_ns(), start = w->start;
 

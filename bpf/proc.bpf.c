@@ -236,7 +236,8 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	 * reports it before the exit on the others, and the walker costs this program's load
 	 * 25,000 verified instructions. Without the memory, it is lost, and counted.
 	 */
-	if (w && w->end) {
+	/* still open when the exiting thread is current: its switch back in went unseen */
+	if (w && (w->end || task == bpf_get_current_task_btf())) {
 		if (offcpu_exit_report && task == bpf_get_current_task_btf() &&
 		    BPF_CORE_READ(task, mm))
 			ls_offcpu_resume(p, tid, LS_SLOT_TASK);

@@ -125,6 +125,9 @@ static void configure(struct ls_loader *l, const struct ls_loader_opts *opts)
 	l->skel->rodata->offcpu_task_work = l->task_work;
 	l->skel->rodata->offcpu_exit_report = l->rseq && !l->task_work;
 	l->skel->rodata->offcpu_sample_report = opts->offcpu && !l->rseq && !l->task_work;
+	if (getenv("LINESCOPE_FAULT_UNSEEN_IN")) /* tests: switches in no tracepoint shows */
+		l->skel->rodata->fault_unseen_in =
+			(__u32)strtoul(getenv("LINESCOPE_FAULT_UNSEEN_IN"), NULL, 10) % 1000;
 	if (!l->task_work)
 		bpf_map__set_max_entries(l->skel->maps.offcpu_resume, 1);
 	/* programs for collections that are off are not even attached */

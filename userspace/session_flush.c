@@ -86,6 +86,7 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "offcpu_resume_late", bs.resume_late);
 	ls_store__put_stat(s->store, "offcpu_task_works", bs.task_works);
 	ls_store__put_stat(s->store, "offcpu_lost_at_exit", bs.lost_at_exit);
+	ls_store__put_stat(s->store, "offcpu_unseen_in", bs.unseen_in);
 	ls_store__put_stat(s->store, "offcpu_open_at_start", bs.offcpu_opened);
 	ls_store__put_stat(s->store, "offcpu_open_at_stop", bs.offcpu_closed);
 	ls_store__put_stat(s->store, "agg_added", bs.agg_added);
