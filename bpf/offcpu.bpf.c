@@ -96,12 +96,12 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 	}
 	tid = BPF_CORE_READ(next, pid);
 	w = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	if (fault_unseen_in && w && !w->end &&
-	    __sync_fetch_and_add(&fault_switches_in, 1) % fault_unseen_in == 0)
-		return 0;
 	if (w && !w->end) {
 		__u64 now = bpf_ktime_get_ns(), start = w->start;
 
+		if (fault_unseen_in &&
+		    __sync_fetch_and_add(&fault_switches_in, 1) % fault_unseen_in == 0)
+			return 0;
 		w->end = now;
 		if (!start || (!offcpu_task_work && !offcpu_rseq)) /* sys_exit reports it */
 			return 0;

@@ -212,6 +212,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+	bool is_current = task == bpf_get_current_task_btf();
 	struct ls_pending *w;
 	struct ls_proc *p;
 	__u64 start;
@@ -237,9 +238,8 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	 * 25,000 verified instructions. Without the memory, it is lost, and counted.
 	 */
 	/* still open when the exiting thread is current: its switch back in went unseen */
-	if (w && (w->end || task == bpf_get_current_task_btf())) {
-		if (offcpu_exit_report && task == bpf_get_current_task_btf() &&
-		    BPF_CORE_READ(task, mm))
+	if (w && (w->end || is_current)) {
+		if (offcpu_exit_report && is_current && BPF_CORE_READ(task, mm))
 			ls_offcpu_resume(p, tid, LS_SLOT_TASK);
 		else if (ls_offcpu_claim(w, &start)) {
 			LS_STAT_INC(lost_at_exit);

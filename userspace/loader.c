@@ -93,6 +93,8 @@ const char *ls_loader__resume_path(const struct ls_loader *l)
 /* The collections' settings, programs and map sizes, written on a freshly opened skeleton. */
 static void configure(struct ls_loader *l, const struct ls_loader_opts *opts)
 {
+	const char *unseen = getenv("LINESCOPE_FAULT_UNSEEN_IN");
+
 	l->skel->bss->self_tgid = opts->self_pid;
 	l->skel->rodata->filter_cgroup = opts->cgroup_fd >= 0;
 	l->skel->rodata->offcpu_enabled = opts->offcpu;
@@ -125,9 +127,8 @@ static void configure(struct ls_loader *l, const struct ls_loader_opts *opts)
 	l->skel->rodata->offcpu_task_work = l->task_work;
 	l->skel->rodata->offcpu_exit_report = l->rseq && !l->task_work;
 	l->skel->rodata->offcpu_sample_report = opts->offcpu && !l->rseq && !l->task_work;
-	if (getenv("LINESCOPE_FAULT_UNSEEN_IN")) /* tests: switches in no tracepoint shows */
-		l->skel->rodata->fault_unseen_in =
-			(__u32)strtoul(getenv("LINESCOPE_FAULT_UNSEEN_IN"), NULL, 10) % 1000;
+	if (unseen) /* tests: switches in no tracepoint shows */
+		l->skel->rodata->fault_unseen_in = (__u32)strtoul(unseen, NULL, 10) % 1000;
 	if (!l->task_work)
 		bpf_map__set_max_entries(l->skel->maps.offcpu_resume, 1);
 	/* programs for collections that are off are not even attached */
