@@ -194,19 +194,21 @@ struct ls_proc_event {
 };
 
 /*
- * How a target saw files when it ended (`exit_views`, by pid, written at its last thread's exit):
- * its mount namespace, its root and its filesystem rights. A short process's records are often
- * read after it is gone from /proc; its sources are then read with these
- * (userspace/recorder_view.c).
+ * How a target sees files (struct ls_task_view): its mount namespace, its root and its rights.
+ * At its exec, in the exec record: its first opens use it while it is fresh instead of /proc.
+ * At its last thread's exit, in `exit_views` by pid: a short process's records are often read
+ * after it is gone from /proc; its sources are then read with these (userspace/recorder_view.c).
  */
 #define LS_VIEW_GROUPS 32
-struct ls_exit_view {
+struct ls_task_view {
 	__u64 start_ns; /* the process's task start_time: which process of that pid */
-	__u64 mntns;	/* its mount namespace's inode number, as /proc/PID/ns/mnt names it */
+	__u64 mntns; /* its mount namespace's inode number as /proc/PID/ns/mnt names it; 0: none */
 	__u64 root_dev; /* its root's s_dev, kernel encoding (major << 20 | minor) */
 	__u64 root_ino;
 	__u32 fsuid;
 	__u32 fsgid;
+	__u32 euid; /* /proc/PID's owner: the credential cache's check */
+	__u32 egid;
 	__u32 ngroups; /* more than LS_VIEW_GROUPS: groups[] holds the first ones only */
 	__u32 pad;
 	__u32 groups[LS_VIEW_GROUPS];
@@ -256,6 +258,7 @@ struct ls_exec_event {
 	__u32 pad;
 	/* mm->env_start, env_end: the new image's environment, as /proc/PID/environ reads it */
 	__u64 env_start, env_end;
+	struct ls_task_view view; /* as the new image starts (mntns 0: not read) */
 	char comm[LS_COMM_LEN];
 	char path[LS_EXEC_PATH_MAX];
 	char args[LS_EXEC_ARGS_MAX];
@@ -668,7 +671,8 @@ _Static_assert(sizeof(struct ls_tick) == 40, "ls_tick layout");
 _Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
 _Static_assert(sizeof(struct ls_image) == 104, "ls_image layout");
-_Static_assert(sizeof(struct ls_exec_event) == 136 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
+_Static_assert(sizeof(struct ls_task_view) == 184, "ls_task_view layout");
+_Static_assert(sizeof(struct ls_exec_event) == 136 + 184 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
 	       "ls_exec_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");

@@ -54,12 +54,12 @@ struct {
 	__type(value, struct ls_lib_image);
 } lib_images SEC(".maps") __weak;
 
-/* Targets' views at their exit (struct ls_exit_view): the oldest go first. */
+/* Targets' views at their exit (struct ls_task_view): the oldest go first. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, struct ls_exit_view);
+	__type(value, struct ls_task_view);
 } exit_views SEC(".maps") __weak;
 
 /* One exec record under construction per CPU (too large for the BPF stack). */

@@ -72,6 +72,36 @@ static __always_inline void set_from_image(struct ls_proc *p, const struct ls_im
 	p->flags = LS_PF_PYTHON;
 }
 
+/*
+ * How the task sees files now (struct ls_task_view): true, or false with v->mntns 0 (unreadable).
+ */
+static __noinline bool read_view(struct task_struct *task, struct ls_task_view *v)
+{
+	const struct cred *cred = BPF_CORE_READ(task, cred);
+	struct group_info *gi = BPF_CORE_READ(cred, group_info);
+	struct dentry *root = BPF_CORE_READ(task, fs, root.dentry);
+	__u32 n;
+
+	v->start_ns = BPF_CORE_READ(task, group_leader, start_time);
+	v->mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	v->root_dev = BPF_CORE_READ(root, d_sb, s_dev);
+	v->root_ino = BPF_CORE_READ(root, d_inode, i_ino);
+	v->fsuid = BPF_CORE_READ(cred, fsuid.val);
+	v->fsgid = BPF_CORE_READ(cred, fsgid.val);
+	v->euid = BPF_CORE_READ(cred, euid.val);
+	v->egid = BPF_CORE_READ(cred, egid.val);
+	v->pad = 0;
+	n = BPF_CORE_READ(gi, ngroups);
+	v->ngroups = n;
+	if (n > LS_VIEW_GROUPS)
+		n = LS_VIEW_GROUPS;
+	if (!root || (n && bpf_probe_read_kernel(v->groups, n * sizeof(__u32), &gi->gid))) {
+		v->mntns = 0;
+		return false;
+	}
+	return v->mntns != 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -116,6 +146,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->env_start = BPF_CORE_READ(task, mm, env_start);
 	e->env_end = BPF_CORE_READ(task, mm, env_end);
+	/* its credentials are the new image's here: begin_new_exec() committed them */
+	read_view(task, &e->view);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* a script's interpreter, else the file given to execve */
 	n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, interp));
@@ -178,33 +210,16 @@ int handle_lib_start(struct pt_regs *ctx)
 }
 
 /*
- * The ended process's view (struct ls_exit_view): its last thread, still holding its namespaces,
- * root and credentials here (exit_fs() and exit_task_namespaces() come later in do_exit()).
- * A function of its own: its 176-byte value stays off the walker's stack.
+ * The ended process's view: its last thread, still holding its namespaces, root and credentials
+ * here (exit_fs() and exit_task_namespaces() come later in do_exit()). A function of its own: its
+ * 184-byte value stays off the walker's stack.
  */
 static __noinline int note_exit_view(struct task_struct *task, __u32 tgid)
 {
-	const struct cred *cred = BPF_CORE_READ(task, cred);
-	struct group_info *gi = BPF_CORE_READ(cred, group_info);
-	struct dentry *root = BPF_CORE_READ(task, fs, root.dentry);
-	struct ls_exit_view v = {};
-	__u32 n;
+	struct ls_task_view v = {};
 
-	v.start_ns = BPF_CORE_READ(task, group_leader, start_time);
-	v.mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
-	v.root_dev = BPF_CORE_READ(root, d_sb, s_dev);
-	v.root_ino = BPF_CORE_READ(root, d_inode, i_ino);
-	v.fsuid = BPF_CORE_READ(cred, fsuid.val);
-	v.fsgid = BPF_CORE_READ(cred, fsgid.val);
-	n = BPF_CORE_READ(gi, ngroups);
-	v.ngroups = n;
-	if (n > LS_VIEW_GROUPS)
-		n = LS_VIEW_GROUPS;
-	if (n && bpf_probe_read_kernel(v.groups, n * sizeof(__u32), &gi->gid))
-		return 0; /* unreadable: no view, its sources are then unavailable */
-	if (!v.mntns || !root)
-		return 0;
-	bpf_map_update_elem(&exit_views, &tgid, &v, BPF_ANY);
+	if (read_view(task, &v))
+		bpf_map_update_elem(&exit_views, &tgid, &v, BPF_ANY);
 	return 0;
 }
 

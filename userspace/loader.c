@@ -423,7 +423,7 @@ int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen)
 	return 0;
 }
 
-int ls_loader__exit_view(struct ls_loader *l, pid_t pid, struct ls_exit_view *v)
+int ls_loader__exit_view(struct ls_loader *l, pid_t pid, struct ls_task_view *v)
 {
 	__u32 key = pid;
 

@@ -57,7 +57,7 @@ int ls_loader__proc_gen(struct ls_loader *l, pid_t pid, uint32_t *gen);
 int ls_loader__set_lib(struct ls_loader *l, uint32_t slot, const char *path, uint64_t offset,
 		       const struct ls_lib_image *lib);
 /* How pid saw files at its exit (`exit_views`); 0 or -ENOENT. */
-int ls_loader__exit_view(struct ls_loader *l, pid_t pid, struct ls_exit_view *v);
+int ls_loader__exit_view(struct ls_loader *l, pid_t pid, struct ls_task_view *v);
 
 /* Install (img != NULL) or forget a known interpreter executable in `images` (an exec of one is
  * then walked at once). */

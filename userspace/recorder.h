@@ -36,7 +36,7 @@ struct ls_recorder_ops {
 	int (*set_lib)(void *ctx, uint32_t slot, const char *path, uint64_t offset,
 		       const struct ls_lib_image *lib);
 	/* How pid saw files at its exit (BPF `exit_views`); 0 or -ENOENT. Optional. */
-	int (*exit_view)(void *ctx, pid_t pid, struct ls_exit_view *v);
+	int (*exit_view)(void *ctx, pid_t pid, struct ls_task_view *v);
 	/* Makes BPF describe this (process, thread, stack) whole again next time. Optional. */
 	void (*forget_stack)(void *ctx, const struct ls_known_key *k);
 };
@@ -52,6 +52,7 @@ struct ls_recorder_stats {
 	uint64_t before_start;	/* ... of interpreters known before they started: none missed */
 	uint64_t images_known;	/* execs resolved from a known image, without /proc */
 	uint64_t images_none;	/* execs of a file known not to be Python, without /proc */
+	uint64_t exec_views;	/* execs whose view came with their record, for its first second */
 	uint64_t healed;	/* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	/* records that arrived after their process's exit */
 	uint64_t agg_orphans;	/* samples added up in the kernel under a stack never described */

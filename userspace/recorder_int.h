@@ -264,8 +264,14 @@ int64_t lsr_trace_name(void *ctx, int64_t proc_id, const char *filename, const c
 /* recorder_view.c */
 /* How p reads its files now (its view), or NULL when that cannot be told: it reads them itself. */
 const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now);
-/* Its view is looked at again (an exec), and what it held is freed. */
+/* Its view is looked at again, and what it held is freed. */
 void lsr_view_forget(struct rproc *p);
+/*
+ * Its exec (handled at now): the view the kernel took then serves as if read from /proc then (the
+ * credential cache's and the view's 1 s), which spares a new process's first reads of /proc.
+ */
+void lsr_view_exec(struct ls_recorder *r, struct rproc *p, const struct ls_exec_event *e,
+		   uint64_t now);
 
 /* recorder_flush.c */
 const char *lsr_py_note(const struct rproc *p);

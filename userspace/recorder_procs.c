@@ -445,8 +445,8 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	p->has_image = true;
 	ls_hashmap_release(&p->files);
 	ls_hashmap_init(&p->files);
-	lsr_view_forget(p); /* an exec may follow a chroot or setns */
 	p->kstart_ns = e->start_ns;
+	lsr_view_exec(r, p, e, ls_mono_ns());
 	p->tries = 0;
 	p->last_err = 0;
 	p->note[0] = 0;

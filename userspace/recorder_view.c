@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * How a target sees files, for reading its sources (struct ls_source_view): its mount namespace,
- * its root and its rights, from /proc while it lives. A short process's records are often read
+ * its root and its rights, from /proc while it lives, but for the first second after its exec,
+ * when the kernel's record of the exec has them (half the /proc reads of a 50-process job's
+ * starts). A short process's records are often read
  * after it has gone from /proc (a loaded machine reads them seconds late: 366-385 of the 500
  * children of a 500 x 20-thread job had no source text so). Its view is then the kernel's, taken at its
  * exit (BPF `exit_views`): its files are read with its rights at the end, in our root when that
@@ -50,6 +52,18 @@ static int where_in_proc(pid_t pid, uint64_t *where)
 	return 0;
 }
 
+/* The rights and the where of a view the kernel took (its groups all kept: checked before). */
+static void kernel_view(const struct ls_task_view *v, struct ls_creds *c, uint64_t *where)
+{
+	memset(c, 0, sizeof(*c)); /* zeroed past ngroups: hashed whole, as a live view's */
+	c->fsuid = v->fsuid;
+	c->fsgid = v->fsgid;
+	c->ngroups = (int)v->ngroups;
+	for (uint32_t i = 0; i < v->ngroups && i < LS_VIEW_GROUPS; i++)
+		c->groups[i] = v->groups[i];
+	*where = where_of(v->mntns, makedev(v->root_dev >> 20, v->root_dev & 0xfffff), v->root_ino);
+}
+
 static uint64_t view_of(uint64_t where, const struct ls_creds *c)
 {
 	struct {
@@ -72,7 +86,7 @@ static uint64_t view_of(uint64_t where, const struct ls_creds *c)
  */
 static int ended_view(struct ls_recorder *r, struct rproc *p)
 {
-	struct ls_exit_view e;
+	struct ls_task_view e;
 	struct ls_creds *c;
 	uint64_t where;
 
@@ -85,20 +99,32 @@ static int ended_view(struct ls_recorder *r, struct rproc *p)
 	c = p->src_gone ? p->src_gone : malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	memset(c, 0, sizeof(*c)); /* zeroed past ngroups: hashed whole, as a live view's */
-	c->fsuid = e.fsuid;
-	c->fsgid = e.fsgid;
-	c->ngroups = e.ngroups;
-	for (uint32_t i = 0; i < e.ngroups; i++)
-		c->groups[i] = e.groups[i];
 	p->src_gone = c;
-	where = where_of(e.mntns, makedev(e.root_dev >> 20, e.root_dev & 0xfffff), e.root_ino);
+	kernel_view(&e, c, &where);
 	p->src = (struct ls_source_view){
 		.id = view_of(where, c),
 		.gone = c,
 		.in_ours = where == r->our_where,
 	};
 	return 0;
+}
+
+_Static_assert(LS_VIEW_GROUPS <= LS_CREDS_MAX_GROUPS, "a kernel view's groups fit ls_creds");
+
+void lsr_view_exec(struct ls_recorder *r, struct rproc *p, const struct ls_exec_event *e,
+		   uint64_t now)
+{
+	const struct ls_task_view *v = &e->view;
+	uint64_t at = e->ts < now ? e->ts : now;
+	struct ls_creds c;
+
+	lsr_view_forget(p); /* an exec may follow a chroot or setns */
+	if (!v->mntns || v->start_ns != e->start_ns || v->ngroups > LS_VIEW_GROUPS)
+		return; /* not read, or groups not all kept: /proc has them */
+	kernel_view(v, &c, &p->src_where);
+	p->src_where_ns = at;
+	ls_credcache__seed(p->pid, &c, v->euid, v->egid, at);
+	r->st.exec_views++;
 }
 
 /*

@@ -63,7 +63,7 @@ static int rec_set_lib(void *ctx, uint32_t slot, const char *path, uint64_t offs
 	return ls_loader__set_lib(ctx, slot, path, offset, lib);
 }
 
-static int rec_exit_view(void *ctx, pid_t pid, struct ls_exit_view *v)
+static int rec_exit_view(void *ctx, pid_t pid, struct ls_task_view *v)
 {
 	return ls_loader__exit_view(ctx, pid, v);
 }

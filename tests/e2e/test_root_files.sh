@@ -106,6 +106,7 @@ victim_ok "hostile job"
 shared_mod="$WORK/rootonly/shared_mod.py"
 # spawn() (line 7 on): a child of root's that runs its own line as root, then becomes nobody's
 # and execs the job, which names the path: its rights are looked at again, not kept from before
+# (the exec's record brings them: `exec_views`)
 cat >"$shared_mod" <<PYEOF
 import time
 def busy():
@@ -135,9 +136,14 @@ PYEOF
 "$LS" -q -o "$WORK/both.html" --profile "$WORK/both.lsprof" -- "$DEB_PY" "$WORK/rootonly/both.py" \
 	"${as_nobody[@]}" >"$WORK/both.out" || fail "shared path: exit $?"
 j=$(json_of "$WORK/both.lsprof") || fail "shared path: no report"
-"$PYQ" - "$j" "$shared_mod" <<'PYEOF' | check_lines
-import json, sys
+"$PYQ" - "$j" "$shared_mod" "$WORK/both.lsprof" <<'PYEOF' | check_lines
+import json, sqlite3, sys
 d = json.load(open(sys.argv[1])); path = sys.argv[2]
+# each exec's record brought its view: the jobs' first opens used nobody's rights from the kernel
+st = dict(sqlite3.connect(sys.argv[3]).execute("SELECT key, value FROM stats"))
+print("%s shared path: %d of %d execs came with their view" % (
+    "ok" if st.get("exec_views", 0) == st.get("exec_events", -1) >= 3 else "FAIL",
+    st.get("exec_views", 0), st.get("exec_events", 0)))
 procs = {p["pid"]: p for p in d["processes"]}
 by_pid = {}
 for l in d["lines"]:

@@ -150,12 +150,57 @@ static void test_ttl(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 }
 
+/*
+ * An exec record's rights (ls_credcache__seed): used while the owner they came with is /proc/PID's
+ * and their time is within the TTL; a seed with another owner, a stale one, or one older than
+ * the entry there, is not.
+ */
+static void test_seed(void **state)
+{
+	struct ls_creds fake = {.fsuid = 4242, .fsgid = 4343, .ngroups = 1, .groups = {7}}, c;
+	int go[2], done[2], status;
+	uint64_t now;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		fail_msg("needs root (the collector's rights), as make test runs it");
+	pid = child(go, done, NULL, fsuid_nobody); /* root, waiting: its status says fsuid 0 */
+	now = ls_mono_ns();
+	ls_credcache__seed(pid, &fake, 0, 0, now);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	if (ls_mono_ns() - now < LS_CREDCACHE_TTL_NS) {
+		assert_int_equal(c.fsuid, 4242);
+		assert_int_equal(c.fsgid, 4343);
+		assert_int_equal(c.ngroups, 1);
+		assert_int_equal(c.groups[0], 7);
+	}
+	/* an older seed leaves the newer entry */
+	ls_credcache__seed(pid, &(struct ls_creds){.fsuid = 99}, 0, 0, now - 1);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	if (ls_mono_ns() - now < LS_CREDCACHE_TTL_NS)
+		assert_int_equal(c.fsuid, 4242);
+	/* the owner it came with is not /proc/PID's (a set*id() since): status is read */
+	ls_credcache__forget(pid);
+	ls_credcache__seed(pid, &fake, 1234, 0, ls_mono_ns());
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 0);
+	/* taken longer than the TTL ago: status is read */
+	ls_credcache__forget(pid);
+	ls_credcache__seed(pid, &fake, 0, 0, ls_mono_ns() - LS_CREDCACHE_TTL_NS - 1);
+	assert_int_equal(ls_credcache__of_pid(pid, &c), 0);
+	assert_int_equal(c.fsuid, 0);
+	assert_int_equal(write(go[1], "xx", 2), 2); /* its change, then its exit */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fresh_stale_forgotten),
 		cmocka_unit_test(test_owner_change),
 		cmocka_unit_test(test_ttl),
+		cmocka_unit_test(test_seed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

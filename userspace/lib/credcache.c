@@ -16,7 +16,7 @@ struct slot {
 	pid_t pid; /* 0: empty */
 	int err;   /* what ls_creds__of_pid returned: -ESRCH is remembered too */
 	uint64_t read_ns;
-	uid_t owner_uid; /* /proc/PID's owner when it was read: its euid (root when not dumpable) */
+	uid_t owner_uid; /* /proc/PID's owner when it was read: its euid and egid */
 	gid_t owner_gid;
 	struct ls_creds creds;
 };
@@ -96,5 +96,26 @@ void ls_credcache__forget(pid_t pid)
 	if (s->pid == pid)
 		s->pid = 0;
 	forgets++;
+	pthread_mutex_unlock(&lock);
+}
+
+void ls_credcache__seed(pid_t pid, const struct ls_creds *c, uid_t euid, gid_t egid,
+			uint64_t read_ns)
+{
+	struct slot *s;
+
+	if (pid <= 0)
+		return;
+	pthread_mutex_lock(&lock);
+	s = slot_of(pid);
+	if (s->pid != pid || s->read_ns < read_ns) {
+		s->pid = pid;
+		s->err = 0;
+		s->read_ns = read_ns;
+		s->owner_uid = euid;
+		s->owner_gid = egid;
+		memcpy(&s->creds, c, sizeof(*c));
+		forgets++; /* a read of pid begun before: older than this */
+	}
 	pthread_mutex_unlock(&lock);
 }

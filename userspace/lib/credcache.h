@@ -25,5 +25,12 @@
 int ls_credcache__of_pid(pid_t pid, struct ls_creds *c);
 /* pid exec'd (a set-uid image changes them): its next lookup reads status again. */
 void ls_credcache__forget(pid_t pid);
+/*
+ * pid's credentials c as the kernel gave them at read_ns (an exec record's), its euid and egid
+ * being /proc/PID's owner then: an entry as if status had been read then, under the same checks.
+ * A newer entry of pid stays.
+ */
+void ls_credcache__seed(pid_t pid, const struct ls_creds *c, uid_t euid, gid_t egid,
+			uint64_t read_ns);
 
 #endif
