@@ -6,6 +6,7 @@
  * 2.26+ on x86_64 and are verified on each process before they are trusted.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +35,6 @@ static bool is_candidate(const char *path)
 	const char *b = base_name(path);
 
 	return !strncmp(b, "libpython", 9) || !strncmp(b, "python", 6);
-}
-
-/* Opens a mapped file with the process's rights. */
-static int open_mapped(pid_t pid, const struct ls_vma *v, struct ls_elf **elf)
-{
-	int fd = ls_procfs__open_mapped(pid, v);
-
-	return fd < 0 ? fd : ls_elf__open_fd(fd, elf);
 }
 
 /* Lowest mapping of the file: its start minus the first segment's vaddr is the load bias. */
@@ -194,17 +187,35 @@ int ls_python__check_layout(const struct ls_pylayout *L)
 	return 0;
 }
 
+/* How the thread-state lookup finds a thread's state: glibc's TSD slots, else the thread list. */
+static void set_tsd(struct ls_pyinfo *pi, bool glibc)
+{
+	pi->proc.tss_addr = pi->proc.tsd_base = pi->proc.tsd_stride = pi->proc.tsd_data =
+		pi->proc.tsd_2nd = 0;
+	if ((pi->ver.tstate_ways & LS_PY_TS_TSS_KEY) && pi->ver.runtime_tss_key != LS_PY_OFF_NONE &&
+	    glibc) {
+		/* Py_tss_t is {int _is_initialized; pthread_key_t _key;} */
+		pi->proc.tss_addr = pi->runtime + pi->ver.runtime_tss_key - 4;
+		pi->proc.tsd_mode = LS_TS_GLIBC_TSD;
+		pi->proc.tsd_base = GLIBC_SPECIFIC_1ST;
+		pi->proc.tsd_stride = GLIBC_KEY_DATA_SIZE;
+		pi->proc.tsd_data = GLIBC_KEY_DATA_DATA;
+		pi->proc.tsd_2nd = GLIBC_SPECIFIC_2ND;
+	} else {
+		pi->proc.tsd_mode = LS_TS_THREAD_LIST;
+	}
+}
+
 /*
- * Fills pi from the interpreter file `path` (opened as elf). With a process (pid, maps), as that
- * process maps it; without one (pid 0, maps NULL), at load bias 0, its thread-state lookup not
- * yet checked: what `images` needs before any process of the file runs.
+ * Fills pi from the interpreter file `path` (opened as elf) alone, at load bias 0, its
+ * thread-state lookup not yet checked: what `images` needs before any process of the file runs,
+ * and what setup_proc() moves to where a process maps it.
  */
-static int setup(pid_t pid, const struct ls_procmaps *maps, const char *path, struct ls_elf *elf,
-		 struct ls_pyinfo *pi, char *why, size_t whylen)
+static int setup_file(const char *path, struct ls_elf *elf, struct ls_pyinfo *pi, char *why,
+		      size_t whylen)
 {
 	uint64_t runtime, code_type, verval, rtsize = 0;
 	uint8_t blob[LS_PY_DEBUG_OFFSETS_MAX];
-	const struct ls_vma *first;
 	uint32_t version = 0;
 	int err, n;
 
@@ -234,31 +245,19 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const char *path, st
 		snprintf(why, whylen, "%s", pi->ver.note);
 		return -ENOTSUP;
 	}
-	if (pi->ver.note[0] && pid) /* a file alone: said when a process of it is found */
-		ls_warn(0, "pid %d: %s", pid, pi->ver.note);
 	if (ls_python__check_layout(&pi->layout)) {
 		snprintf(why, whylen, "CPython %s layout exceeds the walker's windows",
 			 pi->version);
 		return -ENOTSUP;
 	}
-	first = maps ? first_mapping(maps, path) : NULL;
 	pi->dyn = ls_elf__is_dyn(elf);
-	if (pi->dyn && maps) {
-		if (!first) {
-			snprintf(why, whylen, "no base mapping for %s", path);
-			return -EAGAIN;
-		}
-		pi->bias = first->start - ls_elf__first_load_vaddr(elf);
-	}
 	snprintf(pi->path, sizeof(pi->path), "%s", path);
 	pi->shared = !strncmp(base_name(path), "libpython", 9);
 	pi->usdt = ls_elf__has_sdt(elf, "python");
 	snprintf(pi->build, sizeof(pi->build), "%s%s%s", pi->shared ? "shared" : "static",
 		 pi->dyn && !pi->shared ? ", PIE" : "", pi->usdt ? ", usdt" : "");
-	pi->runtime = pi->bias + runtime;
-	if (maps)
-		text_range(maps, path, pi);
-	else if (ls_elf__exec_range(elf, &pi->text_start, &pi->text_end))
+	pi->runtime = runtime;
+	if (ls_elf__exec_range(elf, &pi->text_start, &pi->text_end))
 		pi->text_start = pi->text_end = 0;
 	image_identity(elf, pi);
 
@@ -266,26 +265,143 @@ static int setup(pid_t pid, const struct ls_procmaps *maps, const char *path, st
 	pi->proc.runtime = pi->runtime;
 	pi->proc.text_lo = pi->text_start;
 	pi->proc.text_hi = pi->text_end;
-	pi->proc.code_type = pi->bias + code_type;
-	pi->proc.pidns_level = pid ? pidns_level(pid) : 0; /* BPF sets it at exec */
+	pi->proc.code_type = code_type;
 	if (pi->ver.runtime_gil != LS_PY_OFF_NONE) {
 		pi->proc.gil_lo = pi->runtime + pi->ver.runtime_gil;
 		pi->proc.gil_hi = pi->proc.gil_lo + pi->ver.gil_size;
 	}
-	if ((pi->ver.tstate_ways & LS_PY_TS_TSS_KEY) && pi->ver.runtime_tss_key != LS_PY_OFF_NONE &&
-	    (maps ? uses_glibc(maps) : ls_elf__needs(elf, "libc.so.6"))) {
-		/* Py_tss_t is {int _is_initialized; pthread_key_t _key;} */
-		pi->proc.tss_addr = pi->runtime + pi->ver.runtime_tss_key - 4;
-		pi->proc.tsd_mode = LS_TS_GLIBC_TSD;
-		pi->proc.tsd_base = GLIBC_SPECIFIC_1ST;
-		pi->proc.tsd_stride = GLIBC_KEY_DATA_SIZE;
-		pi->proc.tsd_data = GLIBC_KEY_DATA_DATA;
-		pi->proc.tsd_2nd = GLIBC_SPECIFIC_2ND;
-	} else {
-		pi->proc.tsd_mode = LS_TS_THREAD_LIST;
+	set_tsd(pi, ls_elf__needs(elf, "libc.so.6"));
+	return 0;
+}
+
+/*
+ * pi, from setup_file(), as process pid maps its file (maps): moved by the load bias (the file's
+ * lowest PT_LOAD is at first_vaddr), its executable range and thread-state lookup from maps, the
+ * lookup checked on a live thread. 0, or -EAGAIN with why when the file's base is not mapped.
+ */
+static int setup_proc(pid_t pid, const struct ls_procmaps *maps, uint64_t first_vaddr,
+		      struct ls_pyinfo *pi, char *why, size_t whylen)
+{
+	const struct ls_vma *first = first_mapping(maps, pi->path);
+
+	if (pi->ver.note[0]) /* a file alone: said when a process of it is found */
+		ls_warn(0, "pid %d: %s", pid, pi->ver.note);
+	if (pi->dyn) {
+		if (!first) {
+			snprintf(why, whylen, "no base mapping for %s", pi->path);
+			return -EAGAIN;
+		}
+		ls_python__move(pi, first->start - first_vaddr, pi);
 	}
-	if (pid)
-		ls_python__verify_tsd(pid, pi);
+	pi->text_start = pi->text_end = 0;
+	text_range(maps, pi->path, pi);
+	pi->proc.text_lo = pi->text_start;
+	pi->proc.text_hi = pi->text_end;
+	pi->proc.pidns_level = pidns_level(pid); /* BPF sets it at exec */
+	set_tsd(pi, uses_glibc(maps));
+	ls_python__verify_tsd(pid, pi);
+	return 0;
+}
+
+/*
+ * What one interpreter file holds (setup_file's result, whether it needs a libpython, its lowest
+ * PT_LOAD), kept by the file's identity: every process of a shared build maps the same
+ * libpython, and parsing it again (libelf, its symbol table) was a quarter of the collector's CPU
+ * with 500 processes of pyenv's shared 3.11 starting.
+ */
+struct pyfile {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime; /* a rewrite changes the ctime, which no one can set */
+	int err;		      /* setup_file's: 0, -ENOENT or -ENOTSUP */
+	bool needs_libpython;
+	uint64_t first_vaddr;
+	char why[256];
+	struct ls_pyinfo pi; /* its path is the mapping's: part of the key */
+};
+
+#define PYFILES 8
+static struct pyfile pyfiles[PYFILES]; /* the most recent first */
+static unsigned npyfiles;
+static pthread_mutex_t pyfiles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same_file(const struct pyfile *f, const struct stat *st, const char *path)
+{
+	return f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+	       f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       f->ctime.tv_sec == st->st_ctim.tv_sec && f->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+	       !strcmp(f->pi.path, path);
+}
+
+/* The kept result for the file st at path into *out: true when there is one. */
+static bool pyfile_get(const struct stat *st, const char *path, struct pyfile *out)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&pyfiles_lock);
+	for (unsigned i = 0; i < npyfiles && !hit; i++) {
+		if (!same_file(&pyfiles[i], st, path))
+			continue;
+		*out = pyfiles[i];
+		if (i) { /* to the front */
+			memmove(&pyfiles[1], &pyfiles[0], i * sizeof(pyfiles[0]));
+			pyfiles[0] = *out;
+		}
+		hit = true;
+	}
+	pthread_mutex_unlock(&pyfiles_lock);
+	return hit;
+}
+
+static void pyfile_put(const struct stat *st, struct pyfile *f)
+{
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
+	pthread_mutex_lock(&pyfiles_lock);
+	if (npyfiles < PYFILES)
+		npyfiles++;
+	memmove(&pyfiles[1], &pyfiles[0], (npyfiles - 1) * sizeof(pyfiles[0]));
+	pyfiles[0] = *f;
+	pthread_mutex_unlock(&pyfiles_lock);
+}
+
+/*
+ * The file of mapping v of pid, opened with the process's rights, as *f: kept, or parsed (and
+ * kept when it says something about the file itself). 0, or -errno when it cannot be read.
+ */
+static int file_of(pid_t pid, const struct ls_vma *v, struct pyfile *f)
+{
+	int fd = ls_procfs__open_mapped(pid, v), err;
+	struct ls_elf *elf;
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (pyfile_get(&st, v->path, f)) {
+		close(fd);
+		return 0;
+	}
+	err = ls_elf__open_fd(fd, &elf);
+	if (err)
+		return err;
+	memset(f, 0, sizeof(*f));
+	f->needs_libpython = ls_elf__needs(elf, "libpython");
+	f->first_vaddr = ls_elf__first_load_vaddr(elf);
+	f->err = setup_file(v->path, elf, &f->pi, f->why, sizeof(f->why));
+	if (f->err) /* not Python, or not walkable: its path is still the key */
+		snprintf(f->pi.path, sizeof(f->pi.path), "%s", v->path);
+	ls_elf__free(elf);
+	if (!f->err || f->err == -ENOENT || f->err == -ENOTSUP)
+		pyfile_put(&st, f);
 	return 0;
 }
 
@@ -294,6 +410,7 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 	char exe[PATH_MAX] = "";
 	struct ls_procmaps maps;
 	bool needs_libpython = false, tried_exe = false;
+	struct pyfile *f;
 	int err, best = -ENOENT;
 
 	snprintf(why, whylen, "not a CPython process");
@@ -310,13 +427,18 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-err));
 		return err;
 	}
+	f = malloc(sizeof(*f));
+	if (!f) {
+		ls_procmaps__free(&maps);
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
 	ls_procfs__link(pid, "exe", exe, sizeof(exe));
 
 	/* try libpython mappings first, then the executable itself, then other python* files */
 	for (int pass = 0; pass < 3; pass++) {
 		for (size_t i = 0; i < maps.n; i++) {
 			const struct ls_vma *v = &maps.vmas[i];
-			struct ls_elf *elf = NULL;
 			const char *b = base_name(v->path);
 			bool is_exe = exe[0] && !strcmp(v->path, exe);
 
@@ -331,18 +453,25 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 				continue;
 			if (is_exe)
 				tried_exe = true;
-			if (open_mapped(pid, v, &elf))
+			if (file_of(pid, v, f))
 				continue;
-			if (is_exe && ls_elf__needs(elf, "libpython"))
+			if (is_exe && f->needs_libpython)
 				needs_libpython = true;
-			err = setup(pid, &maps, v->path, elf, pi, why, whylen);
-			ls_elf__free(elf);
+			err = f->err;
+			if (err == -ENOTSUP)
+				snprintf(why, whylen, "%s", f->why);
+			if (!err) {
+				*pi = f->pi;
+				err = setup_proc(pid, &maps, f->first_vaddr, pi, why, whylen);
+			}
 			if (err == 0 || err == -ENOTSUP || err == -EAGAIN) {
+				free(f);
 				ls_procmaps__free(&maps);
 				return err;
 			}
 		}
 	}
+	free(f);
 	ls_procmaps__free(&maps);
 	if (needs_libpython) {
 		snprintf(why, whylen, "libpython not loaded yet");
@@ -355,7 +484,7 @@ int ls_python__discover(pid_t pid, struct ls_pyinfo *pi, char *why, size_t whyle
 	return best;
 }
 
-/* path as a file alone, at load bias 0: setup()'s result, the file left open in *elf */
+/* path as a file alone, at load bias 0: setup_file()'s result, the file left open in *elf */
 static int probe_file(const char *path, struct ls_pyinfo *pi, struct ls_elf **elf, char *why,
 		      size_t whylen)
 {
@@ -367,7 +496,7 @@ static int probe_file(const char *path, struct ls_pyinfo *pi, struct ls_elf **el
 		snprintf(why, whylen, "cannot read %s: %s", path, strerror(-err));
 		return err;
 	}
-	return setup(0, NULL, path, *elf, pi, why, whylen);
+	return setup_file(path, *elf, pi, why, whylen);
 }
 
 int ls_python__probe_exe(const char *path, struct ls_pyinfo *pi, char *why, size_t whylen)

@@ -172,22 +172,13 @@ static uint64_t start_code(pid_t pid)
 	return v;
 }
 
-/* the file alone gives, moved to a process's load bias, what that process shows */
-static void test_probe_matches_process(void **state)
+/* A process of PY, running; *fd reads its end. */
+static pid_t spawn_py(int *fd)
 {
-	struct ls_pyinfo *file = calloc(1, sizeof(*file)), *live = calloc(1, sizeof(*live)),
-			 *moved = calloc(1, sizeof(*moved));
-	char why[256], c;
-	int fds[2], status, err;
+	int fds[2];
 	pid_t pid;
+	char c;
 
-	assert_non_null(file);
-	assert_non_null(live);
-	assert_non_null(moved);
-	assert_int_equal(ls_python__probe_exe(PY, file, why, sizeof(why)), 0);
-	assert_true(file->in_exe);
-	assert_int_equal(file->bias, 0);
-	assert_int_not_equal(file->text_end, 0);
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -199,27 +190,57 @@ static void test_probe_matches_process(void **state)
 	}
 	close(fds[1]);
 	assert_int_equal(read(fds[0], &c, 1), 1); /* initialised */
-	err = ls_python__discover(pid, live, why, sizeof(why));
-	if (err)
-		fprintf(stderr, "discover: %s\n", why);
-	assert_int_equal(err, 0);
-	ls_python__rebase(file, start_code(pid), moved);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	close(fds[0]);
-	assert_int_equal(moved->bias, live->bias);
-	assert_int_equal(moved->runtime, live->runtime);
-	assert_int_equal(moved->text_start, live->text_start);
-	assert_int_equal(moved->text_end, live->text_end);
-	assert_int_equal(moved->proc.code_type, live->proc.code_type);
-	assert_int_equal(moved->proc.gil_lo, live->proc.gil_lo);
-	assert_int_equal(moved->proc.tss_addr, live->proc.tss_addr);
-	assert_int_equal(moved->proc.tsd_mode, LS_TS_GLIBC_TSD);
-	assert_memory_equal(&moved->image, &live->image, sizeof(live->image));
-	assert_memory_equal(&moved->layout, &live->layout, sizeof(live->layout));
-	assert_string_equal(moved->version, live->version);
-	assert_string_equal(moved->build, live->build);
-	assert_false(moved->tsd_verified); /* no process checked it */
+	*fd = fds[0];
+	return pid;
+}
+
+/*
+ * The file alone gives, moved to a process's load bias, what that process shows; twice, the
+ * second process's file from what discovery kept of the first's (python.c `pyfiles`).
+ */
+static void test_probe_matches_process(void **state)
+{
+	struct ls_pyinfo *file = calloc(1, sizeof(*file)), *live = calloc(1, sizeof(*live)),
+			 *moved = calloc(1, sizeof(*moved));
+	char why[256];
+	int fd, status, err;
+	pid_t pid;
+
+	assert_non_null(file);
+	assert_non_null(live);
+	assert_non_null(moved);
+	assert_int_equal(ls_python__probe_exe(PY, file, why, sizeof(why)), 0);
+	assert_true(file->in_exe);
+	assert_int_equal(file->bias, 0);
+	assert_int_not_equal(file->text_end, 0);
+	for (int round = 0; round < 2; round++) {
+		memset(live, 0, sizeof(*live));
+		pid = spawn_py(&fd);
+		err = ls_python__discover(pid, live, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "discover: %s\n", why);
+		assert_int_equal(err, 0);
+		ls_python__rebase(file, start_code(pid), moved);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		close(fd);
+		assert_int_equal(moved->bias, live->bias);
+		assert_int_equal(moved->runtime, live->runtime);
+		assert_int_equal(moved->text_start, live->text_start);
+		assert_int_equal(moved->text_end, live->text_end);
+		assert_int_equal(moved->proc.code_type, live->proc.code_type);
+		assert_int_equal(moved->proc.gil_lo, live->proc.gil_lo);
+		assert_int_equal(moved->proc.tss_addr, live->proc.tss_addr);
+		assert_int_equal(moved->proc.tsd_mode, LS_TS_GLIBC_TSD);
+		assert_int_equal(live->proc.tsd_mode, LS_TS_GLIBC_TSD);
+		assert_true(live->tsd_verified); /* checked on this process's own thread */
+		assert_memory_equal(&moved->image, &live->image, sizeof(live->image));
+		assert_memory_equal(&moved->layout, &live->layout, sizeof(live->layout));
+		assert_string_equal(moved->version, live->version);
+		assert_string_equal(moved->build, live->build);
+		assert_string_equal(live->path, PY);
+		assert_false(moved->tsd_verified); /* no process checked it */
+	}
 	/* not an interpreter, named as the kernel names it at exec; or not a file */
 	assert_int_equal(ls_python__probe_exe("/bin/sh", file, why, sizeof(why)), -ENOENT);
 	assert_int_not_equal(file->image.ino, 0);
