@@ -255,9 +255,12 @@ struct ls_exec_event {
 	__u16 args_len;	   /* bytes in args (NUL-separated, as /proc/PID/cmdline) */
 	__u16 path_len;	   /* bytes in path, without NUL */
 	__u32 pidns_level; /* depth of its pid namespace */
-	__u32 pad;
+	__u32 exe_ctime_nsec;
 	/* mm->env_start, env_end: the new image's environment, as /proc/PID/environ reads it */
 	__u64 env_start, env_end;
+	/* the executable's inode change time (0: not read): every write to the file moves it, and
+	 * no call sets it back, unlike the mtime the image key holds */
+	__s64 exe_ctime_sec;
 	struct ls_task_view view; /* as the new image starts (mntns 0: not read) */
 	char comm[LS_COMM_LEN];
 	char path[LS_EXEC_PATH_MAX];
@@ -672,7 +675,7 @@ _Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");
 _Static_assert(sizeof(struct ls_image_key) == 32, "ls_image_key layout");
 _Static_assert(sizeof(struct ls_image) == 104, "ls_image layout");
 _Static_assert(sizeof(struct ls_task_view) == 184, "ls_task_view layout");
-_Static_assert(sizeof(struct ls_exec_event) == 136 + 184 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
+_Static_assert(sizeof(struct ls_exec_event) == 144 + 184 + LS_EXEC_PATH_MAX + LS_EXEC_ARGS_MAX,
 	       "ls_exec_event layout");
 _Static_assert(sizeof(struct ls_code_rec) == 48 + 2 * LS_CODE_NAME_MAX + LS_CODE_LTAB_MAX,
 	       "ls_code_rec layout");

@@ -59,6 +59,35 @@ static __always_inline void image_key(struct task_struct *task, struct ls_image_
 	}
 }
 
+/*
+ * The executable's inode change time, as stat() gives it. 6.11 split it into i_ctime_sec and
+ * i_ctime_nsec, whose top bit multigrain timestamps use as a flag (I_CTIME_QUERIED); 6.6-6.10
+ * call it __i_ctime, older kernels i_ctime. 0 where none of them is found.
+ */
+static __always_inline void exe_ctime(struct task_struct *task, struct ls_exec_event *e)
+{
+	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+	struct inode___ctime_6_6 {
+		struct timespec64 __i_ctime;
+	} *mid = (void *)inode;
+	struct inode___ctime_old {
+		struct timespec64 i_ctime;
+	} *old = (void *)inode;
+
+	e->exe_ctime_sec = 0;
+	e->exe_ctime_nsec = 0;
+	if (bpf_core_field_exists(inode->i_ctime_nsec)) {
+		e->exe_ctime_sec = BPF_CORE_READ(inode, i_ctime_sec);
+		e->exe_ctime_nsec = BPF_CORE_READ(inode, i_ctime_nsec) & ~(1U << 31);
+	} else if (bpf_core_field_exists(mid->__i_ctime)) {
+		e->exe_ctime_sec = BPF_CORE_READ(mid, __i_ctime.tv_sec);
+		e->exe_ctime_nsec = BPF_CORE_READ(mid, __i_ctime.tv_nsec);
+	} else if (bpf_core_field_exists(old->i_ctime)) {
+		e->exe_ctime_sec = BPF_CORE_READ(old, i_ctime.tv_sec);
+		e->exe_ctime_nsec = BPF_CORE_READ(old, i_ctime.tv_nsec);
+	}
+}
+
 /* A known interpreter image: its entry with the addresses moved by this process's load bias. */
 static __always_inline void set_from_image(struct ls_proc *p, const struct ls_image *img,
 					   __u64 start_code, struct task_struct *task)
@@ -139,7 +168,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	e->old_tid = old_pid;
 	e->nspid = ls_task_nspid(task);
 	e->pidns_level = ls_task_pidns_level(task);
-	e->pad = 0;
+	exe_ctime(task, e);
 	e->flags = 0;
 	e->ts = bpf_ktime_get_ns();
 	e->start_ns = BPF_CORE_READ(task, group_leader, start_time);

@@ -102,10 +102,17 @@ static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 	if (pi->shared || ls_elf__stat(elf, &st))
 		return;
 	image_key(&st, &pi->image);
+	pi->image_ctime = st.st_ctim;
 	pi->x_vaddr = ls_elf__exec_vaddr(elf);
 	pi->build_id_len =
 		ls_elf__build_id_at(elf, pi->build_id, sizeof(pi->build_id), &pi->build_id_off);
 	pi->in_exe = true;
+}
+
+bool ls_python__unchanged(const struct ls_pyinfo *pi, const struct timespec *ctime)
+{
+	return (ctime->tv_sec || ctime->tv_nsec) && ctime->tv_sec == pi->image_ctime.tv_sec &&
+	       ctime->tv_nsec == pi->image_ctime.tv_nsec;
 }
 
 bool ls_python__same_build(pid_t pid, const struct ls_pyinfo *pi)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include "linescope.h"
 #include "pyversions.h"
 
@@ -28,10 +29,11 @@ struct ls_pyinfo {
 	bool tsd_verified; /* the thread-state lookup was checked against a live thread */
 	/* the interpreter is the executable itself: `images` can name it by its inode */
 	bool in_exe;
-	bool dyn;		   /* ET_DYN: relocated by its load bias */
-	struct ls_image_key image; /* its file, as the kernel names it at exec */
-	uint64_t x_vaddr;	   /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
-	uint8_t build_id[32];	   /* its GNU build id, build_id_len bytes (0: none) */
+	bool dyn;		     /* ET_DYN: relocated by its load bias */
+	struct ls_image_key image;   /* its file, as the kernel names it at exec */
+	struct timespec image_ctime; /* that file's inode change time when it was read */
+	uint64_t x_vaddr;	     /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
+	uint8_t build_id[32];	     /* its GNU build id, build_id_len bytes (0: none) */
 	uint8_t build_id_len;
 	uint64_t build_id_off; /* where it lies in the file (0: not known) */
 	/* a shared build: its libpython, LS_LIB_START's address in it at bias 0 (0: none), and
@@ -87,6 +89,13 @@ int ls_python__verify_tsd(pid_t pid, struct ls_pyinfo *pi);
 void ls_python__rebase(const struct ls_pyinfo *pi, uint64_t start_code, struct ls_pyinfo *out);
 /* pi, as another process that loaded its file at load bias nb shows it. */
 void ls_python__move(const struct ls_pyinfo *pi, uint64_t nb, struct ls_pyinfo *out);
+
+/*
+ * Whether pi's file is unchanged since it was read: `ctime` is its change time as an exec saw it
+ * ({0, 0}: not known). Every write moves it, and no call sets it back (unlike the mtime the image
+ * key holds), so the same time means the same bytes.
+ */
+bool ls_python__unchanged(const struct ls_pyinfo *pi, const struct timespec *ctime);
 
 /*
  * Whether the executable pid runs now is still pi's file: false only when both have a build id

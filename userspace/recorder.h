@@ -49,20 +49,21 @@ struct ls_recorder_stats {
 	uint64_t read_fail;	     /* samples whose walk hit an unreadable address */
 	uint64_t bad_records;	     /* malformed ring-buffer records */
 	uint64_t unresolved_samples; /* on-CPU samples without lines: interpreter not known yet */
-	uint64_t before_start;	/* ... of interpreters known before they started: none missed */
-	uint64_t images_known;	/* execs resolved from a known image, without /proc */
-	uint64_t images_none;	/* execs of a file known not to be Python, without /proc */
-	uint64_t exec_views;	/* execs whose view came with their record, for its first second */
-	uint64_t healed;	/* BPF entries set again after an unwalked sample */
-	uint64_t after_exit;	/* records that arrived after their process's exit */
-	uint64_t agg_orphans;	/* samples added up in the kernel under a stack never described */
-	uint64_t agg_parked;	/* ... under one the reader had not reached the description of */
-	uint64_t ticks;		/* --timeline: samples and intervals put on it */
-	uint64_t timeline_lost; /* ticks not put on it: stack never described, or no memory */
-	uint64_t ringbuf_bytes; /* records received, with their ring-buffer headers */
-	uint64_t stacks_reused; /* whole records whose stack another thread resolved already */
-	unsigned processes;	/* processes seen */
-	unsigned live;		/* targets not yet exited */
+	uint64_t before_start;	 /* ... of interpreters known before they started: none missed */
+	uint64_t images_known;	 /* execs resolved from a known image, without /proc */
+	uint64_t images_none;	 /* execs of a file known not to be Python, without /proc */
+	uint64_t images_checked; /* execs of a known image whose file changed: build id read */
+	uint64_t exec_views;	 /* execs whose view came with their record, for its first second */
+	uint64_t healed;	 /* BPF entries set again after an unwalked sample */
+	uint64_t after_exit;	 /* records that arrived after their process's exit */
+	uint64_t agg_orphans;	 /* samples added up in the kernel under a stack never described */
+	uint64_t agg_parked;	 /* ... under one the reader had not reached the description of */
+	uint64_t ticks;		 /* --timeline: samples and intervals put on it */
+	uint64_t timeline_lost;	 /* ticks not put on it: stack never described, or no memory */
+	uint64_t ringbuf_bytes;	 /* records received, with their ring-buffer headers */
+	uint64_t stacks_reused;	 /* whole records whose stack another thread resolved already */
+	unsigned processes;	 /* processes seen */
+	unsigned live;		 /* targets not yet exited */
 	unsigned threads;
 };
 

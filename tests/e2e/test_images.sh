@@ -3,9 +3,9 @@
 # Known interpreter images: a second process of an interpreter executable already discovered is
 # resolved from its exec record (images_known) and walked from its first samples; the same file
 # rewritten in place with its inode and mtime kept is told apart by its build id, discovered
-# again, and still gets lines. A discovery through /proc that sees an exec not yet handled does
-# not give the image before it the new interpreter. A launched interpreter is known before its
-# exec.
+# again, and still gets lines; an unchanged file (its change time says so) is not read for it. A
+# discovery through /proc that sees an exec not yet handled does not give the image before it the
+# new interpreter. A launched interpreter is known before its exec.
 source "$(dirname "$0")/lib.sh"
 need_python "$DEB_PY"
 
@@ -35,6 +35,11 @@ if [ "${#runs[@]}" = 3 ]; then
 		fail "run 3 (pid ${runs[2]}): no build-id mismatch reported"
 	grep -q "pid ${runs[2]}: CPython" "$WORK/images.log" &&
 		pass "run 3 was discovered again" || fail "run 3 was not discovered again"
+	# run 2's file was not written since run 1 read it: its change time says so, and its build
+	# id is not read again; run 3's was
+	n=$(sqlite3 "$prof" "SELECT value FROM stats WHERE key = 'images_checked'")
+	[ "$n" = 1 ] && pass "one exec of a known image read its build id (run 3's)" ||
+		fail "images_checked = '$n', want 1 (run 3 only)"
 else
 	fail "${#runs[@]} runs of the copy found, want 3"
 fi
