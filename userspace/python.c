@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include "elffile.h"
 #include "log.h"
@@ -87,6 +88,26 @@ static void image_key(const struct stat *st, struct ls_image_key *k)
 	k->mtime_nsec = st->st_mtim.tv_nsec;
 }
 
+/*
+ * st's change time, when a later write cannot leave it as it is: a file system that stamps
+ * changes with the coarse clock gives two writes in one tick the same time, so a change time
+ * within two ticks of now ({0, 0}: the build id is read at every exec) could hide the next write.
+ * Called after the file's bytes were read.
+ */
+static struct timespec settled_ctime(const struct stat *st)
+{
+	struct timespec now, tick;
+	int64_t age;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) || clock_getres(CLOCK_REALTIME_COARSE, &tick))
+		return (struct timespec){0};
+	age = (int64_t)(now.tv_sec - st->st_ctim.tv_sec) * 1000000000 +
+	      (now.tv_nsec - st->st_ctim.tv_nsec);
+	if (age <= 2 * ((int64_t)tick.tv_sec * 1000000000 + tick.tv_nsec))
+		return (struct timespec){0};
+	return st->st_ctim;
+}
+
 static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 {
 	struct stat st;
@@ -102,10 +123,10 @@ static void image_identity(const struct ls_elf *elf, struct ls_pyinfo *pi)
 	if (pi->shared || ls_elf__stat(elf, &st))
 		return;
 	image_key(&st, &pi->image);
-	pi->image_ctime = st.st_ctim;
 	pi->x_vaddr = ls_elf__exec_vaddr(elf);
 	pi->build_id_len =
 		ls_elf__build_id_at(elf, pi->build_id, sizeof(pi->build_id), &pi->build_id_off);
+	pi->image_ctime = settled_ctime(&st);
 	pi->in_exe = true;
 }
 

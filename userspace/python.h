@@ -29,11 +29,12 @@ struct ls_pyinfo {
 	bool tsd_verified; /* the thread-state lookup was checked against a live thread */
 	/* the interpreter is the executable itself: `images` can name it by its inode */
 	bool in_exe;
-	bool dyn;		     /* ET_DYN: relocated by its load bias */
-	struct ls_image_key image;   /* its file, as the kernel names it at exec */
-	struct timespec image_ctime; /* that file's inode change time when it was read */
-	uint64_t x_vaddr;	     /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
-	uint8_t build_id[32];	     /* its GNU build id, build_id_len bytes (0: none) */
+	bool dyn;		   /* ET_DYN: relocated by its load bias */
+	struct ls_image_key image; /* its file, as the kernel names it at exec */
+	/* that file's inode change time when it was read ({0, 0}: too recent to vouch for it) */
+	struct timespec image_ctime;
+	uint64_t x_vaddr;     /* lowest executable segment vaddr (see ls_elf__exec_vaddr) */
+	uint8_t build_id[32]; /* its GNU build id, build_id_len bytes (0: none) */
 	uint8_t build_id_len;
 	uint64_t build_id_off; /* where it lies in the file (0: not known) */
 	/* a shared build: its libpython, LS_LIB_START's address in it at bias 0 (0: none), and

@@ -202,6 +202,7 @@ static void test_probe_matches_process(void **state)
 {
 	struct ls_pyinfo *file = calloc(1, sizeof(*file)), *live = calloc(1, sizeof(*live)),
 			 *moved = calloc(1, sizeof(*moved));
+	struct stat st;
 	char why[256];
 	int fd, status, err;
 	pid_t pid;
@@ -213,6 +214,10 @@ static void test_probe_matches_process(void **state)
 	assert_true(file->in_exe);
 	assert_int_equal(file->bias, 0);
 	assert_int_not_equal(file->text_end, 0);
+	/* an installed interpreter was last changed long before: its change time is kept */
+	assert_int_equal(stat(PY, &st), 0);
+	assert_int_equal(file->image_ctime.tv_sec, st.st_ctim.tv_sec);
+	assert_int_equal(file->image_ctime.tv_nsec, st.st_ctim.tv_nsec);
 	for (int round = 0; round < 2; round++) {
 		memset(live, 0, sizeof(*live));
 		pid = spawn_py(&fd);
