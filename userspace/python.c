@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "elffile.h"
 #include "log.h"
+#include "monoclock.h"
 #include "procfs.h"
 #include "python.h"
 
@@ -101,9 +102,8 @@ static struct timespec settled_ctime(const struct stat *st)
 
 	if (clock_gettime(CLOCK_REALTIME, &now) || clock_getres(CLOCK_REALTIME_COARSE, &tick))
 		return (struct timespec){0};
-	age = (int64_t)(now.tv_sec - st->st_ctim.tv_sec) * 1000000000 +
-	      (now.tv_nsec - st->st_ctim.tv_nsec);
-	if (age <= 2 * ((int64_t)tick.tv_sec * 1000000000 + tick.tv_nsec))
+	age = (int64_t)(ls_timespec_ns(&now) - ls_timespec_ns(&st->st_ctim));
+	if (age <= 2 * (int64_t)ls_timespec_ns(&tick))
 		return (struct timespec){0};
 	return st->st_ctim;
 }

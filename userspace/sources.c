@@ -13,6 +13,7 @@
 #include <xxhash.h>
 #include "array.h"
 #include "log.h"
+#include "monoclock.h"
 #include "procfs.h"
 #include "sources.h"
 
@@ -346,16 +347,12 @@ static bool same_view_read(const void *ctx, uint64_t idx)
 	return r->view == q->view && !strcmp(r->path, q->path);
 }
 
-static uint64_t timespec_ns(const struct timespec *t)
-{
-	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
-}
-
 /* Whether st is the file r read, unchanged since: same inode, size, contents and mode times */
 static bool unchanged_file(const struct stat *st, const struct ls_view_read *r)
 {
 	return st->st_dev == r->dev && st->st_ino == r->ino && (uint64_t)st->st_size == r->size &&
-	       timespec_ns(&st->st_mtim) == r->mtime_ns && timespec_ns(&st->st_ctim) == r->ctime_ns;
+	       ls_timespec_ns(&st->st_mtim) == r->mtime_ns &&
+	       ls_timespec_ns(&st->st_ctim) == r->ctime_ns;
 }
 
 #define ENDED "the process ended before its source could be read"
@@ -415,8 +412,8 @@ int64_t ls_sources__lookup_in(struct ls_sources *s, pid_t pid, const struct ls_s
 		r->dev = st.st_dev;
 		r->ino = st.st_ino;
 		r->size = st.st_size;
-		r->mtime_ns = timespec_ns(&st.st_mtim);
-		r->ctime_ns = timespec_ns(&st.st_ctim);
+		r->mtime_ns = ls_timespec_ns(&st.st_mtim);
+		r->ctime_ns = ls_timespec_ns(&st.st_ctim);
 	}
 	return fid;
 }

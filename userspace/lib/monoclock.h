@@ -6,12 +6,18 @@
 #include <stdint.h>
 #include <time.h>
 
+/* A timespec in ns (any clock's: a file's times too). */
+static inline uint64_t ls_timespec_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
+}
+
 static inline uint64_t ls_mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return ls_timespec_ns(&ts);
 }
 
 #endif
