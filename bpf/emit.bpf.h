@@ -5,6 +5,7 @@
 
 #include "agg.bpf.h"
 #include "pywalk.bpf.h"
+#include "view.bpf.h"
 
 #ifndef LS_WALK_REMOTE
 /*
@@ -64,6 +65,7 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	b->hdr.xflags = xflags;
 	b->hdr.pad1 = 0;
 	b->hdr.stack = 0;
+	b->hdr.view = 0;
 	if (p->flags & LS_PF_PYTHON)
 		n = ls_walk_python(b, p, task, pid, tid);
 	else
@@ -108,10 +110,14 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 	BPF_CORE_READ_STR_INTO(&b->hdr.comm, task, comm);
 #else
 	/* another thread of the current process (a GPU launch charged to its waiter) */
-	if (tid != (__u32)bpf_get_current_pid_tgid())
+	if (tid != (__u32)bpf_get_current_pid_tgid()) {
 		BPF_CORE_READ_STR_INTO(&b->hdr.comm, task, comm);
-	else
+	} else {
 		bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
+		/* its frames name files: userspace reads them as the thread saw files here */
+		if (n)
+			b->hdr.view = ls_task_view_key(bpf_get_current_task(), &b->view);
+	}
 #endif
 	if (bpf_ringbuf_output(&events, b, sizeof(struct ls_sample) + n * sizeof(struct ls_frame),
 			       ls_rb_flags())) {

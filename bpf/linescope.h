@@ -103,6 +103,11 @@ struct ls_sample {
 	 * kernel under the same key (struct ls_agg_key.stack): remember what it resolves to.
 	 */
 	__u64 stack;
+	/*
+	 * Non-zero: ls_view_key() of how the thread saw files when sampled (only in a record with
+	 * frames): a view userspace knows under the same key is used with no /proc read.
+	 */
+	__u64 view;
 	char comm[LS_COMM_LEN]; /* thread name; nframes struct ls_frame follow, innermost first */
 };
 
@@ -213,6 +218,38 @@ struct ls_task_view {
 	__u32 pad;
 	__u32 groups[LS_VIEW_GROUPS];
 };
+
+/* One step of the view key's hash: a multiply and shift mix (MurmurHash3's finalizer). */
+static inline __u64 ls_view_mix(__u64 h, __u64 w)
+{
+	h ^= w;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * A key for a view's content, computed alike by BPF from the task and by userspace from /proc:
+ * its mount namespace, root, fsuid, fsgid and every group (not its start time, euid or egid).
+ * 0 when the view is not whole (unread, or more groups than LS_VIEW_GROUPS). Equal keys mean
+ * the same view but for a 64-bit collision: the content, not a pointer that could be reused.
+ */
+static inline __u64 ls_view_key(const struct ls_task_view *v)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+	if (!v->mntns || v->ngroups > LS_VIEW_GROUPS)
+		return 0;
+	h = ls_view_mix(h, v->mntns);
+	h = ls_view_mix(h, v->root_dev);
+	h = ls_view_mix(h, v->root_ino);
+	h = ls_view_mix(h, (__u64)v->fsuid << 32 | v->fsgid);
+	h = ls_view_mix(h, v->ngroups);
+	for (__u32 i = 0; i < LS_VIEW_GROUPS; i++)
+		h = ls_view_mix(h, i < v->ngroups ? v->groups[i] : 0);
+	return h | 1;
+}
 
 /*
  * An executable image as the kernel names it: a known interpreter executable is keyed by this in
@@ -668,7 +705,7 @@ struct ls_stats {
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))
 
 _Static_assert(sizeof(struct ls_frame) == 16, "ls_frame layout");
-_Static_assert(sizeof(struct ls_sample) == 80, "ls_sample layout");
+_Static_assert(sizeof(struct ls_sample) == 88, "ls_sample layout");
 _Static_assert(sizeof(struct ls_agg_key) == 24, "ls_agg_key layout");
 _Static_assert(sizeof(struct ls_tick) == 40, "ls_tick layout");
 _Static_assert(sizeof(struct ls_proc_event) == 80, "ls_proc_event layout");

@@ -82,9 +82,10 @@ struct {
 struct ls_sample_buf {
 	struct ls_sample hdr;
 	struct ls_frame frames[LS_MAX_FRAMES];
-	__u8 fwin[LS_FRAME_WIN]; /* the frame being walked */
-	__u8 cwin[LS_CODE_WIN];	 /* its code object */
-	struct ls_code_rec code; /* a code object being described */
+	__u8 fwin[LS_FRAME_WIN];  /* the frame being walked */
+	__u8 cwin[LS_CODE_WIN];	  /* its code object */
+	struct ls_code_rec code;  /* a code object being described */
+	struct ls_task_view view; /* the sampled thread's view, read for its key */
 };
 
 /*

@@ -8,6 +8,7 @@
 #include "emit.bpf.h"
 #include "offcpu.bpf.h"
 #include "track.bpf.h"
+#include "view.bpf.h"
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
@@ -101,34 +102,10 @@ static __always_inline void set_from_image(struct ls_proc *p, const struct ls_im
 	p->flags = LS_PF_PYTHON;
 }
 
-/*
- * How the task sees files now (struct ls_task_view): true, or false with v->mntns 0 (unreadable).
- */
+/* ls_read_view(), verified once per program that calls it, not along each of its paths */
 static __noinline bool read_view(struct task_struct *task, struct ls_task_view *v)
 {
-	const struct cred *cred = BPF_CORE_READ(task, cred);
-	struct group_info *gi = BPF_CORE_READ(cred, group_info);
-	struct dentry *root = BPF_CORE_READ(task, fs, root.dentry);
-	__u32 n;
-
-	v->start_ns = BPF_CORE_READ(task, group_leader, start_time);
-	v->mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
-	v->root_dev = BPF_CORE_READ(root, d_sb, s_dev);
-	v->root_ino = BPF_CORE_READ(root, d_inode, i_ino);
-	v->fsuid = BPF_CORE_READ(cred, fsuid.val);
-	v->fsgid = BPF_CORE_READ(cred, fsgid.val);
-	v->euid = BPF_CORE_READ(cred, euid.val);
-	v->egid = BPF_CORE_READ(cred, egid.val);
-	v->pad = 0;
-	n = BPF_CORE_READ(gi, ngroups);
-	v->ngroups = n;
-	if (n > LS_VIEW_GROUPS)
-		n = LS_VIEW_GROUPS;
-	if (!root || (n && bpf_probe_read_kernel(v->groups, n * sizeof(__u32), &gi->gid))) {
-		v->mntns = 0;
-		return false;
-	}
-	return v->mntns != 0;
+	return ls_read_view(task, v);
 }
 
 SEC("tp_btf/sched_process_exec")

@@ -37,6 +37,7 @@ int ls_recorder__new(struct ls_store *store, const struct ls_recorder_ops *ops, 
 	ls_sources_init(&r->sources);
 	ls_notebooks_init(&r->notebooks);
 	ls_images_init(&r->images);
+	ls_cgpaths_init(&r->cgpaths);
 	r->nfuncs = r->funcs_flushed = 1;
 	r->max_layouts = LS_MAX_LAYOUTS;
 	if (getenv("LINESCOPE_MAX_LAYOUTS")) {
@@ -101,6 +102,7 @@ void ls_recorder__free(struct ls_recorder *r)
 	ls_sources_release(&r->sources);
 	ls_notebooks_release(&r->notebooks);
 	ls_images_release(&r->images);
+	ls_cgpaths_release(&r->cgpaths);
 	free(r->undecided);
 	free(r);
 }
@@ -240,7 +242,7 @@ void ls_recorder__native_count(void *ctx, const struct ls_native_key *k,
 
 	if (!p || !r->trace || !file[0])
 		return;
-	fid = lsr_file_of(r, p, file);
+	fid = lsr_file_of(r, p, file, 0);
 	/* the probes name functions by co_name only: no qualified name, no first line */
 	func_id = fid < 0 ? fid : lsr_func_intern(r, fid, func, 0);
 	if (func_id <= 0)

@@ -54,6 +54,8 @@ struct ls_recorder_stats {
 	uint64_t images_none;	 /* execs of a file known not to be Python, without /proc */
 	uint64_t images_checked; /* execs of a known image whose file changed: build id read */
 	uint64_t exec_views;	 /* execs whose view came with their record, for its first second */
+	uint64_t views_by_key;	 /* file lookups whose view a record's key named: no /proc read */
+	uint64_t views_changed;	 /* ... whose key was not the view known: /proc read again */
 	uint64_t healed;	 /* BPF entries set again after an unwalked sample */
 	uint64_t after_exit;	 /* records that arrived after their process's exit */
 	uint64_t agg_orphans;	 /* samples added up in the kernel under a stack never described */

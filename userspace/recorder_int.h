@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "monoclock.h"
+#include "cgpaths.h"
 #include "hashmap.h"
 #include "images.h"
 #include "jobenv.h"
@@ -55,6 +56,11 @@ struct undecided {
 	uint32_t proc, exec; /* indexes into procs and its execs */
 };
 
+/* Where a process sees files from: its mount namespace and root, as the kernel encodes them. */
+struct lsr_where {
+	uint64_t mntns, root_dev, root_ino;
+};
+
 struct rproc {
 	int64_t id;
 	pid_t pid, ppid, nspid;
@@ -69,7 +75,9 @@ struct rproc {
 	bool foreign_spawn; /* started by such a thread, not yet given a waiter */
 	/* its mount namespace and root (recorder_view.c; 0 unknown), and when seen */
 	uint64_t src_where, src_where_ns;
+	struct lsr_where src_at;   /* what src_where hashes */
 	struct ls_source_view src; /* lsr_source_view's last answer (src.id 0: none) */
+	uint64_t src_key;	   /* ls_view_key() of the view src.id is of (0: none) */
 	uint64_t src_view_ns;	   /* and when; once it ended, its view stays */
 	struct ls_creds *src_gone; /* its rights at its exit, once it was found gone */
 	uint64_t kstart_ns;	   /* its task start_time as the kernel gave it; 0 unknown */
@@ -194,6 +202,7 @@ struct ls_recorder {
 	unsigned nlayouts;
 	unsigned max_layouts; /* LS_MAX_LAYOUTS; LINESCOPE_MAX_LAYOUTS lowers it (tests) */
 	struct ls_images images;
+	struct ls_cgpaths cgpaths; /* cgroup v2 paths by id, for exec records */
 	/* shared builds whose starts are probed (ls_lib_image), by slot: as found in a process */
 	struct ls_pyinfo *libs[LS_LIB_IMAGES];
 	unsigned nlibs;
@@ -254,7 +263,8 @@ void lsr_lib_started(struct ls_recorder *r, struct rproc *p, uint32_t slot, uint
 /* recorder_samples.c */
 int64_t lsr_func_intern(struct ls_recorder *r, int64_t file_id, const char *qualname,
 			int firstlineno);
-int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path);
+/* The file id of path as p names it; view: the naming record's view key (0: none came). */
+int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path, uint64_t view);
 void lsr_handle_sample(struct ls_recorder *r, const struct ls_sample *s, size_t len);
 void lsr_handle_code(struct ls_recorder *r, const void *data, size_t len);
 void lsr_handle_tick(struct ls_recorder *r, const struct ls_tick *t);
@@ -262,13 +272,18 @@ int64_t lsr_trace_name(void *ctx, int64_t proc_id, const char *filename, const c
 		       int firstlineno);
 
 /* recorder_view.c */
-/* How p reads its files now (its view), or NULL when that cannot be told: it reads them itself. */
-const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now);
+/*
+ * How p reads its files now (its view), or NULL when that cannot be told: it reads them itself.
+ * key: ls_view_key() of its view when the record naming the file was taken (0: not known). The
+ * view known under that key serves with no /proc read; another key reads /proc again at once.
+ */
+const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now,
+					     uint64_t key);
 /* Its view is looked at again, and what it held is freed. */
 void lsr_view_forget(struct rproc *p);
 /*
  * Its exec (handled at now): the view the kernel took then serves as if read from /proc then (the
- * credential cache's and the view's 1 s), which spares a new process's first reads of /proc.
+ * credential cache's and the view's 1 s), and for as long as its records bring its key.
  */
 void lsr_view_exec(struct ls_recorder *r, struct rproc *p, const struct ls_exec_event *e,
 		   uint64_t now);

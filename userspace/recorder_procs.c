@@ -434,6 +434,7 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	const struct timespec ctime = {(time_t)e->exe_ctime_sec, (long)e->exe_ctime_nsec};
 	const struct ls_pyinfo *known;
 	char buf[PATH_MAX];
+	const char *cgroup;
 	bool changed;
 	size_t n;
 
@@ -471,8 +472,9 @@ void lsr_handle_exec(struct ls_recorder *r, const struct ls_exec_event *e)
 	if (ls_procfs__link(p->pid, "exe", buf, sizeof(buf)) > 0)
 		replace_str(&p->exe, buf);
 	p->cgroup_id = (int64_t)e->cgroup_id;
-	if (ls_procfs__cgroup(p->pid, buf, sizeof(buf)) > 0)
-		replace_str(&p->cgroup, buf);
+	cgroup = ls_cgpaths__of(&r->cgpaths, p->pid, e->cgroup_id, buf, sizeof(buf));
+	if (cgroup)
+		replace_str(&p->cgroup, cgroup);
 	read_exec_env(p, e); /* an exec may start with another environment */
 	p->dirty = true;
 	lsr_image_begin(r, p, "exec", e->ts);

@@ -70,7 +70,7 @@ static bool same_path(const void *ctx, uint64_t idx)
 	return !strcmp(q->s->files[idx].path, q->path);
 }
 
-int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
+int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path, uint64_t view)
 {
 	struct file_probe q = {&r->sources, path};
 	uint64_t *slot =
@@ -83,21 +83,22 @@ int64_t lsr_file_of(struct ls_recorder *r, struct rproc *p, const char *path)
 		return *slot;
 	/* an IPython cell is a name, not a file: its text comes from the notebook's kernel */
 	fid = ls_notebooks__cell(&r->notebooks, &r->sources, p->pid, p->id,
-				 lsr_source_view(r, p, ls_mono_ns()), path);
+				 lsr_source_view(r, p, ls_mono_ns(), view), path);
 	/* the lookup does not touch p->files: the slot is still valid */
 	if (fid > 0)
 		*slot = fid;
 	return fid;
 }
 
-/* The function id of a code object, assigned on first sight. */
-static int64_t code_func(struct ls_recorder *r, struct rproc *p, struct ls_pycode *code)
+/* The function id of a code object, assigned on first sight in a record of view key view. */
+static int64_t code_func(struct ls_recorder *r, struct rproc *p, struct ls_pycode *code,
+			 uint64_t view)
 {
 	int64_t fid, id;
 
 	if (code->func_id)
 		return code->func_id;
-	fid = lsr_file_of(r, p, code->filename);
+	fid = lsr_file_of(r, p, code->filename, view);
 	if (fid < 0)
 		return fid;
 	id = lsr_func_intern(r, fid, code->qualname, code->firstlineno);
@@ -109,7 +110,7 @@ static int64_t code_func(struct ls_recorder *r, struct rproc *p, struct ls_pycod
 /* A stand-in function for frames whose code object could not be read. */
 static int64_t unknown_func(struct ls_recorder *r, struct rproc *p)
 {
-	int64_t fid = lsr_file_of(r, p, "<unknown>");
+	int64_t fid = lsr_file_of(r, p, "<unknown>", 0);
 
 	return fid < 0 ? fid : lsr_func_intern(r, fid, "<unresolved code object>", 0);
 }
@@ -287,7 +288,7 @@ static int64_t resolve_stack(struct ls_recorder *r, struct rproc *p, const struc
 		int line = 0;
 
 		if (ls_pycode_cache__get(&p->codes, frames[i].code, frames[i].fp, &code) == 0) {
-			fid = code_func(r, p, code);
+			fid = code_func(r, p, code, s->view);
 			line = ls_pycode__line(&p->codes, code, frames[i].instr);
 		} else {
 			r->st.unresolved++;
@@ -677,6 +678,6 @@ int64_t lsr_trace_name(void *ctx, int64_t proc_id, const char *filename, const c
 
 	if (!p)
 		return -ENOENT;
-	fid = lsr_file_of(r, p, filename);
+	fid = lsr_file_of(r, p, filename, 0);
 	return fid < 0 ? fid : lsr_func_intern(r, fid, qualname, firstlineno);
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * How a target sees files, for reading its sources (struct ls_source_view): its mount namespace,
- * its root and its rights, from /proc while it lives, but for the first second after its exec,
- * when the kernel's record of the exec has them (half the /proc reads of a 50-process job's
- * starts). A short process's records are often read
- * after it has gone from /proc (a loaded machine reads them seconds late: 366-385 of the 500
- * children of a 500 x 20-thread job had no source text so). Its view is then the kernel's, taken at its
- * exit (BPF `exit_views`): its files are read with its rights at the end, in our root when that
- * was its own, and otherwise served only by another process's read of the same view.
+ * its root and its rights. The kernel's record of its exec has them, and every sample record
+ * with frames names the view it was taken in by a key of its content (ls_view_key()): while the
+ * key is the one known, the view is used however late the record is read (500 x 20 threads: a
+ * third of the /proc reads of resolving stacks went). Without a key, from /proc. A short
+ * process's records are often read after it has gone from /proc (a loaded machine reads them
+ * seconds late: 366-385 of the 500 children of a 500 x 20-thread job had no source text so).
+ * Its view is then the kernel's, taken at its exit (BPF `exit_views`): its files are read with
+ * its rights at the end, in our root when that was its own, and otherwise served only by
+ * another process's read of the same view.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,17 +25,13 @@
 #include "recorder_int.h"
 
 /* the view's first half: mount namespace and root, hashed as the kernel's record is */
-static uint64_t where_of(uint64_t mntns, dev_t dev, uint64_t ino)
+static uint64_t where_of(const struct lsr_where *w)
 {
-	struct {
-		uint64_t mntns, root_dev, root_ino;
-	} w = {mntns, dev, ino};
-
-	return XXH3_64bits(&w, sizeof(w)) | 1;
+	return XXH3_64bits(w, sizeof(*w)) | 1;
 }
 
 /* pid's mount namespace and root from /proc: 0, or -errno (-ESRCH, -ENOENT: gone) */
-static int where_in_proc(pid_t pid, uint64_t *where)
+static int where_in_proc(pid_t pid, struct lsr_where *w)
 {
 	char ns[64], root[32];
 	uint64_t mntns;
@@ -48,12 +46,14 @@ static int where_in_proc(pid_t pid, uint64_t *where)
 	snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	if (stat(root, &st))
 		return -errno;
-	*where = where_of(mntns, st.st_dev, st.st_ino);
+	/* the kernel's encoding of a device (major << 20 | minor), as BPF's records give it */
+	*w = (struct lsr_where){mntns, (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev),
+				st.st_ino};
 	return 0;
 }
 
 /* The rights and the where of a view the kernel took (its groups all kept: checked before). */
-static void kernel_view(const struct ls_task_view *v, struct ls_creds *c, uint64_t *where)
+static void kernel_view(const struct ls_task_view *v, struct ls_creds *c, struct lsr_where *w)
 {
 	memset(c, 0, sizeof(*c)); /* zeroed past ngroups: hashed whole, as a live view's */
 	c->fsuid = v->fsuid;
@@ -61,7 +61,26 @@ static void kernel_view(const struct ls_task_view *v, struct ls_creds *c, uint64
 	c->ngroups = (int)v->ngroups;
 	for (uint32_t i = 0; i < v->ngroups && i < LS_VIEW_GROUPS; i++)
 		c->groups[i] = v->groups[i];
-	*where = where_of(v->mntns, makedev(v->root_dev >> 20, v->root_dev & 0xfffff), v->root_ino);
+	*w = (struct lsr_where){v->mntns, v->root_dev, v->root_ino};
+}
+
+/* ls_view_key() of a view read from /proc, as BPF computes it from the task: 0 if not whole */
+static uint64_t key_of(const struct lsr_where *w, const struct ls_creds *c)
+{
+	struct ls_task_view v = {
+		.mntns = w->mntns,
+		.root_dev = w->root_dev,
+		.root_ino = w->root_ino,
+		.fsuid = c->fsuid,
+		.fsgid = c->fsgid,
+		.ngroups = (uint32_t)c->ngroups,
+	};
+
+	if (c->ngroups < 0 || c->ngroups > LS_VIEW_GROUPS)
+		return 0;
+	for (int i = 0; i < c->ngroups; i++)
+		v.groups[i] = c->groups[i];
+	return ls_view_key(&v);
 }
 
 static uint64_t view_of(uint64_t where, const struct ls_creds *c)
@@ -87,6 +106,7 @@ static uint64_t view_of(uint64_t where, const struct ls_creds *c)
 static int ended_view(struct ls_recorder *r, struct rproc *p)
 {
 	struct ls_task_view e;
+	struct lsr_where w;
 	struct ls_creds *c;
 	uint64_t where;
 
@@ -94,13 +114,14 @@ static int ended_view(struct ls_recorder *r, struct rproc *p)
 		return -ENOENT;
 	if (e.start_ns != p->kstart_ns || e.ngroups > LS_VIEW_GROUPS)
 		return -ESTALE; /* another process of that pid, or groups not all kept */
-	if (!r->our_where && where_in_proc(getpid(), &r->our_where))
-		r->our_where = 0;
+	if (!r->our_where && !where_in_proc(getpid(), &w))
+		r->our_where = where_of(&w);
 	c = p->src_gone ? p->src_gone : malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	p->src_gone = c;
-	kernel_view(&e, c, &where);
+	kernel_view(&e, c, &w);
+	where = where_of(&w);
 	p->src = (struct ls_source_view){
 		.id = view_of(where, c),
 		.gone = c,
@@ -121,8 +142,12 @@ void lsr_view_exec(struct ls_recorder *r, struct rproc *p, const struct ls_exec_
 	lsr_view_forget(p); /* an exec may follow a chroot or setns */
 	if (!v->mntns || v->start_ns != e->start_ns || v->ngroups > LS_VIEW_GROUPS)
 		return; /* not read, or groups not all kept: /proc has them */
-	kernel_view(v, &c, &p->src_where);
+	kernel_view(v, &c, &p->src_at);
+	p->src_where = where_of(&p->src_at);
 	p->src_where_ns = at;
+	/* its records that bring this view's key use it, however late they are read */
+	p->src.id = view_of(p->src_where, &c);
+	p->src_key = ls_view_key(v);
 	ls_credcache__seed(p->pid, &c, v->euid, v->egid, at);
 	r->st.exec_views++;
 }
@@ -145,8 +170,10 @@ static const struct ls_source_view *unknown_end(struct rproc *p)
 	return &p->src;
 }
 
-const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now)
+const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc *p, uint64_t now,
+					     uint64_t key)
 {
+	bool changed = false;
 	struct ls_creds c;
 	int err = 0;
 
@@ -154,15 +181,38 @@ const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc
 		return &p->src; /* it ended: its view no longer changes */
 	if (p->exited || p->vanished)
 		return ended_view(r, p) ? unknown_end(p) : &p->src;
-	if (p->src_where_ns && p->src_view_ns && now - p->src_view_ns < VIEW_REUSE_NS &&
-	    now - p->src_where_ns < LS_SOURCES_VIEW_TTL_NS)
+	if (key && p->src.id && key == p->src_key) {
+		/*
+		 * The record's view is the one known: how old that knowledge is does not matter.
+		 * But a record read late may be of a process gone since (its exit's view is then
+		 * in BPF's exit_views, a map lookup): its files cannot be opened through its pid.
+		 */
+		if (!ended_view(r, p))
+			return &p->src;
+		r->st.views_by_key++;
+		return &p->src;
+	}
+	if (key && p->src_key) {
+		/*
+		 * The process saw files otherwise when sampled than when its view was taken: its
+		 * rights may have changed with no sign the reuse or the credential cache could see
+		 * (its groups alone). Read them again now.
+		 */
+		changed = true;
+		r->st.views_changed++;
+		ls_credcache__forget(p->pid);
+	} else if (p->src_where_ns && p->src_view_ns && now - p->src_view_ns < VIEW_REUSE_NS &&
+		   now - p->src_where_ns < LS_SOURCES_VIEW_TTL_NS) {
 		return p->src.id ? &p->src : NULL;
-	if (!p->src_where_ns || now - p->src_where_ns >= LS_SOURCES_VIEW_TTL_NS) {
+	}
+	if (changed || !p->src_where_ns || now - p->src_where_ns >= LS_SOURCES_VIEW_TTL_NS) {
 		p->src_where = 0;
 		p->src_where_ns = now;
-		err = where_in_proc(p->pid, &p->src_where);
+		err = where_in_proc(p->pid, &p->src_at);
+		if (!err)
+			p->src_where = where_of(&p->src_at);
 	}
-	p->src.id = 0;
+	p->src.id = p->src_key = 0;
 	if (!err && p->src_where)
 		err = ls_credcache__of_pid(p->pid, &c);
 	if (err == -ESRCH || err == -ENOENT) /* gone from /proc before we got here */
@@ -170,6 +220,7 @@ const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc
 	if (err || !p->src_where)
 		return NULL;
 	p->src.id = view_of(p->src_where, &c);
+	p->src_key = key_of(&p->src_at, &c);
 	p->src_view_ns = now;
 	return &p->src;
 }
@@ -179,5 +230,5 @@ void lsr_view_forget(struct rproc *p)
 	free(p->src_gone);
 	p->src_gone = NULL;
 	p->src = (struct ls_source_view){0};
-	p->src_where_ns = p->src_view_ns = 0;
+	p->src_where_ns = p->src_view_ns = p->src_key = 0;
 }

@@ -143,7 +143,7 @@ int ls_targets__descendants(pid_t pid, void (*cb)(void *ctx, pid_t pid, pid_t pp
 	return n;
 }
 
-static int v2_mount(char *buf, size_t len)
+int ls_cgroup__v2_mount(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/mounts", "re");
 	char dev[256], dir[PATH_MAX], type[64];
@@ -169,7 +169,7 @@ int ls_cgroup__open(const char *arg, struct ls_cgroup *cg)
 	int err;
 
 	cg->fd = -1;
-	err = v2_mount(mnt, sizeof(mnt));
+	err = ls_cgroup__v2_mount(mnt, sizeof(mnt));
 	if (err)
 		return ls_err(err, "no cgroup v2 hierarchy is mounted (see /proc/mounts)");
 	/* absolute paths may name the directory itself or a path inside the v2 hierarchy */

@@ -30,6 +30,8 @@ struct ls_cgroup {
 	int fd;		     /* O_RDONLY directory fd for the BPF filter */
 };
 
+/* Where the cgroup v2 hierarchy is mounted, into buf: 0, or -ENOENT when it is not. */
+int ls_cgroup__v2_mount(char *buf, size_t len);
 /* Resolves PATH (absolute, or relative to the v2 mount) and opens it. One-line errors. */
 int ls_cgroup__open(const char *arg, struct ls_cgroup *cg);
 void ls_cgroup__close(struct ls_cgroup *cg);

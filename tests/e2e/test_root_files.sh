@@ -163,6 +163,57 @@ else:
             "ok" if not jt else "FAIL", how, len(jt)))
 PYEOF
 
+# 2c. a child of root's that drops its rights in place (no exec, so no exec record brings them)
+# after it was sampled as root, then runs code of the root-only module root read: each record
+# says with its view key how the thread saw files, so the child's later frames are read with
+# nobody's rights however late the collector reads them (LINESCOPE_FAULT_RECORD_US: a reader
+# starved behind the job), never with the root view it had just before (recorder_view.c)
+cat >"$WORK/rootonly/dropper.py" <<PYEOF
+import os, sys, time
+sys.path.insert(0, "$WORK/rootonly")
+import shared_mod
+shared_mod.busy()  # root reads it: a read under root's view
+def as_root():
+    t = time.thread_time()
+    while time.thread_time() - t < 0.2:
+        pass  # AS ROOT
+pid = os.fork()
+if pid == 0:
+    as_root()
+    os.setgroups([]); os.setgid($NOBODY); os.setuid($NOBODY)
+    shared_mod.busy()  # named by nobody's process now, with no exec between
+    os._exit(0)
+os.waitpid(pid, 0)
+PYEOF
+chmod 600 "$WORK/rootonly/dropper.py"
+for lag in 0 3000; do
+	prof="$WORK/drop$lag.lsprof"
+	LINESCOPE_FAULT_RECORD_US=$lag "$LS" -q -o "$WORK/drop$lag.html" --profile "$prof" -- \
+		"$DEB_PY" "$WORK/rootonly/dropper.py" || fail "dropped rights (lag $lag us): exit $?"
+	j=$(json_of "$prof") || { fail "dropped rights (lag $lag us): no report"; continue; }
+	"$PYQ" - "$j" "$shared_mod" "$lag" "$prof" <<'PYEOF' | check_lines
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1])); path, lag = sys.argv[2], sys.argv[3]
+st = dict(sqlite3.connect(sys.argv[4]).execute("SELECT key, value FROM stats"))
+kids = [p["pid"] for p in d["processes"] if p["parent_pid"] in {q["pid"] for q in d["processes"]}]
+mine = [l for l in d["lines"] if l["path"] == path and l["line"] <= 6]
+root = [l for l in mine if l["pid"] not in kids]
+kid = [l for l in mine if l["pid"] in kids]
+if len(kids) != 1 or not root or not kid:
+    print("FAIL dropped rights (lag %s us): children %s, lines of root %d, of the child %d" % (
+        lag, kids, len(root), len(kid)))
+else:
+    rt = [l for l in root if l["source"]]
+    kt = [l for l in kid if l["source"]]
+    print("%s dropped rights (lag %s us): root's process has the text (%d lines)" % (
+        "ok" if rt else "FAIL", lag, len(rt)))
+    print("%s dropped rights (lag %s us): its child, nobody's since, has none (%d of %d lines; "
+          "views by key %d, changed %d)" % ("ok" if not kt else "FAIL", lag, len(kt), len(kid),
+                                            st.get("views_by_key", 0), st.get("views_changed", 0)))
+PYEOF
+	no_secret "dropped rights (lag $lag us)" "$prof" "$prof-wal" "$WORK/drop$lag.html" "$j"
+done
+
 # 3. streams: /dev/stdout redirected to a file and to a pipe, a FIFO of the user's, one of root's
 cd "$WORK"
 # /dev is a private tmpfs for these: a tool that replaced /dev/stdout would break only its copy
