@@ -29,15 +29,47 @@ void ls_pycode_cache_init(struct ls_pycode_cache *c, pid_t pid, const struct ls_
 }
 
 /*
- * A code object in one block with its names and line table: a job's processes describe tens of
- * thousands, and four allocations each (and as many frees at each exit) were a tenth of the
- * collector's CPU with 500 processes starting and ending.
+ * Code objects, each in one block with its names and line table, carved from the cache's chunks:
+ * a job's processes describe tens of thousands, and an allocation each (and as many frees at
+ * each exit) were 5-9% of the collector's CPU with 500 processes starting and ending.
  */
-static struct ls_pycode *code_new(uint64_t addr, uint32_t fp, int firstlineno, const char *fname,
-				  const char *qname, const uint8_t *ltab, uint32_t ltlen)
+struct ls_pycode_chunk {
+	struct ls_pycode_chunk *next;
+	size_t used, cap;
+	_Alignas(8) unsigned char data[];
+};
+
+#define CHUNK_FIRST 4096	/* a process that describes a few code objects */
+#define CHUNK_MAX   (64 * 1024) /* chunks double up to this */
+
+static void *cache_alloc(struct ls_pycode_cache *c, size_t size)
+{
+	struct ls_pycode_chunk *k = c->chunks;
+	size_t cap;
+
+	size = (size + 7) & ~(size_t)7;
+	if (!k || k->cap - k->used < size) {
+		cap = !k ? CHUNK_FIRST : k->cap < CHUNK_MAX ? 2 * k->cap : CHUNK_MAX;
+		if (cap < size)
+			cap = size;
+		k = malloc(sizeof(*k) + cap);
+		if (!k)
+			return NULL;
+		k->next = c->chunks;
+		k->used = 0;
+		k->cap = cap;
+		c->chunks = k;
+	}
+	k->used += size;
+	return k->data + k->used - size;
+}
+
+static struct ls_pycode *code_new(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
+				  int firstlineno, const char *fname, const char *qname,
+				  const uint8_t *ltab, uint32_t ltlen)
 {
 	size_t nf = strlen(fname) + 1, nq = strlen(qname) + 1;
-	struct ls_pycode *code = malloc(sizeof(*code) + nf + nq + ltlen);
+	struct ls_pycode *code = cache_alloc(c, sizeof(*code) + nf + nq + ltlen);
 	char *tail;
 
 	if (!code)
@@ -57,22 +89,30 @@ static struct ls_pycode *code_new(uint64_t addr, uint32_t fp, int firstlineno, c
 	return code;
 }
 
-static void code_free(struct ls_pycode *code)
+/* What a code object holds beyond its block (its block goes with the cache's chunks). */
+static void code_drop(struct ls_pycode_cache *c, struct ls_pycode *code)
 {
-	if (!code)
+	if (!code || !code->lines_owned)
 		return;
-	if (code->lines_owned)
-		free((int *)code->lines);
-	free(code);
+	free((int *)code->lines);
+	code->lines = NULL;
+	code->lines_owned = false;
+	c->owned_lines--;
 }
 
 void ls_pycode_cache_release(struct ls_pycode_cache *c)
 {
+	struct ls_pycode_chunk *k, *next;
 	uint64_t v;
 
-	for (size_t it = 0; ls_hashmap__next(&c->map, &it, NULL, &v);)
-		code_free((struct ls_pycode *)(uintptr_t)v);
+	for (size_t it = 0; c->owned_lines && ls_hashmap__next(&c->map, &it, NULL, &v);)
+		code_drop(c, (struct ls_pycode *)(uintptr_t)v);
 	ls_hashmap_release(&c->map);
+	for (k = c->chunks; k; k = next) {
+		next = k->next;
+		free(k);
+	}
+	c->chunks = NULL;
 }
 
 static size_t put_utf8(char *out, uint32_t cp)
@@ -212,7 +252,7 @@ static int read_code(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp, stru
 	    ltlen <= MAX_LINETABLE && (table = malloc(ltlen + 1)) &&
 	    ls_procfs__read_mem(c->pid, ltab + L->bytes_data, table, ltlen))
 		ltlen = 0;
-	code = fn && qn ? code_new(addr, fp, (int)firstlineno, fn, qn, table, table ? ltlen : 0)
+	code = fn && qn ? code_new(c, addr, fp, (int)firstlineno, fn, qn, table, table ? ltlen : 0)
 			: NULL;
 	err = !fn || !qn ? -EFAULT : code ? 0 : -ENOMEM;
 	free(fn);
@@ -248,11 +288,9 @@ int ls_pycode_cache__get(struct ls_pycode_cache *c, uint64_t addr, uint32_t fp,
 		return err;
 	}
 	if (ls_hashmap__get(&c->map, key, &v))
-		code_free((struct ls_pycode *)(uintptr_t)v); /* key collision: newest wins */
-	if (ls_hashmap__set(&c->map, key, (uintptr_t)code)) {
-		code_free(code);
-		return -ENOMEM;
-	}
+		code_drop(c, (struct ls_pycode *)(uintptr_t)v); /* key collision: newest wins */
+	if (ls_hashmap__set(&c->map, key, (uintptr_t)code))
+		return -ENOMEM; /* its block stays in the chunks till the cache goes */
 	*out = code;
 	return 0;
 }
@@ -306,16 +344,14 @@ int ls_pycode_cache__add(struct ls_pycode_cache *c, const struct ls_code_rec *r)
 		table = r->data + r->fname_len + r->qname_len;
 		ltlen = r->ltab_len;
 	}
-	code = code_new(r->code, r->fp, r->firstlineno, fn, qn, table, ltlen);
+	code = code_new(c, r->code, r->fp, r->firstlineno, fn, qn, table, ltlen);
 	free(full);
 	if (!code)
 		return -ENOMEM;
 	if (ls_hashmap__get(&c->map, key, &v))
-		code_free((struct ls_pycode *)(uintptr_t)v);
-	if (ls_hashmap__set(&c->map, key, (uintptr_t)code)) {
-		code_free(code);
+		code_drop(c, (struct ls_pycode *)(uintptr_t)v);
+	if (ls_hashmap__set(&c->map, key, (uintptr_t)code))
 		return -ENOMEM;
-	}
 	c->described++;
 	return 0;
 }
@@ -438,6 +474,7 @@ int ls_pycode__line(struct ls_pycode_cache *c, struct ls_pycode *code, int32_t i
 			decode_lines(code->linetable, code->ltlen, code->firstlineno, &lines);
 		code->lines = lines;
 		code->lines_owned = true;
+		c->owned_lines++;
 	}
 	if (unit >= code->nunits)
 		return code->nunits ? code->lines[code->nunits - 1] : code->firstlineno;

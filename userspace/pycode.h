@@ -41,11 +41,16 @@ struct ls_linetables {
 void ls_linetables_init(struct ls_linetables *t);
 void ls_linetables_release(struct ls_linetables *t);
 
+struct ls_pycode_chunk;
+
 struct ls_pycode_cache {
 	pid_t pid;
 	const struct ls_pyinfo *py;  /* borrowed; must outlive the cache */
 	struct ls_linetables *lines; /* borrowed, or NULL: each code object decodes its own */
 	struct ls_hashmap map;	     /* (addr ^ fp << 32) -> struct ls_pycode * */
+	/* where the code objects live, freed whole with the cache (one replaced stays till then) */
+	struct ls_pycode_chunk *chunks;
+	size_t owned_lines; /* code objects whose decoded lines are their own */
 	uint64_t reads, stale, failed, described;
 };
 

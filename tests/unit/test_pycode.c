@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,58 @@ static void test_short_header(void **state)
 	free_code(&fc);
 }
 
+/*
+ * Code objects described by the walker (ls_pycode_cache__add): 3,000 of them, with names long
+ * enough to fill many of the cache's chunks, each still whole after the others came; one
+ * described again under a key that collides (another fingerprint at the same address) replaces
+ * it, and the one it replaced is no longer found. Run under valgrind or ASan, nothing leaks.
+ */
+static void test_many_described(void **state)
+{
+	static struct ls_code_rec r;
+	struct ls_pycode_cache c;
+	struct ls_pycode *code;
+	char name[64];
+	int n;
+
+	ls_pycode_cache_init(&c, getpid(), &py, NULL);
+	for (uint32_t i = 0; i < 3000; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = LS_REC_CODE;
+		r.code = 0x100000 + 64 * (uint64_t)i;
+		r.fp = i + 1;
+		r.firstlineno = (int)i;
+		n = snprintf(name, sizeof(name), "/src/module_%u/with/a/longer/path.py", i);
+		r.fname_len = (uint32_t)n;
+		r.fname_kind = 1;
+		memcpy(r.data, name, n);
+		n = snprintf(name, sizeof(name), "Class%u.method", i);
+		r.qname_len = (uint32_t)n;
+		r.qname_kind = 1;
+		memcpy(r.data + r.fname_len, name, n);
+		assert_int_equal(ls_pycode_cache__add(&c, &r), 0);
+	}
+	for (uint32_t i = 0; i < 3000; i += 7) {
+		assert_int_equal(
+			ls_pycode_cache__get(&c, 0x100000 + 64 * (uint64_t)i, i + 1, &code), 0);
+		snprintf(name, sizeof(name), "/src/module_%u/with/a/longer/path.py", i);
+		assert_string_equal(code->filename, name);
+		snprintf(name, sizeof(name), "Class%u.method", i);
+		assert_string_equal(code->qualname, name);
+		assert_int_equal(code->firstlineno, (int)i);
+	}
+	/* the same key, another code object: fp ^ (fp << 32) equal, address moved to match */
+	r.code = 0x100000 ^ ((uint64_t)1 << 32) ^ 1 ^ ((uint64_t)2 << 32) ^ 2;
+	r.fp = 2;
+	assert_int_equal(ls_pycode_cache__add(&c, &r), 0);
+	assert_int_equal(ls_pycode_cache__get(&c, r.code, 2, &code), 0);
+	assert_string_equal(code->qualname, "Class2999.method");
+	/* the replaced one is read again from (our) memory, where no code object lies */
+	assert_int_not_equal(ls_pycode_cache__get(&c, 0x100000, 1, &code), 0);
+	assert_int_equal(c.described, 3001);
+	ls_pycode_cache_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +264,7 @@ int main(void)
 		cmocka_unit_test_setup(test_code_objects, setup),
 		cmocka_unit_test_setup(test_shared_lines, setup),
 		cmocka_unit_test_setup(test_short_header, setup),
+		cmocka_unit_test_setup(test_many_described, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
