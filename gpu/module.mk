@@ -103,14 +103,15 @@ $(GPU_TOUT)/fake_app: $(GPU_TOUT)/fake_app.o $(GPU_FAKE)
 		-l:libcupti.so.13 -lpthread -o $@
 
 # BPF for the tests: bpf/gpu.bpf.c alone (its __weak maps stand in for the collector's), the
-# shared counters (bpf/globals.bpf.c) and a fork tracker that adds children of targets to `procs`.
+# shared counters (bpf/globals.bpf.c), the view key its records carry (bpf/view.bpf.c) and a fork
+# tracker that adds children of targets to `procs`.
 $(GPU_TOUT)/fork_track.tmp.o: tests/gpu/fork_track.bpf.c bpf/linescope.h bpf/maps.bpf.h $(VMLINUX) | $(GPU_TOUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \
 		-I$(dir $(VMLINUX)) -Ibpf -Igpu $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 
 $(GPU_TOUT)/gpu_test.bpf.o: $(OUTPUT)/bpf/gpu.tmp.o $(OUTPUT)/bpf/globals.tmp.o \
-			   $(GPU_TOUT)/fork_track.tmp.o
+			   $(OUTPUT)/bpf/view.tmp.o $(GPU_TOUT)/fork_track.tmp.o
 	$(call msg,GEN-OBJ,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
