@@ -187,9 +187,8 @@ const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc
 		 * But a record read late may be of a process gone since (its exit's view is then
 		 * in BPF's exit_views, a map lookup): its files cannot be opened through its pid.
 		 */
-		if (!ended_view(r, p))
-			return &p->src;
-		r->st.views_by_key++;
+		if (ended_view(r, p))
+			r->st.views_by_key++; /* alive: the live view serves */
 		return &p->src;
 	}
 	if (key && p->src_key) {
