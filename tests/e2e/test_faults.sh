@@ -198,18 +198,31 @@ fi
 # back (agg_parked) and added later, none orphaned, every sample kept or counted lost. Behind
 # by more than 64 KB (LINESCOPE_FAULT_BEHIND_KB; 8 MB in use), the reading thread runs at a
 # higher priority until it has caught up, and the command it launched does not: their nice
-# values are read from /proc while it runs.
+# values are read from /proc while it runs. How far behind the reader falls depends on the CPU
+# the flood gets: the flood goes on until the profile's last flush shows both (at most 30 s).
 LINESCOPE_FAULT_BEHIND_KB=64 LINESCOPE_FAULT_RECORD_US=500 "$LS" -q --mode cpu \
 	--profile "$WORK/flood2.lsprof" -o "$WORK/flood2.html" -- "$DEB_PY" "$WORK/flood.py" \
-	"$WORK/no.stop" 2.5 >/dev/null &
+	"$WORK/flood2.stop" 30 >/dev/null &
 lspid=$!
-"$PYQ" - "$lspid" >"$WORK/nice.txt" <<'PYEOF'
-import os, sys, time
+"$PYQ" - "$lspid" "$WORK/flood2.lsprof" "$WORK/flood2.stop" >"$WORK/nice.txt" <<'PYEOF'
+import os, sqlite3, sys, time
 pid = int(sys.argv[1])
 ours, job = set(), set()
 def nice(task):  # field 19 of stat, after the command name
     return int(open(task + "/stat").read().rsplit(")", 1)[1].split()[16])
+def flushed_both():  # the last flush counted a held-back sum and a raise
+    try:
+        db = sqlite3.connect("file:%s?mode=ro" % sys.argv[2], uri=True, timeout=0.1)
+        st = dict(db.execute("SELECT key, value FROM stats"))
+        db.close()
+        return st.get("agg_parked", 0) > 0 and st.get("reader_raises", 0) > 0
+    except sqlite3.Error:
+        return False  # not written yet, or mid-write
+n = 0
 while os.path.exists("/proc/%d" % pid):
+    n += 1
+    if n % 20 == 0 and flushed_both():
+        open(sys.argv[3], "w").close()
     try:
         ours.add(nice("/proc/%d/task/%d" % (pid, pid)))
         for c in open("/proc/%d/task/%d/children" % (pid, pid)).read().split():

@@ -46,8 +46,10 @@ fi
 check_lines < <("$PYQ" - "$j" "$WORK/py" <<'PYEOF'
 import json, sys
 def cpu_s(d, pid, fn):
-    # the time its on-CPU samples stand for: each weighs its own (jittered) period
-    return sum(l["self_time_s"] for l in d["lines"] if l["pid"] == pid and l["function"] == fn)
+    # the time its on-CPU samples stand for: each weighs its own (jittered) period; in wall
+    # mode, not the time it waited to run (on a busy machine a third of its wall time)
+    return sum(l["self_time_s"] if l["cpu_time_s"] is None else l["cpu_time_s"]
+               for l in d["lines"] if l["pid"] == pid and l["function"] == fn)
 d = json.load(open(sys.argv[1]))
 runs = [p for p in d["processes"] if any((x["argv"] or "").startswith(sys.argv[2] + " ") for x in p["execs"])]
 print("%s %d runs of the copy" % ("ok" if len(runs) == 3 else "FAIL", len(runs)))
@@ -119,8 +121,10 @@ for how in direct env; do
 	"$PYQ" - "$j" "$WORK/launch-$how.log" "$how" <<'PYEOF' | check_lines
 import json, sys
 def cpu_s(d, pid, fn):
-    # the time its on-CPU samples stand for: each weighs its own (jittered) period
-    return sum(l["self_time_s"] for l in d["lines"] if l["pid"] == pid and l["function"] == fn)
+    # the time its on-CPU samples stand for: each weighs its own (jittered) period; in wall
+    # mode, not the time it waited to run (on a busy machine a third of its wall time)
+    return sum(l["self_time_s"] if l["cpu_time_s"] is None else l["cpu_time_s"]
+               for l in d["lines"] if l["pid"] == pid and l["function"] == fn)
 d = json.load(open(sys.argv[1])); how = sys.argv[3]
 p = d["processes"][0]
 x = [x for x in p["execs"] if x["how"] == "exec"]
@@ -185,8 +189,10 @@ wait "$lsp" || fail "exec race: linescope-bpf exited $?"
 j=$(json_of "$WORK/race.lsprof") && "$PYQ" - "$j" "$(cat "$WORK/race.out")" <<'PYEOF' | check_lines
 import json, math, sys
 def cpu_s(d, pid, fn):
-    # the time its on-CPU samples stand for: each weighs its own (jittered) period
-    return sum(l["self_time_s"] for l in d["lines"] if l["pid"] == pid and l["function"] == fn)
+    # the time its on-CPU samples stand for: each weighs its own (jittered) period; in wall
+    # mode, not the time it waited to run (on a busy machine a third of its wall time)
+    return sum(l["self_time_s"] if l["cpu_time_s"] is None else l["cpu_time_s"]
+               for l in d["lines"] if l["pid"] == pid and l["function"] == fn)
 d = json.load(open(sys.argv[1])); cpu = float(sys.argv[2] or 0)
 hz = d["run"]["frequency_hz"]
 p = d["processes"][0]
