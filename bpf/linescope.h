@@ -652,16 +652,16 @@ struct ls_image {
 /*
  * Each CPU's sampling clock, in .bss (`cpu_clocks`, by CPU number). Userspace notes the period it
  * draws and when, then sets it (userspace/loader_jitter.c); the sampler notes every tick. A tick
- * weighs the period in force, plus the part of the previous one a change cut off (tick_weight()
- * in sample.bpf.c): the kernel reports the event's first period whatever was set since, and a
- * new period restarts the timer.
+ * weighs the time since the CPU's last one that the CPU ran its tasks (tick_weight() in
+ * sample.bpf.c): the kernel reports the event's first period whatever was set since, a new
+ * period restarts the timer, and a hypervisor can take the CPU between two ticks.
  */
 #define LS_CLOCK_CPUS 1024
 struct ls_cpu_clock {
 	__u64 period_ns;  /* the period drawn last; 0: the event's own */
 	__u64 changed_ns; /* when it was drawn (CLOCK_MONOTONIC); 0: never */
 	__u64 last_ns;	  /* this CPU's last tick, whichever task it interrupted */
-	__u64 pad;	  /* a power of two: no entry straddles two cache lines */
+	__u64 off_ns;	  /* then, the time since boot the CPU did not run its tasks (stolen) */
 };
 
 /* Counters in .bss; every failure path in BPF bumps one. Userspace reports them. */
@@ -700,6 +700,8 @@ struct ls_stats {
 	__u64 long_wait_drops; /* times of long waits (LS_LONG_WAIT_NS) a full ring buffer refused */
 	__u64 unseen_in;       /* intervals whose switch back in no tracepoint showed: ended when
 			       * their thread was next seen running (offcpu.bpf.h) */
+	__u64 tick_lost_ns;    /* target threads' ticks: time their CPU was stolen (hypervisor,
+			       * interrupts), left out of the ticks' weight */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

@@ -7,40 +7,75 @@
 #include "track.bpf.h"
 
 /*
- * The time a tick stands for. The kernel reports the event's first period with every tick
- * (ctx->sample_period), whatever userspace drew since: `cpu_clocks` has the one in force. And a
- * new period restarts the CPU's timer, so the part of the old one already run had no tick: half
- * a period a draw (5% of all time at 99 Hz with ten draws a second). The tick after a change
- * carries it, from this CPU's last tick to the draw, at most two periods: a longer gap also holds
- * time the (virtual) CPU was not running.
+ * The time this CPU has not run its tasks since boot: taken by the hypervisor (steal) and, where
+ * the kernel accounts it, by interrupts. The scheduler's task clock, which every thread's CPU
+ * time (time.thread_time(), getrusage) is counted on, leaves both out; a tick's wall-clock span
+ * holds them. As of the runqueue's last clock update: a later tick leaves out the rest. The
+ * runqueue is the interrupted task's (`runqueues` is a per-CPU variable kallsyms may not list);
+ * none: `was`, nothing left out.
  */
-static __always_inline __u64 tick_weight(__u64 first)
+static __always_inline __u64 cpu_lost_ns(__u32 cpu, __u64 was)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rq *rq;
+
+	if (!bpf_core_field_exists(struct cfs_rq, rq))
+		return was;
+	rq = BPF_CORE_READ(task, se.cfs_rq, rq);
+	if (!rq || BPF_CORE_READ(rq, cpu) != cpu)
+		return was;
+	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
+}
+
+/*
+ * The time a tick stands for: the period in force on this CPU, plus the part of the previous one
+ * a change cut off, less the time the CPU did not run its tasks since its last tick
+ * (cpu_lost_ns()). The kernel reports the event's first period with every tick
+ * (ctx->sample_period), whatever userspace drew since: `cpu_clocks` has the one in force. A new
+ * period restarts the CPU's timer, so the part of the old one already run had no tick: half a
+ * period a draw (5% of all time at 99 Hz with ten draws a second); the tick after a change
+ * carries it, from this CPU's last tick to the draw, at most two periods. Never more than that:
+ * a longer gap holds time the (virtual) CPU was not running, which the task clock does not count
+ * either (the whole gap was tried: 11% over a child's own CPU time under CI load). Stolen time
+ * longer than the weight had its ticks skipped (the timer moves past the periods missed): only
+ * what the weight holds comes off. *lost: what came off.
+ */
+static __always_inline __u64 tick_weight(__u64 first, __u64 *lost)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 now = bpf_ktime_get_ns(), last, changed, period, cut;
+	__u64 now = bpf_ktime_get_ns(), off, was_off, last, changed, period, w, cut;
 	struct ls_cpu_clock *t;
 
+	*lost = 0;
 	if (cpu >= LS_CLOCK_CPUS)
 		return first;
 	t = &cpu_clocks[cpu];
 	period = t->period_ns ?: first;
 	last = t->last_ns;
 	changed = t->changed_ns;
+	was_off = t->off_ns;
+	off = cpu_lost_ns(cpu, was_off);
 	t->last_ns = now;
-	if (!last || changed <= last || changed >= now)
-		return period;
-	cut = changed - last;
-	if (cut > 2 * period)
-		cut = 2 * period;
-	/* a tick between the draw and its ioctl ended the old period: the gap, not more */
-	return now - last < cut + period ? now - last : cut + period;
+	t->off_ns = off;
+	w = period;
+	if (last && changed > last && changed < now) {
+		cut = changed - last;
+		if (cut > 2 * period)
+			cut = 2 * period;
+		/* a tick between the draw and its ioctl ended the old period: the gap, not more */
+		w = now - last < cut + period ? now - last : cut + period;
+	}
+	if (was_off && off > was_off)
+		*lost = off - was_off < w ? off - was_off : w;
+	return w - *lost;
 }
 
 SEC("perf_event")
 int handle_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), ip = ctx->regs.ip, aux = 0;
-	__u64 weight = tick_weight(ctx->sample_period); /* every tick: the next one's start */
+	__u64 id = bpf_get_current_pid_tgid(), ip = ctx->regs.ip, aux = 0, lost;
+	__u64 weight =
+		tick_weight(ctx->sample_period, &lost); /* every tick: the next one's start */
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct task_struct *task;
 	struct ls_proc *p;
@@ -51,6 +86,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (!p)
 		return 0;
 	LS_STAT_INC(taken);
+	if (lost)
+		__sync_fetch_and_add(&stats.tick_lost_ns, lost);
 	task = bpf_get_current_task_btf();
 	/*
 	 * sys_exit path: preempted threads resume without a syscall exit, their wait ends here
