@@ -652,16 +652,17 @@ struct ls_image {
 /*
  * Each CPU's sampling clock, in .bss (`cpu_clocks`, by CPU number). Userspace notes the period it
  * draws and when, then sets it (userspace/loader_jitter.c); the sampler notes every tick. A tick
- * weighs the time since the CPU's last one that the CPU ran its tasks (tick_weight() in
- * sample.bpf.c): the kernel reports the event's first period whatever was set since, a new
- * period restarts the timer, and a hypervisor can take the CPU between two ticks.
+ * weighs the period in force, plus the part of the previous one a change cut off, less the time
+ * the CPU was stolen since its last tick (tick_weight() in sample.bpf.c): the kernel reports the
+ * event's first period whatever was set since, a new period restarts the timer, and a
+ * hypervisor can take the CPU between two ticks. 32 bytes: no entry straddles two cache lines.
  */
 #define LS_CLOCK_CPUS 1024
 struct ls_cpu_clock {
 	__u64 period_ns;  /* the period drawn last; 0: the event's own */
 	__u64 changed_ns; /* when it was drawn (CLOCK_MONOTONIC); 0: never */
 	__u64 last_ns;	  /* this CPU's last tick, whichever task it interrupted */
-	__u64 off_ns;	  /* then, the time since boot the CPU did not run its tasks (stolen) */
+	__u64 off_ns;	  /* the most seen of the time since boot the CPU did not run its tasks */
 };
 
 /* Counters in .bss; every failure path in BPF bumps one. Userspace reports them. */

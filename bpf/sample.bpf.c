@@ -17,6 +17,7 @@
 static __always_inline __u64 cpu_lost_ns(__u32 cpu, __u64 was)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 clock, task_clock;
 	struct rq *rq;
 
 	if (!bpf_core_field_exists(struct cfs_rq, rq))
@@ -24,7 +25,13 @@ static __always_inline __u64 cpu_lost_ns(__u32 cpu, __u64 was)
 	rq = BPF_CORE_READ(task, se.cfs_rq, rq);
 	if (!rq || BPF_CORE_READ(rq, cpu) != cpu)
 		return was;
-	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
+	/*
+	 * clock first: an update between the two reads (another CPU's, under the runqueue's lock)
+	 * then makes the difference smaller, which the caller ignores, never larger
+	 */
+	clock = BPF_CORE_READ(rq, clock);
+	task_clock = BPF_CORE_READ(rq, clock_task);
+	return clock > task_clock ? clock - task_clock : was;
 }
 
 /*
@@ -56,7 +63,8 @@ static __always_inline __u64 tick_weight(__u64 first, __u64 *lost)
 	was_off = t->off_ns;
 	off = cpu_lost_ns(cpu, was_off);
 	t->last_ns = now;
-	t->off_ns = off;
+	if (off > was_off) /* never back: a smaller reading was an update read half-done */
+		t->off_ns = off;
 	w = period;
 	if (last && changed > last && changed < now) {
 		cut = changed - last;
