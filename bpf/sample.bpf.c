@@ -12,26 +12,26 @@
  * time (time.thread_time(), getrusage) is counted on, leaves both out; a tick's wall-clock span
  * holds them. As of the runqueue's last clock update: a later tick leaves out the rest. The
  * runqueue is the interrupted task's (`runqueues` is a per-CPU variable kallsyms may not list);
- * none: `was`, nothing left out.
+ * none: 0, which the caller never takes for a reading.
  */
-static __always_inline __u64 cpu_lost_ns(__u32 cpu, __u64 was)
+static __always_inline __u64 cpu_lost_ns(__u32 cpu)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 clock, task_clock;
 	struct rq *rq;
 
 	if (!bpf_core_field_exists(struct cfs_rq, rq))
-		return was;
+		return 0;
 	rq = BPF_CORE_READ(task, se.cfs_rq, rq);
 	if (!rq || BPF_CORE_READ(rq, cpu) != cpu)
-		return was;
+		return 0;
 	/*
 	 * clock first: an update between the two reads (another CPU's, under the runqueue's lock)
 	 * then makes the difference smaller, which the caller ignores, never larger
 	 */
 	clock = BPF_CORE_READ(rq, clock);
 	task_clock = BPF_CORE_READ(rq, clock_task);
-	return clock > task_clock ? clock - task_clock : was;
+	return clock > task_clock ? clock - task_clock : 0;
 }
 
 /*
@@ -61,10 +61,8 @@ static __always_inline __u64 tick_weight(__u64 first, __u64 *lost)
 	last = t->last_ns;
 	changed = t->changed_ns;
 	was_off = t->off_ns;
-	off = cpu_lost_ns(cpu, was_off);
+	off = cpu_lost_ns(cpu);
 	t->last_ns = now;
-	if (off > was_off) /* never back: a smaller reading was an update read half-done */
-		t->off_ns = off;
 	w = period;
 	if (last && changed > last && changed < now) {
 		cut = changed - last;
@@ -73,8 +71,12 @@ static __always_inline __u64 tick_weight(__u64 first, __u64 *lost)
 		/* a tick between the draw and its ioctl ended the old period: the gap, not more */
 		w = now - last < cut + period ? now - last : cut + period;
 	}
-	if (was_off && off > was_off)
-		*lost = off - was_off < w ? off - was_off : w;
+	/* never back: a smaller reading was an update read half-done (or none) */
+	if (off > was_off) {
+		t->off_ns = off;
+		if (was_off) /* the first reading: nothing to compare with */
+			*lost = off - was_off < w ? off - was_off : w;
+	}
 	return w - *lost;
 }
 
