@@ -180,15 +180,15 @@ const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc
 	if (p->src.gone)
 		return &p->src; /* it ended: its view no longer changes */
 	if (p->exited || p->vanished)
-		return ended_view(r, p) ? unknown_end(p) : &p->src;
+		return ended_view(r, p) < 0 ? unknown_end(p) : &p->src;
 	if (key && p->src.id && key == p->src_key) {
 		/*
 		 * The record's view is the one known: how old that knowledge is does not matter.
 		 * But a record read late may be of a process gone since (its exit's view is then
 		 * in BPF's exit_views, a map lookup): its files cannot be opened through its pid.
 		 */
-		if (ended_view(r, p))
-			r->st.views_by_key++; /* alive: the live view serves */
+		if (ended_view(r, p) < 0)
+			r->st.views_by_key++; /* no exit view: alive, the live view serves */
 		return &p->src;
 	}
 	if (key && p->src_key) {
@@ -215,7 +215,7 @@ const struct ls_source_view *lsr_source_view(struct ls_recorder *r, struct rproc
 	if (!err && p->src_where)
 		err = ls_credcache__of_pid(p->pid, &c);
 	if (err == -ESRCH || err == -ENOENT) /* gone from /proc before we got here */
-		return ended_view(r, p) ? unknown_end(p) : &p->src;
+		return ended_view(r, p) < 0 ? unknown_end(p) : &p->src;
 	if (err || !p->src_where)
 		return NULL;
 	p->src.id = view_of(p->src_where, &c);
