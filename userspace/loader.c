@@ -161,6 +161,41 @@ static int open_configured(struct ls_loader *l, const struct ls_loader_opts *opt
 	return 0;
 }
 
+static int create_agg_maps(struct ls_loader *l);
+
+/*
+ * A kept load's aggregate slot, left as it was on one of the kept aggregate maps (emptied at
+ * bind, loader_keep.c): taken as set, which saves the grace period that setting it costs. The
+ * first samples are then added up too.
+ */
+static void agg_kept(struct ls_loader *l)
+{
+	const struct bpf_map *m[2] = {l->skel->maps.agg_a, l->skel->maps.agg_b};
+	struct bpf_map_info info[2] = {};
+	__u32 zero = 0, id, len;
+
+	if (!l->skel->rodata->agg_enabled ||
+	    bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.agg_maps), &zero, &id))
+		return; /* not set: the first samples go whole until it is (ls_loader__agg_start) */
+	for (int i = 0; i < 2; i++) {
+		len = sizeof(info[i]);
+		if (bpf_obj_get_info_by_fd(bpf_map__fd(m[i]), &info[i], &len))
+			return;
+	}
+	if (id != info[0].id && id != info[1].id)
+		return; /* loader_keep.c clears any other */
+	if (create_agg_maps(l)) {
+		for (int i = 0; i < 2; i++) {
+			if (l->agg_fd[i] >= 0)
+				close(l->agg_fd[i]);
+			l->agg_fd[i] = -1; /* made again by ls_loader__agg_start */
+		}
+		return;
+	}
+	l->agg_b_active = id == info[1].id;
+	l->agg_state = AGG_ON;
+}
+
 /*
  * The kept load of this configuration where there is one nobody uses (loader_keep.c); else a
  * load, kept at the end of the run. --unload (or LINESCOPE_KEEP=0, which leaves what is kept
@@ -177,6 +212,7 @@ static int load(struct ls_loader *l, const struct ls_loader_opts *opts, const ch
 		err = ls_keep__bind(l->skel, l->key, &l->keep);
 		if (!err) {
 			*how = "kept programs";
+			agg_kept(l);
 			return 0;
 		}
 		if (err != -ENOENT) {

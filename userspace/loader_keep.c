@@ -6,7 +6,8 @@
  * its maps and programs in bpffs under a key of its configuration (ls_keep__store), and the next
  * run with that key takes their descriptors instead (ls_keep__bind): no BTF, no verifier. What a
  * fresh load would hold is restored at bind: hash maps emptied, arrays zeroed or set to their
- * initial image, the ring buffer's unread records skipped, the outer aggregate slot cleared.
+ * initial image, the ring buffer's unread records skipped, an outer map's slots cleared but
+ * for those that hold the entry's own (emptied) maps: the loader takes the aggregate slot as set.
  * .rodata and .kconfig are frozen and part of the key.
  *
  * Layout: /sys/fs/bpf/linescope/<key as 16 hex digits>/m<index> and p<index> (bpffs refuses
@@ -100,8 +101,11 @@ static void entry_name(char *buf, size_t len, uint64_t key)
 	snprintf(buf, len, "%016" PRIx64, key);
 }
 
-/* The kept object checked against what skel would create (a stale or foreign pin is refused). */
-static int map_matches(int fd, const struct bpf_map *m)
+/*
+ * The kept object checked against what skel would create (a stale or foreign pin is refused);
+ * *id: its id, which an outer map's slot holds (reset_outer)
+ */
+static int map_matches(int fd, const struct bpf_map *m, __u32 *id)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -112,6 +116,7 @@ static int map_matches(int fd, const struct bpf_map *m)
 	    info.value_size != bpf_map__value_size(m) ||
 	    info.max_entries != bpf_map__max_entries(m))
 		return -ESTALE;
+	*id = info.id;
 	return 0;
 }
 
@@ -190,6 +195,35 @@ static int reset_hash(int fd, const struct bpf_map *m)
 	return err;
 }
 
+/* One of the entry's own maps, reset with the others: ids[n] (take_maps). */
+static bool own_map(__u32 id, const __u32 *ids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (id && ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * An array of maps' slots emptied, but for those that hold one of the entry's own maps (reset
+ * too): the kernel waits for a grace period at each change of an outer map, 5-8 ms here, which
+ * the aggregate slot cost every start (the loader takes it as set, loader.c agg_kept).
+ */
+static int reset_outer(int fd, const struct bpf_map *m, const __u32 *ids, int nids)
+{
+	int err = 0;
+
+	for (__u32 i = 0; i < bpf_map__max_entries(m) && !err; i++) {
+		__u32 id;
+
+		if (bpf_map_lookup_elem(fd, &i, &id))
+			err = errno == ENOENT ? 0 : -errno;
+		else if (!own_map(id, ids, nids) && bpf_map_delete_elem(fd, &i) && errno != ENOENT)
+			err = -errno;
+	}
+	return err;
+}
+
 /* Every element of an array set to image (or zeros) in one batch, or deleted (arrays of
  * descriptors, which take no batches): an update per element cost 35 us each here, 9 ms for the
  * USDT specs alone at every start. */
@@ -202,7 +236,7 @@ static int reset_array(int fd, const struct bpf_map *m, const void *image, size_
 	char *vals;
 	int err = 0;
 
-	if (t == BPF_MAP_TYPE_ARRAY_OF_MAPS || t == BPF_MAP_TYPE_CGROUP_ARRAY) {
+	if (t == BPF_MAP_TYPE_CGROUP_ARRAY) {
 		for (__u32 i = 0; i < n && !err; i++)
 			if (bpf_map_delete_elem(fd, &i) && errno != ENOENT)
 				err = -errno;
@@ -250,7 +284,7 @@ static int reset_ring(int fd)
 	return err;
 }
 
-static int reset_map(int fd, struct bpf_map *m)
+static int reset_map(int fd, struct bpf_map *m, const __u32 *ids, int nids)
 {
 	size_t image_len = 0;
 	const void *image;
@@ -267,9 +301,10 @@ static int reset_map(int fd, struct bpf_map *m)
 		image = bpf_map__is_internal(m) ? bpf_map__initial_value(m, &image_len) : NULL;
 		return reset_array(fd, m, image, image_len);
 	case BPF_MAP_TYPE_PERCPU_ARRAY:
-	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
 	case BPF_MAP_TYPE_CGROUP_ARRAY:
 		return reset_array(fd, m, NULL, 0);
+	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+		return reset_outer(fd, m, ids, nids);
 	case BPF_MAP_TYPE_RINGBUF:
 		return reset_ring(fd);
 	default:
@@ -284,8 +319,8 @@ static void close_all(int *fd, int n)
 			close(fd[i]);
 }
 
-/* The kept descriptors of every map skel creates and every program it loads, checked. */
-static int get_entry(int dir_fd, struct linescope_bpf *skel, int *map_fd, int *nmaps,
+/* The kept descriptors (and ids) of every map skel creates and every program it loads, checked. */
+static int get_entry(int dir_fd, struct linescope_bpf *skel, int *map_fd, __u32 *map_id, int *nmaps,
 		     struct ls_keep *k)
 {
 	struct bpf_program *p;
@@ -297,9 +332,10 @@ static int get_entry(int dir_fd, struct linescope_bpf *skel, int *map_fd, int *n
 		if (i == MAX_OBJS)
 			return -E2BIG;
 		map_fd[i] = -1;
+		map_id[i] = 0;
 		if (bpf_map__autocreate(m) && !err) {
 			map_fd[i] = get_pinned(dir_fd, 'm', i);
-			err = map_fd[i] < 0 ? -ENOENT : map_matches(map_fd[i], m);
+			err = map_fd[i] < 0 ? -ENOENT : map_matches(map_fd[i], m, &map_id[i]);
 		}
 		*nmaps = ++i;
 	}
@@ -319,7 +355,8 @@ static int get_entry(int dir_fd, struct linescope_bpf *skel, int *map_fd, int *n
 }
 
 /* skel's maps on the kept descriptors, reset; its .bss mapped in place of libbpf's copy */
-static int take_maps(struct linescope_bpf *skel, const int *map_fd, struct ls_keep *k)
+static int take_maps(struct linescope_bpf *skel, const int *map_fd, const __u32 *map_id, int nmaps,
+		     struct ls_keep *k)
 {
 	struct bpf_map *m;
 	int i = 0, err;
@@ -330,7 +367,7 @@ static int take_maps(struct linescope_bpf *skel, const int *map_fd, struct ls_ke
 
 		if (fd < 0)
 			continue;
-		err = reset_map(fd, m);
+		err = reset_map(fd, m, map_id, nmaps);
 		if (!err)
 			err = bpf_map__reuse_fd(m, fd);
 		if (err)
@@ -350,6 +387,7 @@ static int take_maps(struct linescope_bpf *skel, const int *map_fd, struct ls_ke
 int ls_keep__bind(struct linescope_bpf *skel, uint64_t key, struct ls_keep **out)
 {
 	int map_fd[MAX_OBJS], nmaps = 0, err;
+	__u32 map_id[MAX_OBJS];
 	struct ls_keep *k;
 	char name[32];
 
@@ -371,13 +409,13 @@ int ls_keep__bind(struct linescope_bpf *skel, uint64_t key, struct ls_keep **out
 		err = -ENOENT; /* nothing kept, or another run holds it */
 		goto fail;
 	}
-	err = get_entry(k->dir_fd, skel, map_fd, &nmaps, k);
+	err = get_entry(k->dir_fd, skel, map_fd, map_id, &nmaps, k);
 	if (err) {
 		close_all(map_fd, nmaps);
 		ls_info("kept BPF programs %s not used: %s", name, strerror(-err));
 		goto fail; /* nothing of skel taken yet */
 	}
-	err = take_maps(skel, map_fd, k);
+	err = take_maps(skel, map_fd, map_id, nmaps, k);
 	close_all(map_fd, nmaps); /* reuse_fd dup'ed the ones skel holds */
 	if (err) {
 		ls_keep__free(k);

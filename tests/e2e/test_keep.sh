@@ -39,16 +39,19 @@ EOF
 
 entries() { find "$KEEP" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l; }
 
-# kept_keys MAP: the u32 keys (pids, thread ids) of a kept map of the one entry, by its name
+# kept_keys MAP [AT]: the u32 at byte AT (default 0) of each key (pids, thread ids) of a kept map
+# of the one entry, by its name
 kept_keys() {
 	local f
 	for f in "$KEEP"/*/m*; do
 		[ "$(bpftool -j map show pinned "$f" | "$PYQ" -c 'import json,sys; print(json.load(sys.stdin)["name"])')" = "$1" ] || continue
 		bpftool -j map dump pinned "$f" | "$PYQ" -c '
 import json, sys
+at = int(sys.argv[1])
 for e in json.load(sys.stdin):
-    k = e.get("formatted", e)["key"]
-    print(k if isinstance(k, int) else int.from_bytes(bytes(int(b, 16) for b in k[:4]), "little"))'
+    k = e["key"] if at else e.get("formatted", e)["key"]
+    print(k if isinstance(k, int) else
+          int.from_bytes(bytes(int(b, 16) for b in k[at:at + 4]), "little"))' "${2:-0}"
 	done
 }
 how_of() { sed -n 's/.*BPF set-up .*, \(load\|kept programs\) [0-9.]* ms, attach.*/\1/p' "$1"; }
@@ -126,17 +129,24 @@ naps=$(ls /proc/"$busy"/task | sort -n | sed -n '2,9p') # the napping threads
 kill -9 $ls
 wait $ls 2>/dev/null
 kill -9 "$busy" 2>/dev/null
-# what it left: the job in procs, its napping threads' open intervals in offcpu_pending
-left() { # left NAME: how many of the job's pid and napping threads' ids the maps still hold
-	local n=0 k
-	for k in $(kept_keys procs) $(kept_keys offcpu_pending); do
+# what it left: the job in procs, its napping threads' open intervals in offcpu_pending, its
+# samples added up in the aggregate maps (struct ls_agg_key: the pid at byte 8), one of which the
+# aggregate slot still holds (a bound run keeps it set)
+of_job() { # of_job ID...: how many of the IDs are the job's pid or its napping threads' ids
+	local n=0 k t
+	for k in "$@"; do
 		for t in $busy $naps; do [ "$k" = "$t" ] && n=$((n + 1)); done
 	done
 	echo $n
 }
+left() { of_job $(kept_keys procs) $(kept_keys offcpu_pending); }
+agg_left() { of_job $(kept_keys agg_a 8) $(kept_keys agg_b 8); }
 n=$(left)
 [ "$n" -ge 2 ] && pass "killed run: $n of its job's entries left in the kept maps" ||
 	fail "killed run: $n of its job's entries left (the check below would prove nothing)"
+n=$(agg_left)
+[ "$n" -ge 1 ] && pass "killed run: $n of its job's aggregates left in the kept maps" ||
+	fail "killed run: $n of its job's aggregates left (the check below would prove nothing)"
 [ "$(how_of "$WORK/killed.err")" = "kept programs" ] && pass "killed run: it was bound" ||
 	fail "killed run: $(grep 'BPF set-up' "$WORK/killed.err")"
 run after_kill
@@ -146,6 +156,9 @@ fresh after_kill
 n=$(left)
 [ "$n" = 0 ] && pass "after a killed run: none of its entries left" ||
 	fail "after a killed run: $n of its entries left"
+n=$(agg_left)
+[ "$n" = 0 ] && pass "after a killed run: none of its aggregates left" ||
+	fail "after a killed run: $n of its aggregates left"
 
 # 3. an entry another run holds: this one loads its own, and the held one stays
 flock -x "$entry" -c "touch '$WORK/held'; while [ ! -e '$WORK/release' ]; do sleep 0.05; done" &
