@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	ls_store__put_meta_int(s, "period_ns", 1001001);
 	ls_store__put_meta_int(s, "elapsed_ns", 60000000000LL);
 	ls_store__put_process(s, &p);
-	ls_store__put_thread(s, 1, 4242, "python3");
+	ls_store__put_thread(s, 1, 4242, "python3", -1);
 	for (int f = 0; f < files; f++) {
 		size_t o = 0;
 

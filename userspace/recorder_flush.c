@@ -381,15 +381,19 @@ int ls_recorder__flush(struct ls_recorder *r)
 		return err;
 	err = flush_procs(r);
 	for (; !err && r->threads_flushed < r->nthreads; r->threads_flushed++) {
-		const struct thread_row *t = &r->threads[r->threads_flushed];
+		struct thread_row *t = &r->threads[r->threads_flushed];
+		bool ended = t->cpu == TCPU_DIRTY; /* most, in a job of short-lived threads */
 
-		err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name);
+		err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name,
+					   ended ? (int64_t)t->cpu_ns : -1);
+		if (!err && ended)
+			t->cpu = TCPU_STORED;
 	}
 	for (size_t i = 0; !err && i < marks[0]; i++) {
 		struct thread_row *t = &r->threads[i];
 
 		if (t->renamed &&
-		    !(err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name)))
+		    !(err = ls_store__put_thread(r->store, t->proc_id, t->tid, t->name, -1)))
 			t->renamed = false;
 	}
 	for (size_t i = 0; !err && i < r->threads_flushed; i++) {

@@ -58,9 +58,10 @@ static const char *const stmt_sql[ST__N] = {
 		"INSERT OR REPLACE INTO execs(process_id, seq, how, start_ns, end_ns, comm, argv,"
 		" exe, python, python_build, note, samples, cpu_ns, wait_ns, unresolved,"
 		" first_line_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	/* a rename keeps the row's CPU time */
-	[ST_THREAD] = "INSERT INTO threads(process_id, tid, name) VALUES (?, ?, ?)"
-		      " ON CONFLICT(process_id, tid) DO UPDATE SET name = excluded.name",
+	/* a rename keeps the row's CPU time, unless it brings one */
+	[ST_THREAD] = "INSERT INTO threads(process_id, tid, name, cpu_ns) VALUES (?, ?, ?, ?)"
+		      " ON CONFLICT(process_id, tid) DO UPDATE SET name = excluded.name,"
+		      " cpu_ns = coalesce(excluded.cpu_ns, cpu_ns)",
 	[ST_THREAD_CPU] = "UPDATE threads SET cpu_ns = ? WHERE process_id = ? AND tid = ?",
 	[ST_SOURCE] = "INSERT OR IGNORE INTO sources(id, hash, size, text) VALUES (?, ?, ?, ?)",
 	[ST_FILE] = "INSERT OR REPLACE INTO files(id, path, source_id, kind, unavailable)"
@@ -505,11 +506,13 @@ int ls_store__put_exec(struct ls_store *s, const struct ls_store_exec *x)
 	return step(s, ST_EXEC);
 }
 
-int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name)
+int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name,
+			 int64_t cpu_ns)
 {
 	sqlite3_bind_int64(s->st[ST_THREAD], 1, proc_id);
 	sqlite3_bind_int(s->st[ST_THREAD], 2, tid);
 	bind_text(s->st[ST_THREAD], 3, name);
+	bind_id(s->st[ST_THREAD], 4, cpu_ns);
 	return step(s, ST_THREAD);
 }
 

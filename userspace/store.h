@@ -87,7 +87,12 @@ struct ls_store_exec {
 };
 int ls_store__put_exec(struct ls_store *s, const struct ls_store_exec *x);
 
-int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name);
+/*
+ * A thread's row; cpu_ns: its CPU time when it is known already (a thread that ended before its
+ * row was written: one statement instead of two), else -1
+ */
+int ls_store__put_thread(struct ls_store *s, int64_t proc_id, int tid, const char *name,
+			 int64_t cpu_ns);
 /* The thread's CPU time during the recording as the kernel accounted it (after put_thread). */
 int ls_store__put_thread_cpu(struct ls_store *s, int64_t proc_id, int tid, int64_t cpu_ns);
 int ls_store__put_source(struct ls_store *s, int64_t id, const char *hash, const void *text,

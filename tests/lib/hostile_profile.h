@@ -47,7 +47,7 @@ static inline int ls_test_hostile_profile(const char *path)
 		ls_store__put_meta_int(s, "period_ns", 1000000);
 		ls_store__put_meta_int(s, "frequency_hz", 1000);
 		ls_store__put_process(s, &p);
-		ls_store__put_thread(s, 1, 100, "python3");
+		ls_store__put_thread(s, 1, 100, "python3", -1);
 		ls_store__put_source(s, 1, "h1", LS_HOSTILE_TEXT, strlen(LS_HOSTILE_TEXT));
 		ls_store__put_file(s, 1, LS_HOSTILE_PATH, 1, "python", NULL);
 		ls_store__put_function(s, 1, 1, LS_HOSTILE_FUNC, 1);

@@ -110,9 +110,9 @@ static void write_profile(void)
 	assert_int_equal(ls_store__put_meta_int(s, "period_ns", MS), 0);
 	put_proc(s, 1, 100, "python3", "python3 app.py");
 	put_proc(s, 2, 200, "w;rk\n", "w;rk --x");
-	assert_int_equal(ls_store__put_thread(s, 1, 100, "MainThread"), 0);
-	assert_int_equal(ls_store__put_thread(s, 1, 101, "worker"), 0);
-	assert_int_equal(ls_store__put_thread(s, 2, 200, "py\"2"), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "MainThread", -1), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 101, "worker", -1), 0);
+	assert_int_equal(ls_store__put_thread(s, 2, 200, "py\"2", -1), 0);
 	/* thread 100 sampled 260 ms, accounted 390: its on-CPU weights are scaled by 1.5 */
 	assert_int_equal(ls_store__put_thread_cpu(s, 1, 100, 390 * MS), 0);
 	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);

@@ -57,9 +57,9 @@ static void write_profile(void)
 
 		assert_int_equal(ls_store__put_process(s, &p), 0);
 	}
-	assert_int_equal(ls_store__put_thread(s, 1, 100, "MainThread"), 0);
-	assert_int_equal(ls_store__put_thread(s, 1, 101, "worker"), 0);
-	assert_int_equal(ls_store__put_thread(s, 2, 200, "MainThread"), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "MainThread", -1), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 101, "worker", -1), 0);
+	assert_int_equal(ls_store__put_thread(s, 2, 200, "MainThread", -1), 0);
 	assert_int_equal(ls_store__put_source(s, 1, "abc", text, strlen(text)), 0);
 	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
 	assert_int_equal(ls_store__put_function(s, 1, 1, "f", 1), 0);

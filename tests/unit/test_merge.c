@@ -76,7 +76,7 @@ static void write_fake(const char *path, const struct fake *f)
 	assert_int_equal(ls_store__put_meta_int(s, "elapsed_ns", 5000), 0);
 	assert_int_equal(ls_store__put_stat(s, "taken", 30), 0);
 	assert_int_equal(ls_store__put_process(s, &p), 0);
-	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3", -1), 0);
 	assert_int_equal(ls_store__put_source(s, 1, "h-app", text, strlen(text)), 0);
 	assert_int_equal(ls_store__put_file(s, 1, "/src/app.py", 1, "python", NULL), 0);
 	assert_int_equal(ls_store__put_function(s, fid, 1, "f", 1), 0);

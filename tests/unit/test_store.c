@@ -63,7 +63,7 @@ static void write_profile(void)
 	assert_int_equal(ls_store__put_meta_int(s, "elapsed_ns", 2000000000), 0);
 	assert_int_equal(ls_store__put_meta_int(s, "period_ns", 1000000), 0);
 	assert_int_equal(ls_store__put_process(s, &p), 0);
-	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3", -1), 0);
 	put_app(s);
 	assert_int_equal(ls_store__put_file(s, 2, "/usr/lib/python3.11/json/x.py", -1, "library",
 					    "cannot read source: Permission denied"),
@@ -128,7 +128,7 @@ static void test_line_key_collision(void **state)
 	assert_int_equal(ls_store__publish(s), 0);
 	assert_int_equal(ls_store__begin(s), 0);
 	assert_int_equal(ls_store__put_process(s, &p), 0);
-	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
+	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3", -1), 0);
 	assert_int_equal(ls_store__put_file(s, 1, "/a.py", -1, "python", "gone"), 0);
 	assert_int_equal(ls_store__put_file(s, 2, "/b.py", -1, "python", "gone"), 0);
 	assert_int_equal(ls_store__put_function(s, 1, 1, "fa", 1), 0);
@@ -202,8 +202,10 @@ static void test_round_trip(void **state)
 /*
  * A thread's on-CPU samples are scaled to its kernel-accounted CPU time when that is known, large
  * enough to trust (100 ms) and within 2x of the sampled time; otherwise they stay as sampled.
+ * at_insert: the CPU time comes with the thread's row (a thread that ended before its row was
+ * written), then a rename, which keeps it; else it is set after.
  */
-static int64_t scaled_line5_ns(int64_t cpu_ns)
+static int64_t scaled_line5_ns(int64_t cpu_ns, bool at_insert)
 {
 	struct ls_store *s;
 	struct ls_store_proc p = ls_test_proc();
@@ -216,9 +218,14 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 	assert_int_equal(ls_store__publish(s), 0);
 	assert_int_equal(ls_store__begin(s), 0);
 	assert_int_equal(ls_store__put_process(s, &p), 0);
-	assert_int_equal(ls_store__put_thread(s, 1, 100, "python3"), 0);
-	if (cpu_ns >= 0)
-		assert_int_equal(ls_store__put_thread_cpu(s, 1, 100, cpu_ns), 0);
+	if (at_insert) {
+		assert_int_equal(ls_store__put_thread(s, 1, 100, "python3", cpu_ns), 0);
+		assert_int_equal(ls_store__put_thread(s, 1, 100, "renamed", -1), 0);
+	} else {
+		assert_int_equal(ls_store__put_thread(s, 1, 100, "python3", -1), 0);
+		if (cpu_ns >= 0)
+			assert_int_equal(ls_store__put_thread_cpu(s, 1, 100, cpu_ns), 0);
+	}
 	put_app(s);
 	put_samples(s, 1, 150);
 	put_samples(s, 2, 50);
@@ -242,11 +249,15 @@ static int64_t scaled_line5_ns(int64_t cpu_ns)
 
 static void test_cpu_scaled_to_accounting(void **state)
 {
-	assert_int_equal(scaled_line5_ns(-1), 200000000);	 /* no accounting */
-	assert_int_equal(scaled_line5_ns(300000000), 300000000); /* 1.5x */
-	assert_int_equal(scaled_line5_ns(150000000), 150000000); /* 0.75x */
-	assert_int_equal(scaled_line5_ns(50000000), 200000000);	 /* under 100 ms: as sampled */
-	assert_int_equal(scaled_line5_ns(900000000), 200000000); /* 4.5x: does not match */
+	assert_int_equal(scaled_line5_ns(-1, false), 200000000);	/* no accounting */
+	assert_int_equal(scaled_line5_ns(300000000, false), 300000000); /* 1.5x */
+	assert_int_equal(scaled_line5_ns(150000000, false), 150000000); /* 0.75x */
+	assert_int_equal(scaled_line5_ns(50000000, false),
+			 200000000); /* under 100 ms: as sampled */
+	assert_int_equal(scaled_line5_ns(900000000, false), 200000000); /* 4.5x: does not match */
+	/* written with the row, and kept through a rename */
+	assert_int_equal(scaled_line5_ns(300000000, true), 300000000);
+	assert_int_equal(scaled_line5_ns(-1, true), 200000000);
 }
 
 static void test_rejects_newer_schema(void **state)
