@@ -113,6 +113,7 @@ int ls_recorder__handle(void *ctx, void *data, size_t len)
 	const __u32 *type = data;
 
 	r->st.ringbuf_bytes += len + 8; /* BPF_RINGBUF_HDR_SZ */
+	r->records++;
 	if (len < sizeof(*type)) {
 		r->st.bad_records++;
 		return 0;

@@ -79,6 +79,7 @@ struct rproc {
 	struct ls_source_view src; /* lsr_source_view's last answer (src.id 0: none) */
 	uint64_t src_key;	   /* ls_view_key() of the view src.id is of (0: none) */
 	uint64_t src_view_ns;	   /* and when; once it ended, its view stays */
+	uint64_t alive_in;	   /* r->records when it was last found not ended */
 	struct ls_creds *src_gone; /* its rights at its exit, once it was found gone */
 	uint64_t kstart_ns;	   /* its task start_time as the kernel gave it; 0 unknown */
 	int foreign_children;	   /* of this process's children, those */
@@ -164,6 +165,7 @@ struct ls_recorder {
 	const struct ls_recorder_ops *ops;
 	void *ctx;
 	uint64_t t0;
+	uint64_t records; /* read so far: which record a lookup is made for (lsr_source_view) */
 
 	struct rproc **procs; /* procs[i]->id == i + 1 */
 	size_t nprocs, pcap;
