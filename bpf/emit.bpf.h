@@ -9,16 +9,37 @@
 
 #ifndef LS_WALK_REMOTE
 /*
- * On-CPU samples (without an RSS reading) and off-CPU intervals (but waits for a child, whose
- * target each record names) are added up in the kernel, unless their walk failed midway.
+ * task is inside execve(). From the new image's mm and executable (exec_mmap()) to the exec's
+ * tracepoint, where the entry's generation is bumped, a sample hashes as the new image under the
+ * old generation. A push of the old image's entry that lands after the exec rolls the generation
+ * back (userspace heals it at the exec's record), and the new image's samples then hash the
+ * same: added up under this one's description, they would count for the old image (a `sleep`
+ * exec'd by Python had its whole 1 s wait put on Python's image). Such a sample goes whole.
  */
-static __always_inline bool agg_eligible(__u8 kind, __u16 xflags, __u8 flags)
+static __always_inline bool in_execve(struct task_struct *task)
+{
+	return bpf_core_field_exists(task->in_execve) &&
+	       BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+}
+
+/*
+ * On-CPU samples (without an RSS reading) and off-CPU intervals (but waits for a child, whose
+ * target each record names) are added up in the kernel, unless their walk failed midway or they
+ * were taken inside execve().
+ */
+static __always_inline bool agg_eligible(__u8 kind, __u16 xflags, __u8 flags,
+					 struct task_struct *task)
 {
 	if (!agg_enabled || (flags & (LS_SF_READ_FAIL | LS_SF_BAD_FRAME)))
 		return false;
-	if (kind == LS_SAMPLE_ONCPU)
-		return !(xflags & LS_XF_RSS);
-	return kind == LS_SAMPLE_OFFCPU && !(xflags & LS_XF_WAITPID);
+	if (kind == LS_SAMPLE_ONCPU ? xflags & LS_XF_RSS
+				    : kind != LS_SAMPLE_OFFCPU || (xflags & LS_XF_WAITPID))
+		return false;
+	if (in_execve(task)) {
+		LS_STAT_INC(agg_in_exec);
+		return false;
+	}
+	return true;
 }
 
 #endif
@@ -74,7 +95,7 @@ static __always_inline int ls_emit_task_sample(const struct ls_proc *p, struct t
 		n = LS_MAX_FRAMES;
 	b->hdr.nframes = n;
 #ifndef LS_WALK_REMOTE
-	if (agg_eligible(kind, xflags, b->hdr.flags)) {
+	if (agg_eligible(kind, xflags, b->hdr.flags, task)) {
 		/*
 		 * the executable too, not only the exec count: userspace can push an entry of the
 		 * previous image over an exec's (its generation rolled back, ls_loader__set_proc),

@@ -703,6 +703,7 @@ struct ls_stats {
 			       * their thread was next seen running (offcpu.bpf.h) */
 	__u64 tick_lost_ns;    /* target threads' ticks: time their CPU was stolen (hypervisor,
 			       * interrupts), left out of the ticks' weight */
+	__u64 agg_in_exec;     /* went whole: taken inside execve() (emit.bpf.h in_execve) */
 };
 
 #define LS_SAMPLE_MAX_SIZE (sizeof(struct ls_sample) + LS_MAX_FRAMES * sizeof(struct ls_frame))

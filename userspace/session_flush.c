@@ -97,6 +97,7 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "agg_parked", rs.agg_parked);
 	ls_store__put_stat(s->store, "long_wait_drops", bs.long_wait_drops);
 	ls_store__put_stat(s->store, "tick_lost_ns", bs.tick_lost_ns);
+	ls_store__put_stat(s->store, "agg_in_exec", bs.agg_in_exec);
 	if (s->o->timeline) {
 		ls_store__put_stat(s->store, "timeline_drops", bs.timeline_drops);
 		ls_store__put_stat(s->store, "timeline_lost", rs.timeline_lost);

@@ -97,6 +97,19 @@ print("%s execv: Python image %.3fs CPU (measured %.3fs, %.3fs more wall in the 
     "ok" if ok else "FAIL", got, cpu, lost, sl and sl[0]["wait_s"] or 0,
     "" if ok else "; images %s" % [(x["how"], x["exe"], x["cpu_s"], x["wait_s"], x["samples"]) for x in p["execs"]]))
 PYEOF
+# A sample taken inside execve() goes whole, never added up in the kernel (bpf/emit.bpf.h
+# in_execve). There it hashes as the new image under the old generation, which a push of the old
+# image's entry can bring back after the exec: the new image's samples, added up under that
+# description, counted for the old image (a sleep's whole wait once went to the Python that
+# exec'd it). 2,000 execs at 999 Hz put about a hundred ticks inside execve here.
+"$LS" -q -F 999 --profile "$WORK/execs.lsprof" -o "$WORK/execs.html" -- /bin/sh -c \
+	'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i + 1)); done' || fail "execs: exit $?"
+in_exec=$(sqlite3 "$WORK/execs.lsprof" "SELECT value FROM stats WHERE key = 'agg_in_exec'")
+added=$(sqlite3 "$WORK/execs.lsprof" "SELECT value FROM stats WHERE key = 'agg_added'")
+[ "${in_exec:-0}" -gt 0 ] && [ "${added:-0}" -gt 0 ] &&
+	pass "2,000 execs: $in_exec samples inside execve sent whole ($added others added up)" ||
+	fail "2,000 execs: agg_in_exec '$in_exec', agg_added '$added'"
+
 # a launched command is sampled while it still runs our code before its exec: its main thread
 # is named after what it became, not after the profiler
 prof="$WORK/name.lsprof"
