@@ -9,12 +9,13 @@
 
 #ifndef LS_WALK_REMOTE
 /*
- * task is inside execve(). From the new image's mm and executable (exec_mmap()) to the exec's
- * tracepoint, where the entry's generation is bumped, a sample hashes as the new image under the
- * old generation. A push of the old image's entry that lands after the exec rolls the generation
- * back (userspace heals it at the exec's record), and the new image's samples then hash the
- * same: added up under this one's description, they would count for the old image (a `sleep`
- * exec'd by Python had its whole 1 s wait put on Python's image). Such a sample goes whole.
+ * task is inside execve(). A sample taken there after the new image's mm (exec_mmap()) hashes
+ * with the new executable, and its record comes before the exec's (or is the tick that
+ * interrupted handle_exec after it bumped the generation), so userspace counts its stack for the
+ * old image. The new image's samples that hash the same (no frames yet, the generation bumped;
+ * or rolled back by a late push of the old image's entry) would be added up under that
+ * description and count for the old image too: a `sleep` exec'd by Python had its whole 1 s
+ * wait put on Python's image. Such a sample goes whole, and marks no stack known.
  */
 static __always_inline bool in_execve(struct task_struct *task)
 {
