@@ -321,8 +321,8 @@ static void on_activity(struct ls_gpu_agg *a, struct proc *p, const struct ls_gp
 	    act->kind == LS_GPU_ACT_MEMSET)
 		attr.gpu_ns = act->start ? act->end - act->start : 0;
 	if ((act->kind == LS_GPU_ACT_ALLOC || act->kind == LS_GPU_ACT_FREE) &&
-	    (act->flags & LS_GPU_AF_DEVMEM))
-		gpu_mem_event(p, act);
+	    (act->flags & LS_GPU_AF_DEVMEM) && gpu_mem_event(p, act) == -ERANGE)
+		a->st.bad_records++;
 	attr.mem_alloc = gpu_mem_alloc_max(p, act->start, act->end);
 	attr.mem_nvml = gpu_mem_nvml_at(p, act->end);
 	attr.mem_peak = attr.mem_alloc > attr.mem_nvml ? attr.mem_alloc : attr.mem_nvml;

@@ -42,6 +42,9 @@
 #include "linescope.h"
 #include "gpu_records.h"
 
+/* A device allocation's size no device holds (1 PiB): its record is refused (bad_records). */
+#define LS_GPU_BYTES_MAX (1ULL << 50)
+
 struct ls_gpu_agg;
 
 enum ls_gpu_attr_flags {

@@ -114,7 +114,10 @@ static inline __u64 to_mono(const struct proc *p, __u64 t)
 	return t + (__u64)p->clk_off;
 }
 
-/* A device allocation or release (LS_GPU_ACT_ALLOC/FREE of device memory) into the timeline. */
+/*
+ * A device allocation or release (LS_GPU_ACT_ALLOC/FREE of device memory) into the timeline;
+ * -ERANGE for a size over LS_GPU_BYTES_MAX, -ENOMEM.
+ */
 int gpu_mem_event(struct proc *p, const struct ls_gpu_act *act);
 /* Highest allocated level over [start, end] (CUPTI clock); the current level when start is 0. */
 __u64 gpu_mem_alloc_max(const struct proc *p, __u64 start, __u64 end);

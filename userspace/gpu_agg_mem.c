@@ -4,6 +4,7 @@
  * time, NVML's readings and the bucketed series the report draws; see gpu_agg_int.h.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,12 +187,27 @@ __u64 gpu_mem_nvml_at(const struct proc *p, __u64 t)
 	return p->nev[lo ? lo - 1 : 0].total;
 }
 
+/*
+ * level moved by delta, held within [0, UINT64_MAX]: the sizes come from the target's records,
+ * and a level past INT64_MAX overflowed the signed sum (found by the fuzzer)
+ */
+static __u64 level_add(__u64 level, __s64 delta)
+{
+	__u64 d = delta < 0 ? -(__u64)delta : (__u64)delta;
+
+	if (delta < 0)
+		return d > level ? 0 : level - d;
+	return level > UINT64_MAX - d ? UINT64_MAX : level + d;
+}
+
 int gpu_mem_event(struct proc *p, const struct ls_gpu_act *act)
 {
 	__s64 delta;
 	__u64 lvl;
 	__u32 i, j;
 
+	if (act->bytes > LS_GPU_BYTES_MAX)
+		return -ERANGE; /* no device holds that much: a corrupt or hostile record */
 	if (act->kind == LS_GPU_ACT_ALLOC) {
 		if (addr_put(&p->live, act->addr, act->bytes))
 			return -ENOMEM;
@@ -204,7 +220,7 @@ int gpu_mem_event(struct proc *p, const struct ls_gpu_act *act)
 	}
 	if (!act->start) {
 		/* no timestamp: it happened about now */
-		p->cur_alloc = (__u64)((__s64)p->cur_alloc + delta);
+		p->cur_alloc = level_add(p->cur_alloc, delta);
 		if (p->cur_alloc > p->peak_alloc)
 			p->peak_alloc = p->cur_alloc;
 		return 0;
@@ -232,9 +248,7 @@ int gpu_mem_event(struct proc *p, const struct ls_gpu_act *act)
 	p->nmev++;
 	lvl = i ? p->mev[i - 1].level : p->mev_base;
 	for (j = i; j < p->nmev; j++) {
-		__s64 l = (__s64)lvl + p->mev[j].delta;
-
-		lvl = l > 0 ? (__u64)l : 0;
+		lvl = level_add(lvl, p->mev[j].delta);
 		p->mev[j].level = lvl;
 		if (lvl > p->peak_alloc)
 			p->peak_alloc = lvl;

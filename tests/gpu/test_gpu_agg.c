@@ -283,6 +283,46 @@ static void test_memory_levels(void **state)
 	free(s);
 }
 
+/*
+ * Sizes come from the target's records: one no device holds is refused and counted, and levels
+ * that would pass 2^64 stay at the top instead of wrapping (a signed sum overflowed once).
+ */
+static void test_memory_implausible(void **state)
+{
+	struct sink *s = malloc(sizeof(*s));
+	struct ls_gpu_agg *agg = new_agg(s, 0, 0);
+	struct ls_gpu_agg_stats st;
+	struct ls_gpu_proc_info pi;
+	struct ls_gpu_act a;
+	__u32 i;
+
+	a = mem(LS_GPU_ACT_ALLOC, 1, 1000 * MS, 0x1000, 1ULL << 62);
+	send_acts(agg, 100, &a, 1);
+	ls_gpu_agg__stats(agg, &st);
+	assert_int_equal(st.bad_records, 1);
+	assert_int_equal(ls_gpu_agg__proc_info(agg, 0, &pi), 0);
+	assert_int_equal(pi.peak_alloc, 0);
+	/* 2^14 allocations of 2^50 bytes: the 2^14th reaches 2^64 */
+	for (i = 0; i < 1U << 14; i++) {
+		a = mem(LS_GPU_ACT_ALLOC, 2 + i, (1001 + i) * MS, 0x100000ULL * (i + 1),
+			LS_GPU_BYTES_MAX);
+		s->n = 0; /* the sink keeps what it was given: only the last is looked at */
+		send_acts(agg, 100, &a, 1);
+	}
+	ls_gpu_agg__stats(agg, &st);
+	assert_int_equal(st.bad_records, 1);
+	assert_int_equal(ls_gpu_agg__proc_info(agg, 0, &pi), 0);
+	assert_true(pi.peak_alloc == UINT64_MAX);
+	/* a release goes down from there (its launch seen: its work is given out at once) */
+	ls_gpu_agg__launch(agg, 100, 101, 1, LS_GPU_AUX(1U << 15, LS_GPU_API_LAUNCH, 211, 0), 1, 7);
+	a = mem(LS_GPU_ACT_FREE, 1U << 15, (1001 + (1U << 14)) * MS, 0x100000, LS_GPU_BYTES_MAX);
+	send_acts(agg, 100, &a, 1);
+	assert_int_equal(last_device_work(s)->cookie, 7);
+	assert_true(last_device_work(s)->mem_alloc == UINT64_MAX - LS_GPU_BYTES_MAX);
+	ls_gpu_agg__free(agg);
+	free(s);
+}
+
 struct series {
 	int n;
 	__u64 t[16], alloc[16], nvml[16];
@@ -741,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_orphans),
 		cmocka_unit_test(test_graph_launch),
 		cmocka_unit_test(test_memory_levels),
+		cmocka_unit_test(test_memory_implausible),
 		cmocka_unit_test(test_nvml_samples),
 		cmocka_unit_test(test_flags_and_names),
 		cmocka_unit_test(test_malformed),
