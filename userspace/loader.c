@@ -184,14 +184,8 @@ static void agg_kept(struct ls_loader *l)
 	}
 	if (id != info[0].id && id != info[1].id)
 		return; /* loader_keep.c clears any other */
-	if (create_agg_maps(l)) {
-		for (int i = 0; i < 2; i++) {
-			if (l->agg_fd[i] >= 0)
-				close(l->agg_fd[i]);
-			l->agg_fd[i] = -1; /* made again by ls_loader__agg_start */
-		}
-		return;
-	}
+	if (create_agg_maps(l))
+		return; /* made again by ls_loader__agg_start */
 	l->agg_b_active = id == info[1].id;
 	l->agg_state = AGG_ON;
 }
@@ -493,21 +487,29 @@ static int create_agg_maps(struct ls_loader *l)
 {
 	const struct bpf_map *def = l->skel->maps.agg_a;
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(def));
+	int err = 0;
 
 	if (bpf_map__fd(def) >= 0) {
 		/* made by the load, or kept and emptied when bound (loader_keep.c) */
 		l->agg_fd[0] = fcntl(bpf_map__fd(def), F_DUPFD_CLOEXEC, 0);
 		l->agg_fd[1] = fcntl(bpf_map__fd(l->skel->maps.agg_b), F_DUPFD_CLOEXEC, 0);
-		return l->agg_fd[0] < 0 || l->agg_fd[1] < 0 ? -errno : 0;
+		err = l->agg_fd[0] < 0 || l->agg_fd[1] < 0 ? -errno : 0;
+	} else {
+		for (int i = 0; i < 2 && !err; i++) {
+			l->agg_fd[i] = bpf_map_create(
+				bpf_map__type(def), i ? "agg_b" : "agg_a", bpf_map__key_size(def),
+				bpf_map__value_size(def), bpf_map__max_entries(def), &opts);
+			if (l->agg_fd[i] < 0)
+				err = -errno;
+		}
 	}
-	for (int i = 0; i < 2; i++) {
-		l->agg_fd[i] = bpf_map_create(bpf_map__type(def), i ? "agg_b" : "agg_a",
-					      bpf_map__key_size(def), bpf_map__value_size(def),
-					      bpf_map__max_entries(def), &opts);
-		if (l->agg_fd[i] < 0)
-			return -errno;
+	/* both or neither: a caller may try again without leaking one */
+	for (int i = 0; err && i < 2; i++) {
+		if (l->agg_fd[i] >= 0)
+			close(l->agg_fd[i]);
+		l->agg_fd[i] = -1;
 	}
-	return 0;
+	return err;
 }
 
 /* the kernel waits for a grace period on this update: off the thread that reads the records */
