@@ -9,19 +9,6 @@
 #define LS_WALK_REMOTE
 #include "offcpu.bpf.h"
 
-#define PF_EXITING 0x00000004
-
-static __always_inline struct ls_proc *target_of(struct task_struct *t, __u32 *tgid, __u32 *tid)
-{
-	if (!t || (t->flags & PF_EXITING))
-		return NULL;
-	*tgid = t->tgid;
-	*tid = t->pid;
-	if (!*tgid || *tgid == self_tgid)
-		return NULL;
-	return bpf_map_lookup_elem(&procs, tgid);
-}
-
 /* Opens an interval, from now, for every target thread that is not on a CPU. */
 SEC("iter/task")
 int open_blocked(struct bpf_iter__task *ctx)
@@ -31,7 +18,7 @@ int open_blocked(struct bpf_iter__task *ctx)
 	struct ls_proc *p;
 	__u32 tgid, tid;
 
-	p = target_of(t, &tgid, &tid);
+	p = ls_remote_target(t, &tgid, &tid);
 	if (!p || !offcpu_enabled || t->on_cpu)
 		return 0;
 	fresh.start = bpf_ktime_get_ns();
@@ -56,7 +43,7 @@ int close_blocked(struct bpf_iter__task *ctx)
 	__s32 waited;
 	bool drawn;
 
-	p = target_of(t, &tgid, &tid);
+	p = ls_remote_target(t, &tgid, &tid);
 	if (!p || !offcpu_enabled)
 		return 0;
 	w = bpf_map_lookup_elem(&offcpu_pending, &tid);

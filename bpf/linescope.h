@@ -64,6 +64,8 @@ enum ls_sample_xflags {
 	 * woke it (the sample's tid and stack; bpf/gpu.bpf.c, docs/gpu.md)
 	 */
 	LS_XF_FOR_WAITER = 1 << 4,
+	/* an on-CPU sample read from another CPU (--sampler remote): its mode is not known */
+	LS_XF_REMOTE = 1 << 5,
 };
 
 /* ls_sample.flags */

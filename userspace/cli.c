@@ -99,6 +99,7 @@ enum {
 	OPT_TENANT,
 	OPT_SPARK,
 	OPT_UNLOAD,
+	OPT_SAMPLER,
 };
 
 static const struct argp_option record_opts[] = {
@@ -129,6 +130,11 @@ static const struct argp_option record_opts[] = {
 	{"keep", OPT_KEEP, "N", 0, "--rotate: keep the newest N interval profiles only", 0},
 	{"sample", OPT_SAMPLE, NULL, 0, "With --trace: keep sampling too (mixed collection)", 0},
 	{"gpu", OPT_GPU, NULL, 0, "Attribute CUDA kernels, copies and memory to lines", 0},
+	{"sampler", OPT_SAMPLER, "timer|remote", 0,
+	 "On-CPU samples: from a timer interrupt on every CPU (default), or read by our own "
+	 "thread from the running targets (no interrupt on their CPUs, no Python/native/system "
+	 "split; docs/overhead.md)",
+	 0},
 	{"timeline", OPT_TIMELINE, NULL, 0,
 	 "Also record when each sample and wait happened (for report --format chrome-trace)", 0},
 	{"spark-events", OPT_SPARK, "PATH", 0,
@@ -325,6 +331,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_GPU:
 		o->gpu = true;
+		break;
+	case OPT_SAMPLER:
+		if (!strcmp(arg, "remote"))
+			o->remote_sampler = true;
+		else if (strcmp(arg, "timer"))
+			usage_error(state, "invalid sampler '%s' (timer or remote)", arg);
 		break;
 	case OPT_TIMELINE:
 		o->timeline = true;

@@ -40,6 +40,7 @@ struct ls_opts {
 	enum ls_time_mode mode;
 	bool memory, trace, sample, gpu;
 	bool timeline;		   /* --timeline: when each sample happened, too */
+	bool remote_sampler;	   /* --sampler remote (loader_remote.c) */
 	bool unload;		   /* --unload: nothing kept in bpffs for the next run */
 	const char **spark_events; /* --spark-events PATH (repeatable), record and report */
 	int nspark_events;

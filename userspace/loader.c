@@ -20,6 +20,7 @@
 #include "linescope.skel.h"
 #include "loader_int.h"
 #include "loader_jitter.h"
+#include "loader_remote.h"
 #include "loader_keep.h"
 #include "loader_split.h"
 #include "log.h"
@@ -139,6 +140,8 @@ static void configure(struct ls_loader *l, const struct ls_loader_opts *opts)
 	bpf_program__set_autoload(l->skel->progs.open_blocked, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.close_blocked, opts->offcpu);
 	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
+	bpf_program__set_autoload(l->skel->progs.handle_sample, !l->remote);
+	bpf_program__set_autoload(l->skel->progs.sample_remote, l->remote);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_api, opts->gpu_lib != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_record, opts->gpu_lib != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_waking, opts->gpu_lib != NULL);
@@ -275,10 +278,12 @@ int ls_loader__new(const struct ls_loader_opts *opts, struct ls_loader **out)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->stats_fd = l->agg_fd[0] = l->agg_fd[1] = l->iter_open = l->iter_close = -1;
+	l->stats_fd = l->agg_fd[0] = l->agg_fd[1] = l->iter_open = l->iter_close = l->iter_sample =
+		-1;
 	l->period_ns = 1000000000ULL / (opts->frequency_hz ? opts->frequency_hz : 999);
 	libbpf_set_print(ls_libbpf_print);
 	l->offcpu = opts->offcpu;
+	l->remote = opts->remote && !opts->no_sampling;
 	env = getenv("LINESCOPE_KEEP");
 	l->may_keep = !opts->unload && !(env && !strcmp(env, "0"));
 	l->unload = opts->unload;
@@ -340,6 +345,9 @@ void ls_loader__free(struct ls_loader *l)
 		close(l->iter_open);
 	if (l->iter_close >= 0)
 		close(l->iter_close);
+	ls_remote__stop(l->sampler); /* before its iterator's link closes */
+	if (l->iter_sample >= 0)
+		close(l->iter_sample);
 	bpf_link__destroy(l->gpu_links[0]);
 	bpf_link__destroy(l->gpu_links[1]);
 	for (size_t i = 0; i < l->ntrace; i++)

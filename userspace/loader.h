@@ -22,6 +22,7 @@ struct ls_loader_opts {
 	const char *gpu_lib;	/* --gpu: liblinescope_cupti.so whose probes to attach, or NULL */
 	const char *trace_site; /* --trace: python-usdt site directory whose builds to attach */
 	bool no_sampling;	/* --trace without --sample: no cpu-clock sampler */
+	bool remote;		/* --sampler remote: sampled from our thread, no cpu-clock events */
 	bool no_agg;		/* every sample whole through the ring buffer (benchmarks) */
 	bool timeline;		/* --timeline: a tick for each sample added up in the kernel */
 	int cgroup_fd;		/* -1 unless profiling a cgroup */
@@ -105,6 +106,8 @@ void ls_loader__forget_stack(struct ls_loader *l, const struct ls_known_key *k);
 int ls_loader__open_blocked(struct ls_loader *l);
 int ls_loader__close_blocked(struct ls_loader *l);
 void ls_loader__stop_sampling(struct ls_loader *l);
+/* --sampler remote: its passes so far and the time they left out (loader_remote.h); else 0. */
+void ls_loader__remote_stats(const struct ls_loader *l, uint64_t *passes, uint64_t *late_ns);
 
 /* The events ring buffer; sample_cb(ctx, data, len) is called for each record on poll. */
 int ls_loader__ring(struct ls_loader *l, int (*cb)(void *ctx, void *data, size_t len), void *ctx,

@@ -23,6 +23,7 @@
 #include "linescope.skel.h"
 #include "loader_int.h"
 #include "loader_jitter.h"
+#include "loader_remote.h"
 #include "loader_keep.h"
 #include "log.h"
 
@@ -171,10 +172,27 @@ int lsl_attach_programs(struct ls_loader *l)
 			l->iter_open = link;
 		else if (p == l->skel->progs.close_blocked)
 			l->iter_close = link;
+		else if (p == l->skel->progs.sample_remote)
+			l->iter_sample = link;
 		else
 			l->tp_links[l->ntp++] = link;
 	}
 	return 0;
+}
+
+/* --sampler remote: our thread runs the sampler's iterator (loader_remote.c), no perf event. */
+static int start_remote(struct ls_loader *l)
+{
+	int err;
+
+	/* there, only a tick in the thread's own context reports a preempted thread's wait */
+	if (l->offcpu && !l->rseq && !l->task_work)
+		return ls_err(-ENOTSUP, "--sampler remote needs rseq or task works for wall mode "
+					"on this kernel; use --mode cpu or the timer sampler");
+	l->skel->bss->remote_weight_ns = 0;
+	err = ls_remote__start(&l->sampler, l->iter_sample, l->period_ns,
+			       (uint64_t *)&l->skel->bss->remote_weight_ns);
+	return err ? ls_err(err, "cannot start the remote sampler: %s", strerror(-err)) : 0;
 }
 
 int lsl_attach_sampling(struct ls_loader *l)
@@ -183,6 +201,8 @@ int lsl_attach_sampling(struct ls_loader *l)
 	bool *mask = NULL;
 	int max = 0, err;
 
+	if (l->remote)
+		return start_remote(l);
 	err = online_cpus(&mask, &max);
 	if (err < 0)
 		return ls_err(err, "cannot read the online CPUs: %s", strerror(-err));
@@ -438,8 +458,21 @@ int ls_loader__close_blocked(struct ls_loader *l)
 	return run_iter(l->iter_close, "stop-time off-CPU");
 }
 
+void ls_loader__remote_stats(const struct ls_loader *l, uint64_t *passes, uint64_t *late_ns)
+{
+	*passes = l->remote_passes;
+	*late_ns = l->remote_late_ns;
+	if (l->sampler)
+		ls_remote__stats(l->sampler, passes, late_ns);
+}
+
 void ls_loader__stop_sampling(struct ls_loader *l)
 {
+	if (l->sampler) {
+		ls_remote__stats(l->sampler, &l->remote_passes, &l->remote_late_ns);
+		ls_remote__stop(l->sampler);
+		l->sampler = NULL;
+	}
 	ls_jitter__stop(l->jitter);
 	l->jitter = NULL;
 	for (int c = 0; l->pfds && c < l->ncpus; c++)

@@ -10,6 +10,7 @@
 
 struct bpf_link;
 struct ls_jitter;
+struct ls_remote;
 struct ls_keep;
 struct linescope_bpf;
 
@@ -25,10 +26,14 @@ struct ls_loader {
 	bool loaded;		     /* loaded and attached: worth keeping */
 	int *links;		     /* the sampler's link on each CPU (-1: none) */
 	int *pfds;
-	struct ls_jitter *jitter; /* the threads that draw each CPU's period (loader_jitter.c) */
-	int *tp_links;		  /* the tracepoint programs' links */
+	struct ls_jitter *jitter;  /* the threads that draw each CPU's period (loader_jitter.c) */
+	bool remote;		   /* --sampler remote: no perf events, this thread instead: */
+	struct ls_remote *sampler; /* loader_remote.c, stopped by ls_loader__stop_sampling */
+	uint64_t remote_passes, remote_late_ns; /* its counts, once stopped */
+	int *tp_links;				/* the tracepoint programs' links */
 	int ntp;
 	int iter_open, iter_close; /* the task iterators' links (-1 in cpu mode) */
+	int iter_sample;	   /* the remote sampler's (-1 unless --sampler remote) */
 	int *prog_fds; /* each program's descriptor by its index: kept, or of either share (-1) */
 	uint64_t *base_runs, *base_ns; /* each program's counts at attach (a kept one has more) */
 	int nprogs;

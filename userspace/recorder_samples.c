@@ -173,6 +173,8 @@ static struct agg *agg_slot(struct ls_recorder *r, const struct agg_key *k)
 
 static int cpu_mode(const struct rproc *p, const struct ls_sample *s)
 {
+	if (s->xflags & LS_XF_REMOTE)
+		return LS_MODE_UNKNOWN; /* read from another CPU: where it ran is not known */
 	if (s->flags & LS_SF_KERNEL)
 		return LS_MODE_KERNEL;
 	if (p->py_state != PY_READY)

@@ -315,6 +315,10 @@ static int stop_recording(struct session *s, uint64_t *end)
 {
 	int err;
 
+	/* the remote sampler's passes would take the stop iterator's scratch buffers (a CPU's
+	 * task-context buffer is one): they end first */
+	if (s->o->remote_sampler)
+		ls_loader__stop_sampling(s->loader);
 	/* threads still blocked: their wait ends now, on the line they block in */
 	ls_loader__close_blocked(s->loader);
 	/* no more samples: what the kernel took is now either in the ring buffer or dropped */
@@ -409,6 +413,7 @@ int ls_session__run(const struct ls_opts *o, int argc, char **argv, struct ls_se
 		.self_pid = getpid(),
 		.offcpu = o->mode == LS_TIME_WALL,
 		.memory = o->memory,
+		.remote = o->remote_sampler,
 		.timeline = want_timeline(o),
 		.unload = o->unload,
 		/* LINESCOPE_NO_AGG=1: the ring-buffer path alone, the baseline of bench/scale */

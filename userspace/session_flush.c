@@ -98,6 +98,13 @@ static void write_progress(struct session *s, uint64_t now)
 	ls_store__put_stat(s->store, "long_wait_drops", bs.long_wait_drops);
 	ls_store__put_stat(s->store, "tick_lost_ns", bs.tick_lost_ns);
 	ls_store__put_stat(s->store, "agg_in_exec", bs.agg_in_exec);
+	if (s->o->remote_sampler) {
+		uint64_t passes, late_ns;
+
+		ls_loader__remote_stats(s->loader, &passes, &late_ns);
+		ls_store__put_stat(s->store, "remote_passes", (int64_t)passes);
+		ls_store__put_stat(s->store, "remote_late_ns", (int64_t)late_ns);
+	}
 	if (s->o->timeline) {
 		ls_store__put_stat(s->store, "timeline_drops", bs.timeline_drops);
 		ls_store__put_stat(s->store, "timeline_lost", rs.timeline_lost);

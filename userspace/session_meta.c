@@ -47,10 +47,13 @@ void lss_write_meta(struct session *s, int argc, char **argv)
 			   !o->trace   ? "Sampling"
 			   : o->sample ? "Mixed collection"
 				       : "Tracing");
+	/* --sampler remote: read by our thread, not from the targets' timer interrupts */
 	ls_store__put_meta(s->store, "collector",
-			   !o->trace   ? "bpf-sampling"
-			   : o->sample ? "bpf-sampling+usdt-tracing"
-				       : "usdt-tracing");
+			   o->trace && !o->sample ? "usdt-tracing"
+			   : o->remote_sampler	  ? (o->trace ? "bpf-remote-sampling+usdt-tracing"
+							      : "bpf-remote-sampling")
+			   : o->trace		  ? "bpf-sampling+usdt-tracing"
+						  : "bpf-sampling");
 	ls_store__put_meta(s->store, "trace", o->trace ? "1" : "0");
 	ls_store__put_meta(s->store, "mode", o->mode == LS_TIME_WALL ? "wall" : "cpu");
 	ls_store__put_meta(s->store, "memory", o->memory ? "1" : "0");
