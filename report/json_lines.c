@@ -4,6 +4,9 @@
 #include "json_int.h"
 #include "spark.h"
 
+/* a line's on-CPU time by mode (mode_ns) */
+static const char *const split_keys[3] = {"python_time_s", "native_time_s", "kernel_time_s"};
+
 /* Per process and file: own time and samples of its lines (a file's share of Time). */
 static json_t *files_array(const struct ls_model *m)
 {
@@ -149,9 +152,10 @@ json_t *ls_json__lines(const struct ls_model *m)
 		json_object_set_new(r, "total_time_s", ls_json__secs(l->total_ns));
 		json_object_set_new(r, "time_s", ls_json__secs(l->own_ns));
 		json_object_set_new(r, "own_samples", json_integer(l->own_count));
-		json_object_set_new(r, "python_time_s", ls_json__secs(l->mode_ns[0]));
-		json_object_set_new(r, "native_time_s", ls_json__secs(l->mode_ns[1]));
-		json_object_set_new(r, "kernel_time_s", ls_json__secs(l->mode_ns[2]));
+		for (int k = 0; k < 3; k++) /* --sampler remote alone: not known */
+			json_object_set_new(r, split_keys[k],
+					    m->cpu_split ? ls_json__secs(l->mode_ns[k])
+							 : json_null());
 		json_object_set_new(r, "cpu_time_s",
 				    m->wall ? ls_json__secs(LS_LINE_CPU_NS(l)) : json_null());
 		json_object_set_new(r, "wait_time_s",

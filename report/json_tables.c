@@ -23,9 +23,15 @@ void lsj_lines_table(struct ls_jbuf *b, const struct ls_model *m)
 		ls_jbuf__null_col(b, "samples"); /* tracing omits the sample column */
 		ls_jbuf__null_col(b, "samples_total");
 	}
-	COL(b, "python_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[0]));
-	COL(b, "native_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[1]));
-	COL(b, "kernel_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[2]));
+	if (m->cpu_split) {
+		COL(b, "python_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[0]));
+		COL(b, "native_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[1]));
+		COL(b, "kernel_s", n, i, ls_jbuf__secs(b, L[i].mode_ns[2]));
+	} else { /* --sampler remote: not known, not 0 */
+		ls_jbuf__null_col(b, "python_s");
+		ls_jbuf__null_col(b, "native_s");
+		ls_jbuf__null_col(b, "kernel_s");
+	}
 	if (m->wall) {
 		COL(b, "cpu_s", n, i, ls_jbuf__secs(b, LS_LINE_CPU_NS(&L[i])));
 		COL(b, "wait_s", n, i, ls_jbuf__secs(b, L[i].wait_ns));

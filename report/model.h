@@ -306,7 +306,8 @@ struct ls_model {
 	int64_t collector_cpu_ns; /* the recorder's own CPU time while recording; -1: not recorded */
 	int64_t collector_setup_cpu_ns; /* before it: loading BPF; -1: not recorded */
 	bool wall;			/* off-CPU time was recorded */
-	bool memory;			/* RSS readings were recorded */
+	bool cpu_split; /* some on-CPU time has a mode (not --sampler remote alone) */
+	bool memory;	/* RSS readings were recorded */
 	/* LS_MODEL_STACKS only, else NULL */
 	struct ls_mstacks *stacks;
 	/* Spark applications of the profile or the report's --spark-events (spark.h); NULL none */

@@ -161,6 +161,7 @@ int lsm_add_row(struct loader *L, int proc, int64_t stack_id, int kind, int mode
 	if (cpu) {
 		p->samples += count;
 		m->samples += count;
+		m->cpu_split |= mode >= 0 && mode < 3;
 	} else {
 		m->wall = true;
 		if (kind == LS_CLASS_GIL_WAIT)
