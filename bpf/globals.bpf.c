@@ -3,5 +3,6 @@
 #include "maps.bpf.h"
 
 __u32 self_tgid;
+__u64 procs_changes;
 struct ls_cpu_clock cpu_clocks[LS_CLOCK_CPUS];
 struct ls_stats stats;

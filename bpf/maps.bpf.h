@@ -141,6 +141,8 @@ const volatile bool filter_cgroup __weak = false;
  * load (userspace/loader_keep.c) serves every run.
  */
 extern __u32 self_tgid;
+/* bumped at every entry `procs` gains or loses: --sampler remote's thread then reads its keys */
+extern __u64 procs_changes;
 extern struct ls_cpu_clock cpu_clocks[LS_CLOCK_CPUS];
 extern struct ls_stats stats;
 

@@ -28,6 +28,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 		LS_STAT_INC(procs_full);
 		return 0;
 	}
+	__sync_fetch_and_add(&procs_changes, 1);
 	c = bpf_map_lookup_elem(&procs, &ctgid);
 	if (!c)
 		return 0;
@@ -272,7 +273,8 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	note_exit_view(task, tgid);
 	emit_proc_event(LS_PE_EXIT, tgid, BPF_CORE_READ(task, real_parent, tgid),
 			BPF_CORE_READ(task, pid), BPF_CORE_READ(task, exit_code));
-	bpf_map_delete_elem(&procs, &tgid);
+	if (!bpf_map_delete_elem(&procs, &tgid))
+		__sync_fetch_and_add(&procs_changes, 1);
 	return 0;
 }
 

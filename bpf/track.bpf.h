@@ -93,11 +93,13 @@ static __always_inline struct ls_proc *ls_current_target(__u32 tgid, __u32 tid)
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, flags) & LS_PF_EXITING)
 		return NULL;
-	if (bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST) == 0) {
+		__sync_fetch_and_add(&procs_changes, 1);
 		emit_proc_event_full(LS_PE_SEEN, tgid, BPF_CORE_READ(task, real_parent, tgid), tid,
 				     0, 0, task, 0);
-	else if (!bpf_map_lookup_elem(&procs, &tgid))
+	} else if (!bpf_map_lookup_elem(&procs, &tgid)) {
 		LS_STAT_INC(procs_full);
+	}
 	return bpf_map_lookup_elem(&procs, &tgid);
 }
 

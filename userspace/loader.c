@@ -142,6 +142,7 @@ static void configure(struct ls_loader *l, const struct ls_loader_opts *opts)
 	bpf_program__set_autoload(l->skel->progs.handle_rss, opts->memory);
 	bpf_program__set_autoload(l->skel->progs.handle_sample, !l->remote);
 	bpf_program__set_autoload(l->skel->progs.sample_remote, l->remote);
+	bpf_program__set_autoload(l->skel->progs.remote_switch, l->remote);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_api, opts->gpu_lib != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_record, opts->gpu_lib != NULL);
 	bpf_program__set_autoload(l->skel->progs.handle_gpu_waking, opts->gpu_lib != NULL);
@@ -406,6 +407,12 @@ int ls_loader__cost(const struct ls_loader *l,
 	return 0;
 }
 
+/* After a change to `procs`: the remote sampler reads its keys again (loader_remote.c). */
+static void procs_changed(struct ls_loader *l)
+{
+	__atomic_fetch_add(&l->skel->bss->procs_changes, 1, __ATOMIC_RELEASE);
+}
+
 int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 {
 	struct ls_proc cur;
@@ -414,6 +421,7 @@ int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 
 	if (!p) {
 		bpf_map_delete_elem(bpf_map__fd(l->skel->maps.procs), &key);
+		procs_changed(l);
 		return 0;
 	}
 	/*
@@ -428,6 +436,7 @@ int ls_loader__set_proc(struct ls_loader *l, pid_t pid, const struct ls_proc *p)
 	if (err)
 		return ls_err(-errno, "cannot add pid %d to the target set: %s", pid,
 			      strerror(errno));
+	procs_changed(l);
 	return 0;
 }
 

@@ -183,6 +183,15 @@ int lsl_attach_programs(struct ls_loader *l)
 /* --sampler remote: our thread runs the sampler's iterator (loader_remote.c), no perf event. */
 static int start_remote(struct ls_loader *l)
 {
+	struct ls_remote_cfg cfg = {
+		.prog_fd = prog_fd(l, l->skel->progs.sample_remote),
+		.all_link = l->iter_sample,
+		.procs_fd = bpf_map__fd(l->skel->maps.procs),
+		.changes = (const uint64_t *)&l->skel->bss->procs_changes,
+		.weight_ns = (uint64_t *)&l->skel->bss->remote_weight_ns,
+		.sampler_tid = &l->skel->bss->remote_sampler_tid,
+		.period_ns = l->period_ns,
+	};
 	int err;
 
 	/* there, only a tick in the thread's own context reports a preempted thread's wait */
@@ -190,8 +199,9 @@ static int start_remote(struct ls_loader *l)
 		return ls_err(-ENOTSUP, "--sampler remote needs rseq or task works for wall mode "
 					"on this kernel; use --mode cpu or the timer sampler");
 	l->skel->bss->remote_weight_ns = 0;
-	err = ls_remote__start(&l->sampler, l->iter_sample, l->period_ns,
-			       (uint64_t *)&l->skel->bss->remote_weight_ns);
+	l->skel->bss->remote_sampler_tid = 0;
+	memset(l->skel->bss->remote_displaced, 0, sizeof(l->skel->bss->remote_displaced));
+	err = ls_remote__start(&l->sampler, &cfg);
 	return err ? ls_err(err, "cannot start the remote sampler: %s", strerror(-err)) : 0;
 }
 

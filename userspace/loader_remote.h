@@ -7,14 +7,24 @@
 
 struct ls_remote;
 
+/* What the thread borrows until ls_remote__stop(). */
+struct ls_remote_cfg {
+	int prog_fd;		 /* the sampler's task iterator program */
+	int all_link;		 /* its link over every task of the machine */
+	int procs_fd;		 /* the target set: `procs`, keyed by tgid */
+	const uint64_t *changes; /* BPF .bss: bumped at each change of the set */
+	uint64_t *weight_ns;	 /* BPF .bss: what the samples of a pass stand for */
+	uint32_t *sampler_tid;	 /* BPF .bss: the thread's id goes there */
+	uint64_t period_ns;
+};
+
 /*
  * Starts the thread: every period_ns on average (each interval drawn within +/-25%, so that the
  * passes do not lock onto the scheduler's tick), it writes the time since its last pass to
- * *weight_ns (the BPF .bss, borrowed until ls_remote__stop()) and runs the iterator of link
- * iter_link, which walks every target thread on a CPU. 0 or -errno.
+ * *weight_ns and runs the sampler over the target threads: one iterator per target process
+ * while there are few, else the one over every task. 0 or -errno.
  */
-int ls_remote__start(struct ls_remote **out, int iter_link, uint64_t period_ns,
-		     uint64_t *weight_ns);
+int ls_remote__start(struct ls_remote **out, const struct ls_remote_cfg *cfg);
 
 /* Ends and joins the thread after its pass in progress, then frees r (NULL: nothing). */
 void ls_remote__stop(struct ls_remote *r);

@@ -38,6 +38,10 @@ PYEOF
 	modes=$(sqlite3 "$prof" "select group_concat(distinct mode) from samples where kind = 0")
 	[ "$modes" = 3 ] && pass "$mode: every on-CPU sample's mode is unknown" ||
 		fail "$mode: on-CPU sample modes '$modes', want only 3 (unknown)"
+	# and the report says so: no split rather than a split of zeros
+	split=$(pyq "$j" 'sorted({str(l[k]) for l in d["lines"] for k in ("python_time_s", "native_time_s", "kernel_time_s")})')
+	[ "$split" = "['None']" ] && pass "$mode: the lines' Python/native/kernel split is null" ||
+		fail "$mode: the lines' split is $split, want null"
 done
 
 # four threads under one GIL: a thread waiting for it is off the CPU, so it is not sampled
@@ -63,6 +67,33 @@ for n in sorted(truth):
     print("%s threads: %s profiled %.3fs, used %.3fs (x%.3f, within %.3f)" % (
         "ok" if abs(r - 1) <= tol else "FAIL", n, got[n], truth[n], r, tol))
 PYEOF
+
+# busy processes forked at once, more of them than CPUs: 4 (an iterator each) and 12 (more than
+# loader_remote.c's 8: one over every task). Our thread's wake-ups preempt one of them each
+# time; that one must still be counted (bpf/remote.bpf.c remote_switch)
+for n in 4 12; do
+	prof="$WORK/remote-busy$n.lsprof"
+	rm -rf "$WORK/busy" && mkdir "$WORK/busy"
+	LS_TRUTH_DIR="$WORK/busy" "$LS" -q --sampler remote --mode cpu --profile "$prof" \
+		-o "$WORK/remote.html" -- "$py" "$FIX/many_busy.py" "$n" $((48 / n)) >/dev/null ||
+		fail "$n busy: linescope-bpf exited $?"
+	j=$(json_of "$prof") || fail "$n busy: report"
+	"$PYQ" - "$j" "$WORK/busy" "$FIX/many_busy.py" "$n" <<'PYEOF' | check_lines
+import glob, json, sys
+d = json.load(open(sys.argv[1]))
+used = sum(json.load(open(f))["work_s"] for f in glob.glob(sys.argv[2] + "/*.json"))
+call = [no for no, text in enumerate(open(sys.argv[3]), 1) if "work(int(sys.argv[2]))" in text][0]
+got = sum(l["total_time_s"] for l in d["lines"] if l["path"].endswith("many_busy.py")
+          and l["line"] == call)
+procs = len(glob.glob(sys.argv[2] + "/*.json"))
+hz = d["run"]["frequency_hz"]
+tol = 0.05 + 3 / max(used * hz, 1) ** 0.5
+r = got / used if used else 0
+print("%s %s busy processes (%d measured): profiled %.3fs, used %.3fs (x%.3f, within %.3f)" % (
+    "ok" if abs(r - 1) <= tol and procs == int(sys.argv[4]) else "FAIL", sys.argv[4], procs,
+    got, used, r, tol))
+PYEOF
+done
 
 # a sampler it does not know is a usage error, before anything runs
 out=$("$LS" --sampler bogus -- true 2>&1)
