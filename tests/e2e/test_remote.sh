@@ -82,7 +82,7 @@ for n in 4 12; do
 import glob, json, sys
 d = json.load(open(sys.argv[1]))
 used = sum(json.load(open(f))["work_s"] for f in glob.glob(sys.argv[2] + "/*.json"))
-call = [no for no, text in enumerate(open(sys.argv[3]), 1) if "work(int(sys.argv[2]))" in text][0]
+call = [no for no, text in enumerate(open(sys.argv[3]), 1) if "# BUSY" in text][0]
 got = sum(l["total_time_s"] for l in d["lines"] if l["path"].endswith("many_busy.py")
           and l["line"] == call)
 procs = len(glob.glob(sys.argv[2] + "/*.json"))
