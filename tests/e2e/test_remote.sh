@@ -95,6 +95,19 @@ print("%s %s busy processes (%d measured): profiled %.3fs, used %.3fs (x%.3f, wi
 PYEOF
 done
 
+# with --memory, each remote sample carries its process's RSS (the program that reads it must load)
+prof="$WORK/remote-mem.lsprof"
+if "$LS" -q --sampler remote --memory --profile "$prof" -o "$WORK/remote.html" -- \
+	"$py" "$FIX/memgrow.py" >/dev/null; then
+	# readings from samples (event 0; growth events are rss_stat's, mem.bpf.c)
+	n=$(sqlite3 "$prof" "select count(*) from rss where event = 0")
+	s=$(sqlite3 "$prof" "select value from stats where key = 'bpf_samples'")
+	[ "${n:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] && pass "--memory: $n RSS readings from $s samples" ||
+		fail "--memory: $n RSS readings from samples, $s samples"
+else
+	fail "--memory: linescope-bpf exited $?"
+fi
+
 # a sampler it does not know is a usage error, before anything runs
 out=$("$LS" --sampler bogus -- true 2>&1)
 rc=$?
