@@ -49,8 +49,11 @@ int sample_remote(struct bpf_iter__task *ctx)
 	p = ls_remote_target(t, &tgid, &tid);
 	if (!p || !weight)
 		return 0;
-	/* running, or it would be had our thread not taken its CPU for this pass */
-	if (!t->on_cpu && !(cpu < LS_CLOCK_CPUS && remote_displaced[cpu] == tid))
+	/*
+	 * running, or it would be had our thread not taken its CPU for this pass: still runnable (a
+	 * pass that began without a sleep, when behind, finds the note of an earlier wake-up)
+	 */
+	if (!t->on_cpu && !(cpu < LS_CLOCK_CPUS && remote_displaced[cpu] == tid && t->__state == 0))
 		return 0;
 	LS_STAT_INC(taken);
 	if (mem_enabled) {

@@ -98,7 +98,7 @@ done
 # with --memory, each remote sample carries its process's RSS (the program that reads it must load)
 prof="$WORK/remote-mem.lsprof"
 if "$LS" -q --sampler remote --memory --profile "$prof" -o "$WORK/remote.html" -- \
-	"$py" "$FIX/memgrow.py" >/dev/null; then
+	"$py" "$FIX/ratio3.py" 60 >/dev/null; then
 	# readings from samples (event 0; growth events are rss_stat's, mem.bpf.c)
 	n=$(sqlite3 "$prof" "select count(*) from rss where event = 0")
 	s=$(sqlite3 "$prof" "select value from stats where key = 'bpf_samples'")
