@@ -58,6 +58,11 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
+uint64_t ls_jitter__draw(uint64_t *seed, uint64_t period_ns)
+{
+	return period_ns * 4000 / (3000 + xorshift(seed) % 2001);
+}
+
 /* Sets CPU c's period, noting it and when for its ticks' weights (tick_weight()). */
 static void set_period(struct ls_jitter *j, int c, uint64_t period)
 {
@@ -90,10 +95,7 @@ static void *draw_periods(void *arg)
 			break;
 		if (n < 0)
 			continue;
-		/* the rate, not the period, is drawn uniformly in [0.75, 1.25] of the nominal, so
-		 * that the samples taken, and their cost, average the nominal rate (a uniform period
-		 * would sample 2.2% more often, E[1/p]) */
-		set_period(j, jc->cpu, j->period_ns * 4000 / (3000 + xorshift(&seed) % 2001));
+		set_period(j, jc->cpu, ls_jitter__draw(&seed, j->period_ns));
 	}
 	return NULL;
 }
