@@ -438,24 +438,12 @@ int lsl_attach_gpu(struct ls_loader *l, const char *lib)
 	return 0;
 }
 
-/* Runs a task iterator over every task of the machine (it writes nothing to read). */
+/* Runs a task iterator over every task of the machine. */
 static int run_iter(int link, const char *what)
 {
-	char buf[64];
-	ssize_t n;
-	int fd;
+	int err = link < 0 ? 0 : ls_remote__read_iter(link); /* < 0: wall mode is off */
 
-	if (link < 0)
-		return 0; /* wall mode is off */
-	fd = bpf_iter_create(link);
-	if (fd < 0)
-		return ls_err(-errno, "cannot run the %s iterator: %s", what, strerror(errno));
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		;
-	if (n < 0)
-		n = ls_err(-errno, "the %s iterator failed: %s", what, strerror(errno));
-	close(fd);
-	return n < 0 ? (int)n : 0;
+	return err ? ls_err(err, "the %s iterator failed: %s", what, strerror(-err)) : 0;
 }
 
 int ls_loader__open_blocked(struct ls_loader *l)

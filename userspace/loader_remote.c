@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "loader_jitter.h"
 #include "loader_remote.h"
 #include "monoclock.h"
 
@@ -45,26 +46,20 @@ struct ls_remote {
 	int nlinks; /* -1: the set is larger, every task is visited */
 };
 
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* One read of an iterator: its program walks the running target threads it visits. */
-static void run_iter(int link)
+int ls_remote__read_iter(int link)
 {
 	char buf[64];
 	ssize_t n;
-	int fd = bpf_iter_create(link);
+	int fd = bpf_iter_create(link), err;
 
 	if (fd < 0)
-		return;
+		return -errno;
+	/* the programs write nothing: the read only runs them */
 	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 		;
+	err = n < 0 ? -errno : 0;
 	close(fd);
+	return err;
 }
 
 /* An iterator over process pid's threads; -1 when it is gone. */
@@ -136,11 +131,11 @@ static void run_pass(struct ls_remote *r)
 		read_set(r);
 	}
 	if (r->nlinks < 0) {
-		run_iter(r->cfg.all_link);
+		ls_remote__read_iter(r->cfg.all_link);
 		return;
 	}
 	for (int i = 0; i < r->nlinks; i++)
-		run_iter(r->links[i].link);
+		ls_remote__read_iter(r->links[i].link);
 }
 
 static void *sample_loop(void *arg)
@@ -159,8 +154,8 @@ static void *sample_loop(void *arg)
 	read_set(r);
 	next = last;
 	for (;;) {
-		/* the rate drawn uniformly in [0.75, 1.25] of the nominal, as the timer's is */
-		next += period * 4000 / (3000 + xorshift(&seed) % 2001);
+		/* the rate drawn as the timer's is */
+		next += ls_jitter__draw(&seed, period);
 		now = ls_mono_ns();
 		in.tv_sec = next > now ? (next - now) / 1000000000 : 0;
 		in.tv_nsec = next > now ? (next - now) % 1000000000 : 0;

@@ -7,6 +7,9 @@
 
 struct ls_remote;
 
+/* Runs a task iterator once (its link's program over every task it visits). 0 or -errno. */
+int ls_remote__read_iter(int link);
+
 /* What the thread borrows until ls_remote__stop(). */
 struct ls_remote_cfg {
 	int prog_fd;		 /* the sampler's task iterator program */
