@@ -8,6 +8,7 @@
  */
 #define LS_WALK_REMOTE
 #include "offcpu.bpf.h"
+#include "track.bpf.h"
 
 /* Opens an interval, from now, for every target thread that is not on a CPU. */
 SEC("iter/task")

@@ -11,7 +11,6 @@
 #define __LS_OFFCPU_BPF_H
 
 #include "emit.bpf.h"
-#include "track.bpf.h"
 
 const volatile bool offcpu_enabled __weak = false;
 /* rseq without task works: an interval its thread's exit ends is reported there (proc.bpf.c) */
@@ -126,21 +125,6 @@ static __always_inline void ls_offcpu_emit(const struct ls_proc *p, struct task_
 				 xflags, 0, false, slot, end))
 		LS_STAT_INC(offcpu);
 }
-
-#ifdef LS_WALK_REMOTE
-/* The target entry of thread t's process, seen from another thread's context; NULL: none. */
-static __always_inline struct ls_proc *ls_remote_target(struct task_struct *t, __u32 *tgid,
-							__u32 *tid)
-{
-	if (!t || (t->flags & LS_PF_EXITING))
-		return NULL;
-	*tgid = t->tgid;
-	*tid = t->pid;
-	if (!*tgid || *tgid == self_tgid)
-		return NULL;
-	return bpf_map_lookup_elem(&procs, tgid);
-}
-#endif
 
 #ifndef LS_WALK_REMOTE
 /*

@@ -15,6 +15,7 @@
  */
 #define LS_WALK_REMOTE
 #include "offcpu.bpf.h"
+#include "track.bpf.h"
 #include "mem.bpf.h"
 
 /* Set by userspace before each pass: the time since the previous one, what each sample stands for. */

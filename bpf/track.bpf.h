@@ -103,4 +103,21 @@ static __always_inline struct ls_proc *ls_current_target(__u32 tgid, __u32 tid)
 	return bpf_map_lookup_elem(&procs, &tgid);
 }
 
+/*
+ * The target entry of thread t's process, seen from another thread's context (a task
+ * iterator): ls_current_target() of a task that is not the current one, with no cgroup check.
+ * NULL: not a target.
+ */
+static __always_inline struct ls_proc *ls_remote_target(struct task_struct *t, __u32 *tgid,
+							__u32 *tid)
+{
+	if (!t || (t->flags & LS_PF_EXITING))
+		return NULL;
+	*tgid = t->tgid;
+	*tid = t->pid;
+	if (!*tgid || *tgid == self_tgid)
+		return NULL;
+	return bpf_map_lookup_elem(&procs, tgid);
+}
+
 #endif /* __LS_TRACK_BPF_H */
